@@ -1,0 +1,86 @@
+// Package blobname recognises content-addressed blob names.
+//
+// A content-addressed name is the lower-case hex sha256 of the blob's bytes
+// followed by an optional extension: "9f86d0…0f00a08.png". The extension is empty
+// or a dot and 1–8 characters of [a-z0-9]. Such a name can be verified by hashing
+// the blob. Any other name (coffer's "<uuid-hex>.jpg", a Supabase object key) is
+// opaque: its existence can be checked, its content cannot.
+package blobname
+
+import (
+	"encoding/hex"
+	"path"
+)
+
+// DigestLen is the length of a hex sha256 digest.
+const DigestLen = 64
+
+// Digest is a sha256 digest.
+type Digest [32]byte
+
+// String returns the lower-case hex form.
+func (d Digest) String() string { return hex.EncodeToString(d[:]) }
+
+// Name is a parsed content-addressed name.
+type Name struct {
+	Digest Digest
+	Ext    string // "" or ".png"
+}
+
+// String renders the name.
+func (n Name) String() string { return n.Digest.String() + n.Ext }
+
+// Parse parses the base name of key (the part after the last "/") as a
+// content-addressed name. ok is false for opaque names.
+func Parse(key string) (n Name, ok bool) {
+	base := path.Base(key)
+	if len(base) < DigestLen || !ValidExt(base[DigestLen:]) {
+		return Name{}, false
+	}
+	if !isLowerHex(base[:DigestLen]) {
+		return Name{}, false
+	}
+	hex.Decode(n.Digest[:], []byte(base[:DigestLen]))
+	n.Ext = base[DigestLen:]
+	return n, true
+}
+
+// ParseDigest parses a 64-character hex digest in either case.
+func ParseDigest(s string) (Digest, bool) {
+	var d Digest
+	if len(s) != DigestLen {
+		return d, false
+	}
+	if _, err := hex.Decode(d[:], []byte(s)); err != nil {
+		return d, false
+	}
+	return d, true
+}
+
+// ValidExt reports whether ext is a valid extension of a content-addressed name:
+// empty, or "." and 1–8 characters of [a-z0-9].
+func ValidExt(ext string) bool {
+	if ext == "" {
+		return true
+	}
+	if ext[0] != '.' || len(ext) < 2 || len(ext) > 9 {
+		return false
+	}
+	for i := 1; i < len(ext); i++ {
+		c := ext[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,555 @@
+// Package jsonwalk reads a stream of JSON values in one pass and hands every
+// string value to a handler, with enough context (member name, JSON pointer, byte
+// offset) to say exactly where it was.
+//
+// It exists because session files are large and untrusted: decoding them into
+// map[string]any costs allocations per value and a recursion per nesting level.
+// The walker instead keeps an explicit stack (deeply nested input cannot blow the
+// goroutine stack; depth is capped), reads through a fixed-size buffer that only
+// grows to hold one oversized string (memory stays bounded on a 200 MB file), and
+// finds string ends with bytes.IndexByte, so most bytes are only looked at by
+// vectorised code.
+//
+// The input may hold several top-level values one after another (JSON Lines,
+// NDJSON, concatenated JSON). Input that ends inside a value is reported as a
+// *SyntaxError with the offset where it stopped.
+package jsonwalk
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Handler receives what the walker finds. In every callback, Walker.Pointer and
+// Walker.Key describe the value the callback is about.
+type Handler interface {
+	// Begin is called when an object ('{') or array ('[') opens.
+	Begin(w *Walker, kind byte) error
+	// End is called when an object ('}') or array (']') closes; kind is '{' or '['.
+	End(w *Walker, kind byte) error
+	// String is called for every string value (not for member names). s is the
+	// decoded string and is only valid until String returns.
+	String(w *Walker, s []byte, offset int64) error
+}
+
+// SyntaxError is malformed or truncated input.
+type SyntaxError struct {
+	Offset int64  // byte offset in the input where reading stopped
+	Msg    string // what was wrong
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg)
+}
+
+// Limits bound the resources one walk may use.
+type Limits struct {
+	MaxDepth int // nesting levels; 0 means DefaultMaxDepth
+	MaxToken int // bytes in one string, number or literal; 0 means DefaultMaxToken
+}
+
+const (
+	DefaultMaxDepth = 10000
+	DefaultMaxToken = 64 << 20
+	readSize        = 256 << 10
+)
+
+type frame struct {
+	kind  byte // '{' or '['
+	index int  // array: index of the current element
+	key   []byte
+}
+
+const (
+	stValue        = iota // a value is expected (top level, after ':' or ',' in an array)
+	stValueOrClose        // right after '['
+	stKeyOrClose          // right after '{'
+	stKey                 // after ',' in an object
+	stColon               // after a member name
+	stCommaOrClose        // after a value inside a container
+)
+
+// Walker walks one input. Use New or NewBytes, then Run once.
+type Walker struct {
+	r       io.Reader
+	h       Handler
+	lim     Limits
+	buf     []byte
+	pos     int   // next unread byte in buf
+	end     int   // end of valid data in buf
+	base    int64 // input offset of buf[0]
+	eof     bool
+	readErr error
+	stack   []frame
+	state   int
+	record  int
+	values  int // top-level values completed
+	scratch []byte
+}
+
+// New returns a walker that reads r.
+func New(r io.Reader, h Handler, lim Limits) *Walker {
+	w := &Walker{r: r, h: h, lim: lim.withDefaults()}
+	w.buf = make([]byte, readSize)
+	return w
+}
+
+// NewBytes returns a walker over b, which it does not copy or modify.
+func NewBytes(b []byte, h Handler, lim Limits) *Walker {
+	return &Walker{h: h, lim: lim.withDefaults(), buf: b, end: len(b), eof: true}
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxToken <= 0 {
+		l.MaxToken = DefaultMaxToken
+	}
+	return l
+}
+
+// Depth is the number of open containers.
+func (w *Walker) Depth() int { return len(w.stack) }
+
+// Record is the index of the current top-level value (the line of a JSON Lines file
+// when each line holds one value).
+func (w *Walker) Record() int { return w.record }
+
+// Values is the number of complete top-level values read so far.
+func (w *Walker) Values() int { return w.values }
+
+// Key is the member name under which the current value sits, or nil when it is an
+// array element or a top-level value. It is only valid during the callback.
+func (w *Walker) Key() []byte {
+	if len(w.stack) == 0 {
+		return nil
+	}
+	f := &w.stack[len(w.stack)-1]
+	if f.kind != '{' {
+		return nil
+	}
+	return f.key
+}
+
+// InObject reports whether the current value is a member of an object.
+func (w *Walker) InObject() bool { return len(w.stack) > 0 && w.stack[len(w.stack)-1].kind == '{' }
+
+// Pointer renders the RFC 6901 JSON pointer of the current value within its
+// top-level value ("" for the top-level value itself).
+func (w *Walker) Pointer() string {
+	var b strings.Builder
+	for i := range w.stack {
+		f := &w.stack[i]
+		b.WriteByte('/')
+		if f.kind == '[' {
+			b.WriteString(strconv.Itoa(f.index))
+			continue
+		}
+		for _, r := range string(f.key) {
+			switch r {
+			case '~':
+				b.WriteString("~0")
+			case '/':
+				b.WriteString("~1")
+			default:
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
+}
+
+// Run reads the whole input. It returns a *SyntaxError for malformed input, the
+// reader's error for an I/O failure, or the first error a handler returned.
+func (w *Walker) Run() error {
+	if err := w.skipBOM(); err != nil {
+		return err
+	}
+	for {
+		if w.pos >= w.end {
+			more, err := w.fill()
+			if err != nil {
+				return err
+			}
+			if !more {
+				return w.atEOF()
+			}
+		}
+		c := w.buf[w.pos]
+		if c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+			w.pos++
+			continue
+		}
+		if err := w.step(c); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *Walker) step(c byte) error {
+	switch w.state {
+	case stValue, stValueOrClose:
+		switch c {
+		case '"':
+			s, off, err := w.readString()
+			if err != nil {
+				return err
+			}
+			if err := w.h.String(w, s, off); err != nil {
+				return err
+			}
+			w.afterValue()
+			return nil
+		case '{', '[':
+			if len(w.stack) >= w.lim.MaxDepth {
+				return w.syntax(w.pos, fmt.Sprintf("nesting deeper than %d levels", w.lim.MaxDepth))
+			}
+			if err := w.h.Begin(w, c); err != nil {
+				return err
+			}
+			w.pos++
+			w.push(c)
+			return nil
+		case ']':
+			if w.state == stValueOrClose {
+				return w.close(c)
+			}
+			return w.syntax(w.pos, "unexpected ']' where a value belongs")
+		}
+		return w.scalar()
+	case stKeyOrClose, stKey:
+		switch c {
+		case '"':
+			s, _, err := w.readString()
+			if err != nil {
+				return err
+			}
+			f := &w.stack[len(w.stack)-1]
+			f.key = append(f.key[:0], s...)
+			w.state = stColon
+			return nil
+		case '}':
+			if w.state == stKeyOrClose {
+				return w.close(c)
+			}
+		}
+		return w.syntax(w.pos, fmt.Sprintf("expected a member name, found %q", c))
+	case stColon:
+		if c != ':' {
+			return w.syntax(w.pos, fmt.Sprintf("expected ':' after member name, found %q", c))
+		}
+		w.pos++
+		w.state = stValue
+		return nil
+	default: // stCommaOrClose
+		f := &w.stack[len(w.stack)-1]
+		switch c {
+		case ',':
+			w.pos++
+			if f.kind == '{' {
+				w.state = stKey
+			} else {
+				f.index++
+				w.state = stValue
+			}
+			return nil
+		case '}', ']':
+			return w.close(c)
+		}
+		return w.syntax(w.pos, fmt.Sprintf("expected ',' or end of %s, found %q", kindName(f.kind), c))
+	}
+}
+
+func kindName(k byte) string {
+	if k == '{' {
+		return "object"
+	}
+	return "array"
+}
+
+func (w *Walker) push(kind byte) {
+	if len(w.stack) < cap(w.stack) {
+		w.stack = w.stack[:len(w.stack)+1]
+		f := &w.stack[len(w.stack)-1]
+		f.kind, f.index, f.key = kind, 0, f.key[:0]
+	} else {
+		w.stack = append(w.stack, frame{kind: kind})
+	}
+	if kind == '{' {
+		w.state = stKeyOrClose
+	} else {
+		w.state = stValueOrClose
+	}
+}
+
+func (w *Walker) close(c byte) error {
+	open := byte('{')
+	if c == ']' {
+		open = '['
+	}
+	top := w.stack[len(w.stack)-1].kind
+	if top != open {
+		return w.syntax(w.pos, fmt.Sprintf("%q closes an %s", c, kindName(top)))
+	}
+	w.pos++
+	w.stack = w.stack[:len(w.stack)-1]
+	if err := w.h.End(w, open); err != nil {
+		return err
+	}
+	w.afterValue()
+	return nil
+}
+
+func (w *Walker) afterValue() {
+	if len(w.stack) > 0 {
+		w.state = stCommaOrClose
+		return
+	}
+	w.state = stValue
+	w.values++
+	w.record++
+}
+
+func (w *Walker) atEOF() error {
+	if len(w.stack) == 0 && w.state == stValue {
+		return nil
+	}
+	where := w.Pointer()
+	if where == "" {
+		where = "/"
+	}
+	return w.syntax(w.end, fmt.Sprintf("unexpected end of input inside %s at %s (truncated file?)", kindName(w.stack[len(w.stack)-1].kind), where))
+}
+
+func (w *Walker) syntax(pos int, msg string) error {
+	return &SyntaxError{Offset: w.base + int64(pos), Msg: msg}
+}
+
+// fill makes more input available after w.end, keeping buf[w.pos:] (the token in
+// progress). It reports whether any byte was added.
+func (w *Walker) fill() (bool, error) {
+	if w.eof {
+		return false, w.readErr
+	}
+	if w.pos > 0 {
+		n := copy(w.buf, w.buf[w.pos:w.end])
+		w.base += int64(w.pos)
+		w.end = n
+		w.pos = 0
+	}
+	if w.end == len(w.buf) {
+		if len(w.buf) >= w.lim.MaxToken {
+			return false, w.syntax(w.pos, fmt.Sprintf("a single value is longer than %d bytes", w.lim.MaxToken))
+		}
+		nb := make([]byte, min(2*len(w.buf), w.lim.MaxToken))
+		copy(nb, w.buf[:w.end])
+		w.buf = nb
+	}
+	for {
+		n, err := w.r.Read(w.buf[w.end:])
+		w.end += n
+		if err != nil {
+			w.eof = true
+			if err != io.EOF {
+				w.readErr = fmt.Errorf("read at offset %d: %w", w.base+int64(w.end), err)
+				return false, w.readErr
+			}
+			return n > 0, nil
+		}
+		if n > 0 {
+			return true, nil
+		}
+	}
+}
+
+func (w *Walker) skipBOM() error {
+	for w.end-w.pos < 3 && !w.eof {
+		if _, err := w.fill(); err != nil {
+			return err
+		}
+	}
+	if bytes.HasPrefix(w.buf[w.pos:w.end], []byte("\xef\xbb\xbf")) {
+		w.pos += 3
+	}
+	return nil
+}
+
+// readString reads the string starting at w.pos (a '"') and returns it decoded,
+// with the input offset of its opening quote.
+func (w *Walker) readString() ([]byte, int64, error) {
+	scan := w.pos + 1
+	for {
+		q := bytes.IndexByte(w.buf[scan:w.end], '"')
+		if q < 0 {
+			before, oldEnd := w.pos, w.end
+			more, err := w.fill()
+			if err != nil {
+				return nil, 0, err
+			}
+			if !more {
+				return nil, 0, w.syntax(w.end, "unexpected end of input inside a string (truncated file?)")
+			}
+			// fill moved the data left by before-w.pos; resume where the search stopped.
+			scan = oldEnd - (before - w.pos)
+			continue
+		}
+		q += scan
+		bs := 0
+		for i := q - 1; i > w.pos && w.buf[i] == '\\'; i-- {
+			bs++
+		}
+		if bs%2 == 1 {
+			scan = q + 1
+			continue
+		}
+		start := w.pos
+		raw := w.buf[start+1 : q]
+		off := w.base + int64(start)
+		w.pos = q + 1
+		if bytes.IndexByte(raw, '\\') < 0 {
+			return raw, off, nil
+		}
+		return w.unescape(raw), off, nil
+	}
+}
+
+// unescape decodes JSON escapes leniently: an invalid escape keeps its text and
+// an unpaired surrogate becomes U+FFFD, so odd input still yields its strings.
+func (w *Walker) unescape(raw []byte) []byte {
+	out := w.scratch[:0]
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch raw[i] {
+		case '"', '\\', '/':
+			out = append(out, raw[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n := decodeU(raw[i+1:])
+			if n == 0 {
+				out = append(out, '\\', 'u')
+				continue
+			}
+			i += n
+			if utf16.IsSurrogate(r) {
+				r2, n2 := rune(-1), 0
+				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+					r2, n2 = decodeU(raw[i+3:])
+				}
+				if d := utf16.DecodeRune(r, r2); n2 > 0 && d != utf8.RuneError {
+					r = d
+					i += 2 + n2
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			out = append(out, '\\', raw[i])
+		}
+	}
+	w.scratch = out
+	return out
+}
+
+func decodeU(b []byte) (rune, int) {
+	if len(b) < 4 {
+		return 0, 0
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, 0
+		}
+	}
+	return r, 4
+}
+
+// scalar consumes a number or literal and checks its shape.
+func (w *Walker) scalar() error {
+	i := w.pos
+	for {
+		if i >= w.end {
+			before := w.pos
+			more, err := w.fill()
+			if err != nil {
+				return err
+			}
+			i -= before - w.pos
+			if !more {
+				break
+			}
+			continue
+		}
+		if isDelim(w.buf[i]) {
+			break
+		}
+		i++
+	}
+	tok := w.buf[w.pos:i]
+	if !validScalar(tok) {
+		if len(tok) == 0 {
+			return w.syntax(w.pos, fmt.Sprintf("unexpected %q where a value belongs", w.buf[w.pos]))
+		}
+		if len(tok) > 20 {
+			tok = append(tok[:20:20], "…"...)
+		}
+		return w.syntax(w.pos, fmt.Sprintf("invalid value %q", tok))
+	}
+	w.pos = i
+	w.afterValue()
+	return nil
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', ']', '}', ':', '"', '[', '{':
+		return true
+	}
+	return false
+}
+
+func validScalar(tok []byte) bool {
+	switch string(tok) {
+	case "true", "false", "null":
+		return true
+	case "":
+		return false
+	}
+	c := tok[0]
+	if c != '-' && (c < '0' || c > '9') {
+		return false
+	}
+	for _, c := range tok[1:] {
+		if (c < '0' || c > '9') && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
