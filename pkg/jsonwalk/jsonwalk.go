@@ -151,14 +151,18 @@ func (w *Walker) Pointer() string {
 			b.WriteString(strconv.Itoa(f.index))
 			continue
 		}
-		for _, r := range string(f.key) {
-			switch r {
+		if bytes.IndexByte(f.key, '~') < 0 && bytes.IndexByte(f.key, '/') < 0 {
+			b.Write(f.key)
+			continue
+		}
+		for _, c := range f.key {
+			switch c {
 			case '~':
 				b.WriteString("~0")
 			case '/':
 				b.WriteString("~1")
 			default:
-				b.WriteRune(r)
+				b.WriteByte(c)
 			}
 		}
 	}

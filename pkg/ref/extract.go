@@ -58,54 +58,86 @@ func (e *Extractor) Value(b []byte, at Place) {
 		// The raw text holds every token of the JSON strings inside it too.
 		e.Text(b)
 	}
-	if h.embedded(b, func() string { return "" }, -1) {
+	if h.embedded(b, &where{}, -1) {
 		return
 	}
-	h.plain(b, nil, func() string { return "" }, -1)
+	h.plain(b, nil, &where{}, -1)
 }
 
+// objState is what one open object has said so far about a {bucket, path}
+// pair. Its buffers are reused from object to object.
 type objState struct {
-	bucket   string
-	pairPath string
-	pairKey  string
-	pairPtr  string
-	pairOff  int64
-	isObject bool
+	bucket, pair, pairKey []byte
+	hasBucket, hasPair    bool
+	pairOff               int64
 }
 
 type docHandler struct {
 	e      *Extractor
 	at     Place
-	prefix func() string // pointer of the string holding this embedded document
-	level  int           // embedding level
+	outer  *where // for embedded JSON: the string that holds it
+	level  int    // embedding level
 	objs   []objState
 }
 
 func (h *docHandler) pointer(w *jsonwalk.Walker) string {
-	if h.prefix == nil {
+	if h.outer == nil {
 		return w.Pointer()
 	}
-	return h.prefix() + "!" + w.Pointer()
+	return h.outer.get() + "!" + w.Pointer()
+}
+
+// where is the place of the string being searched. Its JSON pointer is only
+// rendered when a reference is found there, and then only once. It is passed by
+// value so that the common case — nothing found — allocates nothing.
+type where struct {
+	h      *docHandler
+	w      *jsonwalk.Walker // nil: a whole column value, pointer ""
+	member []byte           // a pair member's name, appended to the walker's pointer
+	memo   string
+	done   bool
+}
+
+func (p *where) get() string {
+	if !p.done {
+		if p.w != nil {
+			p.memo = p.h.pointer(p.w)
+			if p.member != nil {
+				p.memo += "/" + escapePointer(string(p.member))
+			}
+		}
+		p.done = true
+	}
+	return p.memo
 }
 
 func (h *docHandler) Begin(w *jsonwalk.Walker, kind byte) error {
-	h.objs = append(h.objs, objState{isObject: kind == '{'})
+	if len(h.objs) < cap(h.objs) {
+		h.objs = h.objs[:len(h.objs)+1]
+		o := &h.objs[len(h.objs)-1]
+		o.hasBucket, o.hasPair = false, false
+	} else {
+		h.objs = append(h.objs, objState{})
+	}
 	return nil
 }
 
 func (h *docHandler) End(w *jsonwalk.Walker, kind byte) error {
-	o := h.objs[len(h.objs)-1]
+	o := &h.objs[len(h.objs)-1]
 	h.objs = h.objs[:len(h.objs)-1]
-	if o.pairPath == "" {
+	if !o.hasPair {
 		return nil
 	}
-	if o.bucket != "" {
-		h.emit(Reference{Raw: o.bucket + ":" + o.pairPath, Kind: BucketPair, Path: o.pairPath, Bucket: o.bucket}, o.pairPtr, o.pairOff)
+	// The walker now points at the object that held the pair.
+	at := where{h: h, w: w, member: o.pairKey}
+	if o.hasBucket && len(o.bucket) > 0 {
+		p, b := string(o.pair), string(o.bucket)
+		h.emit(Reference{Raw: b + ":" + p, Kind: BucketPair, Path: p, Bucket: b}, at.get(), o.pairOff)
 		return nil
 	}
 	// No bucket beside it: an ordinary member after all.
-	if r, ok := classify(o.pairPath, isLocationKey(o.pairKey)); ok {
-		h.emit(r, o.pairPtr, o.pairOff)
+	if !h.embedded(o.pair, &at, o.pairOff) {
+		h.plain(o.pair, o.pairKey, &at, o.pairOff)
 	}
 	return nil
 }
@@ -119,24 +151,24 @@ func (h *docHandler) String(w *jsonwalk.Walker, s []byte, off int64) error {
 		o := &h.objs[len(h.objs)-1]
 		switch {
 		case equalFold(key, "bucket"):
-			o.bucket = string(s)
+			o.bucket, o.hasBucket = append(o.bucket[:0], s...), true
 			return nil
 		case isPairKey(key):
-			o.pairPath, o.pairKey, o.pairPtr, o.pairOff = string(s), string(key), h.pointer(w), off
+			o.pair, o.pairKey, o.pairOff, o.hasPair = append(o.pair[:0], s...), append(o.pairKey[:0], key...), off, true
 			return nil
 		}
 	}
-	ptr := func() string { return h.pointer(w) }
-	if h.embedded(s, ptr, off) {
+	at := where{h: h, w: w}
+	if h.embedded(s, &at, off) {
 		return nil
 	}
-	h.plain(s, key, ptr, off)
+	h.plain(s, key, &at, off)
 	return nil
 }
 
 // embedded searches s as JSON when it looks like a JSON object or array and parses
 // as one; it reports whether it did.
-func (h *docHandler) embedded(s []byte, ptr func() string, off int64) bool {
+func (h *docHandler) embedded(s []byte, at *where, off int64) bool {
 	t := bytes.TrimSpace(s)
 	if h.level >= maxEmbedded || len(t) < 2 {
 		return false
@@ -147,18 +179,18 @@ func (h *docHandler) embedded(s []byte, ptr func() string, off int64) bool {
 	// Parse into a buffer first: prose that merely starts with "{" must not
 	// report half its references, then fall back to plain text and report them again.
 	var c collector
-	prefix := ptr()
+	outer := *at
 	inner := &docHandler{
-		e:      &Extractor{Found: c.add, Limits: h.e.Limits},
-		at:     h.at,
-		prefix: func() string { return prefix },
-		level:  h.level + 1,
+		e:     &Extractor{Found: c.add, Limits: h.e.Limits},
+		at:    h.at,
+		outer: &outer,
+		level: h.level + 1,
 	}
 	if err := jsonwalk.NewBytes(t, inner, h.e.Limits).Run(); err != nil {
 		return false
 	}
 	for _, f := range c.found {
-		if h.prefix == nil && prefix == "" {
+		if h.outer == nil && outer.get() == "" {
 			f.place.Pointer = strings.TrimPrefix(f.place.Pointer, "!")
 		}
 		f.place.Offset = off
@@ -177,26 +209,36 @@ type collector struct{ found []found }
 func (c *collector) add(r Reference, p Place) { c.found = append(c.found, found{r, p}) }
 
 // plain searches a string that is not JSON.
-func (h *docHandler) plain(s []byte, key []byte, ptr func() string, off int64) {
-	if len(s) == 0 || len(s) > maxRefLen*64 {
-		// Giant strings (inline base64) hold no references worth a word scan.
-		if len(s) > maxRefLen*64 && bytes.IndexByte(s, '/') >= 0 {
-			h.words(s, ptr, off)
-		}
+func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
+	t := bytes.TrimSpace(s)
+	if len(t) == 0 {
 		return
 	}
-	if r, ok := classify(string(bytes.TrimSpace(s)), isLocationKey(string(key))); ok {
-		h.emit(r, ptr(), off)
-		return
+	atLocation := isLocationKey(key)
+	// Only a value that could be a reference by itself is converted and
+	// classified: most strings are prose (spaces) or short words without a slash.
+	if len(t) <= maxRefLen && (atLocation || len(t) >= blobname.DigestLen || bytes.IndexByte(t, '/') >= 0) && !hasSpace(t) {
+		if r, ok := classify(string(t), atLocation); ok {
+			h.emit(r, at.get(), off)
+			return
+		}
 	}
 	if bytes.IndexByte(s, '/') >= 0 {
-		h.words(s, ptr, off)
+		h.words(s, at, off)
 	}
 }
 
+func hasSpace(b []byte) bool {
+	for _, c := range b {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // words finds URIs and blob paths inside longer text.
-func (h *docHandler) words(s []byte, ptr func() string, off int64) {
-	var p string
+func (h *docHandler) words(s []byte, at *where, off int64) {
 	for len(s) > 0 {
 		i := bytes.IndexByte(s, '/')
 		if i < 0 {
@@ -211,11 +253,12 @@ func (h *docHandler) words(s []byte, ptr func() string, off int64) {
 			end++
 		}
 		word := bytes.TrimRight(s[start:end], ".,:;!?")
+		if len(word) > maxRefLen || (bytes.IndexByte(word, ':') < 0 && len(word) < blobname.DigestLen) {
+			s = s[end:]
+			continue // neither a URI nor a path to a content-addressed name
+		}
 		if r, ok := classify(string(word), false); ok {
-			if p == "" {
-				p = ptr()
-			}
-			h.emit(r, p, off)
+			h.emit(r, at.get(), off)
 		}
 		s = s[end:]
 	}
@@ -236,18 +279,31 @@ func (h *docHandler) emit(r Reference, pointer string, off int64) {
 	h.e.Found(r, p)
 }
 
+func escapePointer(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
 // maxRefLen bounds the length of a string that can be a reference by itself.
 const maxRefLen = 4096
 
 var locationKeys = []string{"uri", "url", "path", "file", "filepath", "file_path", "local_path", "localpath", "src", "href", "location", "storage_path", "object_key", "media_uri", "mediauri", "media_path"}
 
-func isLocationKey(k string) bool {
-	if k == "" {
+func isLocationKey(k []byte) bool {
+	if len(k) == 0 || len(k) > 16 {
 		return false
 	}
-	k = strings.ReplaceAll(k, "-", "_")
+	var buf [16]byte
+	n := copy(buf[:], k)
+	for i, c := range buf[:n] {
+		switch {
+		case c == '-':
+			buf[i] = '_'
+		case 'A' <= c && c <= 'Z':
+			buf[i] = c + 'a' - 'A'
+		}
+	}
 	for _, l := range locationKeys {
-		if strings.EqualFold(k, l) {
+		if string(buf[:n]) == l {
 			return true
 		}
 	}

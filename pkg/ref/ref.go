@@ -49,15 +49,15 @@ func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // Reference is one mention of a blob in a session.
 type Reference struct {
-	Raw  string // the text exactly as found (a pair is rendered "bucket:path")
-	Kind Kind
+	Raw  string `json:"raw"` // the text exactly as found (a pair is rendered "bucket:path")
+	Kind Kind   `json:"kind"`
 	// Path is the path part: the file path for AbsPath, RelPath and FileURI (as
 	// written, decoded from URI escapes), the object key for BucketURL and BucketPair.
-	Path string
+	Path string `json:"path"`
 	// Scheme and Bucket name the bucket for BucketURL ("s3", "media") and
 	// BucketPair (Scheme empty).
-	Scheme string
-	Bucket string
+	Scheme string `json:"scheme,omitempty"`
+	Bucket string `json:"bucket,omitempty"`
 }
 
 // Place is where a reference, string or error was found. Fields that do not apply

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+	"github.com/urfave/cli/v2"
+
+	"github.com/mediactl/mediactl/pkg/scan"
+)
+
+// scanSchema versions the JSON document of `scan -o json`; see docs/scan.md.
+const scanSchema = "mediactl.scan/v1"
+
+func scanCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "scan",
+		Usage:     "find every reference to a blob in the session stores, and the dangling ones",
+		UsageText: "mediactl scan [--layout forge|coffer --root DIR] [--store DIR|URL]... [--sessions SOURCE]... [-o text|json|ndjson]",
+		Description: `scan reads every session source, extracts every reference to a blob (absolute and
+relative paths, file:// URIs, bucket URLs, {bucket, path} pairs, also inside JSON held in
+strings such as tool-call arguments) and reports per source what it read. Given a store, it
+reports the references whose blob is missing (dangling) and those that point outside the
+store, each with its exact place (file + JSON pointer, or table + key + column).
+
+   mediactl scan                                              # in a forge work dir
+   mediactl scan --layout forge --root /srv/agent
+   mediactl scan --store ~/.coffer/channel-media --sessions sqlite:$HOME/.coffer/runs.db -o json
+   mediactl scan --store 's3://media?region=eu-west-1&prefix=agent-inputs/' \
+       --sessions 'postgres://app@db/app?sslmode=require' \
+       --sessions-query 'select id::text, metadata::text from messages'
+
+References are untrusted: they are resolved lexically and never followed out of the store.
+-o ndjson streams one reference per line, then a summary line.
+
+` + exitCodesHelp,
+		Flags: append(targetFlags(),
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "documents parsed at once (default: number of CPUs)", EnvVars: envVar("jobs")},
+			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many dangling references, outside references and problems (counts stay exact; -o ndjson streams all)", EnvVars: envVar("max-listed")},
+		),
+		Action: runScan,
+	}
+}
+
+func runScan(c *cli.Context) error {
+	g, err := globals(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usageErr("give stores and sources with --store and --sessions", "unexpected argument %q", c.Args().First())
+	}
+	t, err := openTargets(c, g)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	if len(t.sources) == 0 {
+		return usageErr("add --sessions SOURCE, or --layout", "scan needs at least one session source")
+	}
+
+	bar := newProgress(g, "scanning", -1)
+	opts := scan.Options{
+		Sources:   t.sources,
+		Stores:    t.scanTargets(),
+		Jobs:      c.Int("jobs"),
+		MaxListed: c.Int("max-listed"),
+		Progress:  bar,
+	}
+	var enc *json.Encoder
+	if g.output == "ndjson" {
+		enc = json.NewEncoder(g.stdout)
+		opts.OnReference = func(f scan.Found) {
+			enc.Encode(struct {
+				Type string `json:"type"`
+				scan.Found
+			}{"reference", f})
+		}
+	}
+	rep, err := scan.Run(c.Context, opts)
+	bar.Finish()
+	if err != nil {
+		return usageErr("", "%v", err)
+	}
+	code := scanExitCode(rep)
+	switch g.output {
+	case "json":
+		err = writeJSON(g.stdout, scanDocument(rep, code))
+	case "ndjson":
+		err = enc.Encode(struct {
+			Type string `json:"type"`
+			*scanJSON
+		}{"summary", scanDocument(rep, code)})
+	default:
+		if !g.quiet || code != exitOK {
+			printScan(g.stdout, rep, g.quiet)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return codeOnly(code)
+}
+
+// scanExitCode: interrupted beats incomplete beats found. An incomplete scan
+// exits 3 even when it found dangling references: its counts are partial.
+func scanExitCode(rep *scan.Report) int {
+	switch {
+	case rep.Interrupted:
+		return exitInterrupted
+	case !rep.Complete:
+		return exitIncomplete
+	case rep.DanglingReferences > 0:
+		return exitFound
+	}
+	return exitOK
+}
+
+type scanJSON struct {
+	Schema   string `json:"schema"`
+	Version  string `json:"mediactl_version"`
+	ExitCode int    `json:"exit_code"`
+	*scan.Report
+}
+
+func scanDocument(rep *scan.Report, code int) *scanJSON {
+	if rep.Dangling == nil {
+		rep.Dangling = []scan.Found{}
+	}
+	if rep.Outside == nil {
+		rep.Outside = []scan.Found{}
+	}
+	if rep.Problems == nil {
+		rep.Problems = []scan.Problem{}
+	}
+	return &scanJSON{Schema: scanSchema, Version: version(), ExitCode: code, Report: rep}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printScan(w io.Writer, rep *scan.Report, quiet bool) {
+	if !quiet {
+		for _, s := range rep.Sources {
+			what := fmt.Sprintf("%s documents", humanize.Comma(s.Documents))
+			if s.Rows > 0 || s.Documents == 0 {
+				what = fmt.Sprintf("%s rows", humanize.Comma(s.Rows))
+			}
+			if s.Skipped > 0 {
+				what += fmt.Sprintf(" (%s skipped)", humanize.Comma(s.Skipped))
+			}
+			fmt.Fprintf(w, "%s: %s, %s, %s references to %s blobs\n", s.Source, what, humanize.Bytes(uint64(s.Bytes)),
+				humanize.Comma(s.References), humanize.Comma(s.DistinctBlobs))
+		}
+	}
+	for _, f := range rep.Dangling {
+		fmt.Fprintf(w, "dangling  %s  %s (missing from %s)\n", f.Place, f.Ref.Raw, f.Store)
+	}
+	for _, f := range rep.Outside {
+		fmt.Fprintf(w, "outside   %s  %s (not inside any store; never acted on)\n", f.Place, f.Ref.Raw)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "problem   %s: %s\n", p.Place, p.Err)
+	}
+	if rep.Truncated {
+		fmt.Fprintln(w, "(lists cut at --max-listed; the counts below are complete; -o ndjson streams every reference)")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "scan: %s references to %s blobs", humanize.Comma(rep.References), humanize.Comma(rep.DistinctBlobs))
+	if len(rep.Stores) > 0 {
+		fmt.Fprintf(&b, "; %s dangling (%s blobs missing), %s outside the store",
+			humanize.Comma(rep.DanglingReferences), humanize.Comma(rep.DanglingBlobs), humanize.Comma(rep.ByStatus["outside"]))
+	}
+	switch {
+	case rep.Interrupted:
+		b.WriteString("; INTERRUPTED: counts are partial")
+	case !rep.Complete:
+		fmt.Fprintf(&b, "; INCOMPLETE: %d problems, counts are partial", len(rep.Problems))
+	}
+	fmt.Fprintln(w, b.String())
+}

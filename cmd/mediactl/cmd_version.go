@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+// buildVersion is set at release time with -ldflags "-X main.buildVersion=v1.2.3".
+var buildVersion = ""
+
+func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version of mediactl and the Go it was built with",
+		Action: func(c *cli.Context) error {
+			g, err := globals(c)
+			if err != nil {
+				return err
+			}
+			v := struct {
+				Version string `json:"version"`
+				Go      string `json:"go"`
+				OS      string `json:"os"`
+				Arch    string `json:"arch"`
+			}{version(), runtime.Version(), runtime.GOOS, runtime.GOARCH}
+			if g.output != "text" {
+				return json.NewEncoder(g.stdout).Encode(v)
+			}
+			fmt.Fprintf(g.stdout, "mediactl %s (%s %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// Exit codes, the same for every command. Scripts should treat any code they do
+// not know as a failure.
+const (
+	exitOK          = 0   // success, nothing wrong found
+	exitFound       = 1   // the check found problems (dangling references, corrupt blobs)
+	exitUsage       = 2   // bad flag, bad URL, missing argument
+	exitIncomplete  = 3   // an I/O or parse error stopped part of the work; nothing unsafe was done
+	exitRefused     = 4   // a safety guard refused (lock held, delete limit)
+	exitInterrupted = 130 // interrupted by Ctrl-C or SIGTERM; what was done is reported
+)
+
+const exitCodesHelp = `EXIT CODES:
+   0    success, nothing wrong found
+   1    the check found problems (dangling references, corrupt blobs)
+   2    usage error: a bad flag, URL or path (the message says how to fix it)
+   3    incomplete: an I/O or parse error stopped part of the work; nothing unsafe was done
+   4    refused by a safety guard (lock held, delete limit)
+   130  interrupted (Ctrl-C / SIGTERM); what was done is reported
+   Treat any other code as a failure.`
+
+// exitError carries an exit code up to main. A nil err means the report was
+// already printed and only the code remains.
+type exitError struct {
+	code int
+	err  error
+	hint string
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr is a usage error with a hint saying what to do.
+func usageErr(hint, format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), hint: hint}
+}
+
+// codeOnly ends the command with code after its report was printed.
+func codeOnly(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// exitCodeOf maps an error to the exit code table above.
+func exitCodeOf(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, store.ErrUsage), errors.Is(err, sessions.ErrUsage):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	}
+	return exitIncomplete
+}

@@ -1,0 +1,177 @@
+// Command mediactl audits, cleans and migrates the media that AI-agent runtimes
+// store beside their chat histories.
+//
+// This package is wiring only: flags become an options struct, one library call
+// does the work, and the result is printed as text, JSON or NDJSON with an exit
+// code from the table in exit.go.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns its exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	code := exitCodeOf(err)
+	var ee *exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.err == nil:
+		// The command printed its report; only the code is left.
+	default:
+		fmt.Fprintf(stderr, "mediactl: error: %s\n", strings.TrimPrefix(err.Error(), "usage error: "))
+		if errors.As(err, &ee) && ee.hint != "" {
+			fmt.Fprintf(stderr, "mediactl: hint: %s\n", ee.hint)
+		} else if code == exitUsage {
+			fmt.Fprintln(stderr, "mediactl: hint: see 'mediactl --help' or 'mediactl COMMAND --help'")
+		}
+	}
+	return code
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:  "mediactl",
+		Usage: "audit, clean and migrate the media agent runtimes keep beside their chat sessions",
+		Description: `mediactl reads session stores (JSON files, SQLite, Postgres, buckets of JSON) and
+blob stores (a local folder of <sha256>.<ext> files, or a bucket), and checks that the
+two agree.
+
+   Run it with no flags in an agent's work directory: it finds ./.forge by itself.
+
+   mediactl scan                                        # references and dangling ones
+   mediactl scan --layout forge --root /srv/agent       # same, from a layout preset
+   mediactl scan --store DIR --sessions sqlite:runs.db -o json
+
+Every flag can also be set through an environment variable MEDIACTL_<FLAG>,
+e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
+
+` + exitCodesHelp,
+		Version:              version(),
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
+		Suggest:              true,
+		Flags:                commonFlags(),
+		Commands: []*cli.Command{
+			scanCommand(),
+			versionCommand(),
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErr("see 'mediactl --help'", "%v", err)
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(stderr, "mediactl: error: no command %q; the commands are scan, version\n", name)
+		},
+	}
+	for _, cmd := range app.Commands {
+		cmd.Flags = append(cmd.Flags, commonFlags()...)
+		if cmd.OnUsageError == nil {
+			cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+				return usageErr(fmt.Sprintf("see 'mediactl %s --help'", c.Command.Name), "%v", err)
+			}
+		}
+	}
+	return app
+}
+
+// envVar is the environment variable that sets flag name.
+func envVar(name string) []string {
+	return []string{"MEDIACTL_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))}
+}
+
+// commonFlags are accepted by every command (before or after its name).
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "result format: text, json (one versioned document) or ndjson (one record per line)", EnvVars: envVar("output")},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing when nothing is wrong (for cron)", EnvVars: envVar("quiet")},
+		&cli.BoolFlag{Name: "no-progress", Usage: "never draw a progress bar (it is only drawn when stderr is a terminal)", EnvVars: envVar("no-progress")},
+		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format on stderr: text or json", EnvVars: envVar("log-format")},
+		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log level: debug, info, warn or error", EnvVars: envVar("log-level")},
+	}
+}
+
+// global reads a common flag from the command or, when not set there, from the
+// flags given before the command name.
+type global struct {
+	output     string
+	quiet      bool
+	noProgress bool
+	log        *slog.Logger
+	stdout     io.Writer
+	stderr     io.Writer
+}
+
+func globals(c *cli.Context) (*global, error) {
+	str := func(name string) string {
+		for _, x := range c.Lineage() {
+			if x.IsSet(name) {
+				return x.String(name)
+			}
+		}
+		return c.String(name)
+	}
+	boolean := func(name string) bool {
+		for _, x := range c.Lineage() {
+			if x.IsSet(name) {
+				return x.Bool(name)
+			}
+		}
+		return false
+	}
+	g := &global{
+		output:     str("output"),
+		quiet:      boolean("quiet"),
+		noProgress: boolean("no-progress"),
+		stdout:     c.App.Writer,
+		stderr:     c.App.ErrWriter,
+	}
+	switch g.output {
+	case "text", "json", "ndjson":
+	default:
+		return nil, usageErr("use -o text, -o json or -o ndjson", "unknown output format %q", g.output)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(str("log-level"))); err != nil {
+		return nil, usageErr("use --log-level debug, info, warn or error", "unknown log level %q", str("log-level"))
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	switch f := str("log-format"); f {
+	case "text":
+		g.log = slog.New(slog.NewTextHandler(g.stderr, hopts))
+	case "json":
+		g.log = slog.New(slog.NewJSONHandler(g.stderr, hopts))
+	default:
+		return nil, usageErr("use --log-format text or json", "unknown log format %q", f)
+	}
+	return g, nil
+}
+
+// note tells the operator something about how the command was set up (which
+// layout was picked); --quiet and machine output keep stderr for problems only.
+func (g *global) note(format string, args ...any) {
+	if g.quiet {
+		return
+	}
+	fmt.Fprintf(g.stderr, "mediactl: "+format+"\n", args...)
+}

@@ -1,0 +1,507 @@
+// Package scan reads every session source, extracts every reference to a blob,
+// and — given a store — finds the references whose blob is missing (dangling)
+// and those that point outside the store.
+//
+// Run streams: documents are parsed by a pool of workers as they are listed, and
+// only what the report needs is kept — one compact entry per distinct blob, and
+// the references that are dangling or outside, each with its exact place.
+// Libraries never print; Run returns a Report and optionally hands every
+// reference to a callback (for NDJSON streaming).
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/jsonwalk"
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// Options configure a scan.
+type Options struct {
+	// Sources are the session sources to read. At most MaxSources.
+	Sources []sessions.Source
+	// Stores, when given, are checked for every referenced key. A reference
+	// belongs to the first store it resolves inside (a forge work directory has
+	// two: inbound/ and generated/).
+	Stores []Target
+	// Jobs is the number of documents parsed at once; 0 means one per CPU.
+	Jobs int
+	// MaxListed caps how many dangling references, outside references and
+	// problems the report lists (the counts are always complete); 0 means 10,000.
+	MaxListed int
+	// OnReference, when set, is called for every reference found, from a single
+	// goroutine, in no particular order across documents.
+	OnReference func(Found)
+	// Progress, when set, is told about bytes read.
+	Progress Progress
+}
+
+// Progress receives progress from a running scan. Implementations must be safe
+// for concurrent use.
+type Progress interface {
+	Add(bytes int64)
+}
+
+// Target is a store with the resolver that maps references to its keys.
+type Target struct {
+	Store store.Store
+	// Resolver is derived from Store by NewResolver when nil.
+	Resolver *ref.Resolver
+}
+
+// MaxSources is the most session sources one scan reads.
+const MaxSources = 64
+
+// Found is one reference with its place and, given a store, its resolution.
+type Found struct {
+	Ref    ref.Reference `json:"reference"`
+	Place  ref.Place     `json:"place"`
+	Status ref.Status    `json:"status,omitempty"` // empty without a store
+	Store  string        `json:"store,omitempty"`  // the store it is inside
+	Key    string        `json:"key,omitempty"`    // store key when inside
+	store  int
+	// Missing is set for an inside reference whose blob does not exist.
+	Missing bool `json:"missing,omitempty"`
+}
+
+// Problem is something that stopped part of the scan: an unreadable file, a
+// malformed or truncated document, a source that failed.
+type Problem struct {
+	Place ref.Place `json:"place"`
+	Err   string    `json:"error"`
+}
+
+// SourceReport is what was read from one source.
+type SourceReport struct {
+	Source        string `json:"source"`
+	Documents     int64  `json:"documents"`
+	Rows          int64  `json:"rows"`
+	Skipped       int64  `json:"skipped"`
+	Bytes         int64  `json:"bytes"`
+	References    int64  `json:"references"`
+	DistinctBlobs int64  `json:"distinct_blobs"`
+	Problems      int64  `json:"problems"`
+	Complete      bool   `json:"complete"`
+}
+
+// Report is the result of a scan.
+type Report struct {
+	Sources []SourceReport `json:"sources"`
+	// Stores are the locations of the stores checked.
+	Stores []string `json:"stores,omitempty"`
+
+	References    int64 `json:"references"`
+	DistinctBlobs int64 `json:"distinct_blobs"`
+	// ByStatus counts references by resolution (only with a store).
+	ByStatus map[string]int64 `json:"by_status,omitempty"`
+	// DanglingBlobs counts distinct missing keys; DanglingReferences the
+	// references to them.
+	DanglingBlobs      int64 `json:"dangling_blobs"`
+	DanglingReferences int64 `json:"dangling_references"`
+
+	Dangling []Found   `json:"dangling"`
+	Outside  []Found   `json:"outside"`
+	Problems []Problem `json:"problems"`
+	// Truncated is set when a list above was cut at Options.MaxListed.
+	Truncated bool `json:"truncated,omitempty"`
+
+	// Complete is false when any source or document could not be read in full;
+	// then the counts describe only what was read.
+	Complete bool `json:"complete"`
+	// Interrupted is set when the context was cancelled before the scan finished.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// NewResolver derives a resolver from a store: its directory (and that
+// directory with symlinks resolved) for a local store, its bucket and prefix for
+// a bucket. bases are directories that relative references are relative to.
+func NewResolver(st store.Store, bases []string) *ref.Resolver {
+	switch s := st.(type) {
+	case store.Local:
+		return ref.NewLocalResolver(s.Dir(), realDir(s.Dir()), bases)
+	case store.Bucket:
+		return ref.NewBucketResolver(s.Scheme(), s.Name(), s.Prefix())
+	}
+	return nil
+}
+
+// blobKey identifies a distinct blob compactly: a flat content-addressed name
+// by its digest and extension, anything else by its text.
+type blobKey struct {
+	digest blobname.Digest
+	ext    string
+}
+
+type blobState struct {
+	sources uint64 // bit i: source i refers to it
+	checked bool
+	missing bool
+}
+
+type item struct {
+	sessions.Item
+	source int
+}
+
+type batch struct {
+	source int
+	found  []Found
+	bytes  int64
+	prob   *Problem
+}
+
+// Run scans. It returns an error only for invalid options; everything that goes
+// wrong while reading is in the report, which says whether it is complete.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if len(opts.Sources) == 0 {
+		return nil, errors.New("scan: no session source given")
+	}
+	if len(opts.Sources) > MaxSources {
+		return nil, fmt.Errorf("scan: %d session sources given, at most %d are supported", len(opts.Sources), MaxSources)
+	}
+	if opts.Jobs <= 0 {
+		opts.Jobs = runtime.NumCPU()
+	}
+	if opts.MaxListed <= 0 {
+		opts.MaxListed = 10000
+	}
+	opts.Stores = append([]Target(nil), opts.Stores...)
+	rep := &Report{Complete: true}
+	for i, t := range opts.Stores {
+		if t.Resolver == nil {
+			opts.Stores[i].Resolver = NewResolver(t.Store, nil)
+		}
+		rep.Stores = append(rep.Stores, t.Store.Location())
+	}
+	if len(opts.Stores) > 0 {
+		rep.ByStatus = map[string]int64{}
+	}
+	for _, s := range opts.Sources {
+		rep.Sources = append(rep.Sources, SourceReport{Source: s.String(), Complete: true})
+	}
+
+	items := make(chan item, 4*opts.Jobs)
+	batches := make(chan batch, 4*opts.Jobs)
+
+	// Producers: every source walks in its own goroutine.
+	var producers sync.WaitGroup
+	counts := make([]sessions.Counts, len(opts.Sources))
+	walkErrs := make([]error, len(opts.Sources))
+	for i, src := range opts.Sources {
+		producers.Add(1)
+		go func() {
+			defer producers.Done()
+			counts[i], walkErrs[i] = src.Walk(ctx, func(it sessions.Item) error {
+				select {
+				case items <- item{it, i}:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+		}()
+	}
+	go func() { producers.Wait(); close(items) }()
+
+	// Workers parse documents and values.
+	var workers sync.WaitGroup
+	for range opts.Jobs {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			w := &worker{ctx: ctx, stores: opts.Stores, progress: opts.Progress, out: batches}
+			for it := range items {
+				w.handle(it)
+			}
+		}()
+	}
+	go func() { workers.Wait(); close(batches) }()
+
+	c := &collector{ctx: ctx, opts: opts, rep: rep, blobs: map[blobKey]*blobState{}, other: map[string]*blobState{}}
+	for b := range batches {
+		c.add(b)
+	}
+	producers.Wait()
+
+	for i := range rep.Sources {
+		sr := &rep.Sources[i]
+		sr.Documents, sr.Rows, sr.Skipped = counts[i].Documents, counts[i].Rows, counts[i].Skipped
+		if err := walkErrs[i]; err != nil && !errors.Is(err, context.Canceled) {
+			c.problem(i, Problem{Place: ref.Place{Source: sr.Source, Offset: -1}, Err: err.Error()})
+		}
+		sr.Complete = sr.Problems == 0
+	}
+	c.finish()
+	if ctx.Err() != nil {
+		rep.Interrupted = true
+		rep.Complete = false
+	}
+	return rep, nil
+}
+
+type worker struct {
+	ctx      context.Context
+	stores   []Target
+	progress Progress
+	out      chan<- batch
+	found    []Found
+	ex       *ref.Extractor
+}
+
+func (w *worker) handle(it item) {
+	if w.ctx.Err() != nil {
+		return
+	}
+	if w.ex == nil {
+		w.ex = &ref.Extractor{Found: w.add}
+	}
+	w.found = nil
+	b := batch{source: it.source}
+	switch {
+	case it.Err != nil:
+		b.prob = &Problem{Place: it.Place, Err: it.Err.Error()}
+	case it.Open != nil:
+		n, err := w.document(it)
+		b.bytes = n
+		if err != nil {
+			b.prob = &Problem{Place: it.Place, Err: err.Error()}
+			if off := syntaxOffset(err); off >= 0 {
+				b.prob.Place.Offset = off
+			}
+		}
+	default:
+		w.ex.Value(it.Text, it.Place)
+		b.bytes = int64(len(it.Text))
+		if w.progress != nil {
+			w.progress.Add(b.bytes)
+		}
+	}
+	b.found = w.found
+	w.out <- b
+}
+
+func (w *worker) document(it item) (int64, error) {
+	rc, err := it.Open()
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	cr := &countingReader{r: rc, ctx: w.ctx, progress: w.progress}
+	err = w.ex.Document(cr, it.Place)
+	return cr.n, err
+}
+
+func (w *worker) add(r ref.Reference, p ref.Place) {
+	f := Found{Ref: r, Place: p}
+	for i, t := range w.stores {
+		st, key := t.Resolver.Resolve(r)
+		if st == ref.Inside {
+			f.Status, f.Key, f.store, f.Store = st, key, i, t.Store.Location()
+			break
+		}
+		if f.Status == 0 || precedence[st] > precedence[f.Status] {
+			f.Status = st
+		}
+	}
+	w.found = append(w.found, f)
+}
+
+// precedence orders the statuses of a reference that is inside no store: outside
+// one of them is the finding worth reporting.
+var precedence = map[ref.Status]int{ref.Elsewhere: 1, ref.Unanchored: 2, ref.Outside: 3}
+
+type countingReader struct {
+	r        io.Reader
+	n        int64
+	ctx      context.Context
+	progress Progress
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.progress != nil && n > 0 {
+		c.progress.Add(int64(n))
+	}
+	return n, err
+}
+
+// collector runs in Run's goroutine: it owns the report and the blob set, and
+// is the only code that checks the store.
+type collector struct {
+	ctx   context.Context
+	opts  Options
+	rep   *Report
+	blobs map[blobKey]*blobState
+	other map[string]*blobState
+}
+
+func (c *collector) add(b batch) {
+	sr := &c.rep.Sources[b.source]
+	sr.Bytes += b.bytes
+	if b.prob != nil {
+		c.problem(b.source, *b.prob)
+	}
+	for _, f := range b.found {
+		sr.References++
+		c.rep.References++
+		st := c.blob(f)
+		st.sources |= 1 << uint(b.source)
+		if len(c.opts.Stores) > 0 {
+			c.rep.ByStatus[f.Status.String()]++
+			switch f.Status {
+			case ref.Inside:
+				c.check(f, st)
+				if st.missing {
+					f.Missing = true
+					c.rep.DanglingReferences++
+					c.list(&c.rep.Dangling, f)
+				}
+			case ref.Outside:
+				c.list(&c.rep.Outside, f)
+			}
+		}
+		if c.opts.OnReference != nil {
+			c.opts.OnReference(f)
+		}
+	}
+}
+
+// blob finds or adds the distinct blob a reference names.
+func (c *collector) blob(f Found) *blobState {
+	id := f.Key
+	switch {
+	case len(c.opts.Stores) == 0:
+		id = identity(f.Ref)
+	case f.Status != ref.Inside:
+		id = "?" + identity(f.Ref) // not a blob of any store: never the same as a store key
+	case f.store > 0:
+		id = strconv.Itoa(f.store) + ":" + id // keys of different stores are different blobs
+	}
+	if n, ok := blobname.Parse(id); ok && path.Base(id) == id {
+		k := blobKey{n.Digest, n.Ext}
+		st := c.blobs[k]
+		if st == nil {
+			st = &blobState{}
+			c.blobs[k] = st
+		}
+		return st
+	}
+	st := c.other[id]
+	if st == nil {
+		st = &blobState{}
+		c.other[id] = st
+	}
+	return st
+}
+
+// identity names the blob a reference points at when there is no store to
+// resolve it against: its content-addressed name where it has one.
+func identity(r ref.Reference) string {
+	if _, ok := blobname.Parse(r.Path); ok {
+		return path.Base(r.Path)
+	}
+	switch r.Kind {
+	case ref.BucketURL, ref.BucketPair:
+		return r.Scheme + "://" + r.Bucket + "/" + r.Path
+	}
+	return path.Clean(r.Path)
+}
+
+func (c *collector) check(f Found, st *blobState) {
+	if st.checked {
+		return
+	}
+	st.checked = true
+	_, err := c.opts.Stores[f.store].Store.Stat(c.ctx, f.Key)
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrNotExist):
+		st.missing = true
+		c.rep.DanglingBlobs++
+	default:
+		// Neither present nor provably missing: the scan is incomplete.
+		st.checked = false
+		c.rep.Complete = false
+		c.listProblem(Problem{Place: ref.Place{Source: f.Store, Document: f.Key, Offset: -1}, Err: err.Error()})
+	}
+}
+
+func (c *collector) problem(source int, p Problem) {
+	c.rep.Sources[source].Problems++
+	c.rep.Complete = false
+	c.listProblem(p)
+}
+
+func (c *collector) listProblem(p Problem) {
+	if len(c.rep.Problems) >= c.opts.MaxListed {
+		c.rep.Truncated = true
+		return
+	}
+	c.rep.Problems = append(c.rep.Problems, p)
+}
+
+func (c *collector) list(l *[]Found, f Found) {
+	if len(*l) >= c.opts.MaxListed {
+		c.rep.Truncated = true
+		return
+	}
+	*l = append(*l, f)
+}
+
+func (c *collector) finish() {
+	for i := range c.rep.Sources {
+		bit := uint64(1) << uint(i)
+		var n int64
+		for _, st := range c.blobs {
+			if st.sources&bit != 0 {
+				n++
+			}
+		}
+		for _, st := range c.other {
+			if st.sources&bit != 0 {
+				n++
+			}
+		}
+		c.rep.Sources[i].DistinctBlobs = n
+	}
+	c.rep.DistinctBlobs = int64(len(c.blobs) + len(c.other))
+	byPlace := func(l []Found) {
+		sort.SliceStable(l, func(i, j int) bool { return l[i].Place.String() < l[j].Place.String() })
+	}
+	byPlace(c.rep.Dangling)
+	byPlace(c.rep.Outside)
+	sort.SliceStable(c.rep.Problems, func(i, j int) bool { return c.rep.Problems[i].Place.String() < c.rep.Problems[j].Place.String() })
+}
+
+func syntaxOffset(err error) int64 {
+	var se *jsonwalk.SyntaxError
+	if errors.As(err, &se) {
+		return se.Offset
+	}
+	return -1
+}
+
+// realDir is dir with symlinks resolved, when that differs: references may use
+// either spelling.
+func realDir(dir string) []string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil && r != dir {
+		return []string{r}
+	}
+	return nil
+}

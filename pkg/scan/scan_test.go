@@ -1,0 +1,154 @@
+package scan_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// forgeDir lays out a forge work directory: blobs in .forge/files/inbound,
+// sessions in .forge/sessions. It returns the work dir and the blob names.
+func forgeDir(t *testing.T, blobs ...string) (string, []string) {
+	t.Helper()
+	root := t.TempDir()
+	inbound := filepath.Join(root, ".forge", "files", "inbound")
+	must(t, os.MkdirAll(inbound, 0o700))
+	must(t, os.MkdirAll(filepath.Join(root, ".forge", "sessions"), 0o700))
+	var names []string
+	for _, b := range blobs {
+		d := sha256.Sum256([]byte(b))
+		name := hex.EncodeToString(d[:]) + ".png"
+		must(t, os.WriteFile(filepath.Join(inbound, name), []byte(b), 0o600))
+		names = append(names, name)
+	}
+	return root, names
+}
+
+func writeSession(t *testing.T, root, name, body string) {
+	t.Helper()
+	must(t, os.WriteFile(filepath.Join(root, ".forge", "sessions", name), []byte(body), 0o600))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func missingName(s string) string {
+	d := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(d[:]) + ".png"
+}
+
+func run(t *testing.T, root string, jobs int) *scan.Report {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(root, ".forge", "files", "inbound"))
+	must(t, err)
+	defer st.Close()
+	src, err := sessions.Open(ctx, filepath.Join(root, ".forge", "sessions"), sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	rep, err := scan.Run(ctx, scan.Options{
+		Sources: []sessions.Source{src},
+		Stores:  []scan.Target{{Store: st, Resolver: scan.NewResolver(st, []string{root})}},
+		Jobs:    jobs,
+	})
+	must(t, err)
+	return rep
+}
+
+func TestDanglingAndOutside(t *testing.T) {
+	root, names := forgeDir(t, "cat", "dog")
+	gone := missingName("gone")
+	inbound := filepath.Join(root, ".forge", "files", "inbound")
+	writeSession(t, root, "t-1.json", fmt.Sprintf(`{"messages":[
+	  {"parts":[{"media":{"uri":%q}}, {"media":{"uri":".forge/files/inbound/%s"}}]},
+	  {"parts":[{"media":{"uri":%q}}]},
+	  {"tool_calls":[{"function":{"arguments":"{\"path\": \"%s/../../../../etc/%s\"}"}}]}]}`,
+		filepath.Join(inbound, names[0]), names[1], filepath.Join(inbound, gone), inbound, names[0]))
+	writeSession(t, root, "t-2.json", fmt.Sprintf(`{"messages":[{"parts":[{"media":{"uri":"./%s"}}]}]}`, gone))
+	writeSession(t, root, "t-3.json.tmp", `{"messages": [`)
+
+	for _, jobs := range []int{1, 4} {
+		rep := run(t, root, jobs)
+		if !rep.Complete {
+			t.Fatalf("jobs=%d: incomplete: %+v", jobs, rep.Problems)
+		}
+		s := rep.Sources[0]
+		if s.Documents != 2 || s.Skipped != 1 || s.References != 5 || s.DistinctBlobs != 4 {
+			t.Errorf("jobs=%d: source report %+v", jobs, s)
+		}
+		if rep.DanglingReferences != 2 || rep.DanglingBlobs != 1 || len(rep.Dangling) != 2 {
+			t.Errorf("jobs=%d: dangling %d refs %d blobs: %+v", jobs, rep.DanglingReferences, rep.DanglingBlobs, rep.Dangling)
+		}
+		wantPlaces := []string{"t-1.json#/messages/1/parts/0/media/uri", "t-2.json#/messages/0/parts/0/media/uri"}
+		for i, d := range rep.Dangling {
+			if !strings.HasSuffix(d.Place.String(), wantPlaces[i]) || d.Key != gone || !d.Missing {
+				t.Errorf("jobs=%d: dangling[%d] = %s key %s", jobs, i, d.Place, d.Key)
+			}
+		}
+		if len(rep.Outside) != 1 || !strings.HasSuffix(rep.Outside[0].Place.Pointer, "arguments!/path") {
+			t.Errorf("jobs=%d: outside %+v", jobs, rep.Outside)
+		}
+	}
+}
+
+func TestTruncatedSessionIsIncomplete(t *testing.T) {
+	root, names := forgeDir(t, "cat")
+	writeSession(t, root, "ok.json", fmt.Sprintf(`{"uri": ".forge/files/inbound/%s"}`, names[0]))
+	body := fmt.Sprintf(`{"messages": [{"uri": ".forge/files/inbound/%s"}, {"uri": "`, names[0])
+	writeSession(t, root, "broken.json", body)
+	rep := run(t, root, 2)
+	if rep.Complete || len(rep.Problems) != 1 {
+		t.Fatalf("complete=%v problems=%+v", rep.Complete, rep.Problems)
+	}
+	p := rep.Problems[0]
+	if !strings.HasSuffix(p.Place.Document, "broken.json") || p.Place.Offset != int64(len(body)) || !strings.Contains(p.Err, "truncated") {
+		t.Fatalf("problem %+v (len %d)", p, len(body))
+	}
+	if rep.References != 2 {
+		t.Fatalf("references before the truncation point must still count: %d", rep.References)
+	}
+}
+
+func TestWithoutStoreCountsDistinctByDigest(t *testing.T) {
+	root, names := forgeDir(t, "cat")
+	writeSession(t, root, "a.json", fmt.Sprintf(`["/x/%s", "/y/%s", "s3://b/k.png"]`, names[0], names[0]))
+	ctx := context.Background()
+	src, err := sessions.Open(ctx, filepath.Join(root, ".forge", "sessions"), sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	rep, err := scan.Run(ctx, scan.Options{Sources: []sessions.Source{src}})
+	must(t, err)
+	if rep.References != 3 || rep.DistinctBlobs != 2 || rep.ByStatus != nil {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestCancelledScanIsInterrupted(t *testing.T) {
+	root, names := forgeDir(t, "cat")
+	for i := range 50 {
+		writeSession(t, root, fmt.Sprintf("s%02d.json", i), fmt.Sprintf(`{"uri": "/x/%s"}`, names[0]))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	src, err := sessions.Open(context.Background(), filepath.Join(root, ".forge", "sessions"), sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	rep, err := scan.Run(ctx, scan.Options{Sources: []sessions.Source{src}})
+	must(t, err)
+	if !rep.Interrupted || rep.Complete {
+		t.Fatalf("interrupted=%v complete=%v", rep.Interrupted, rep.Complete)
+	}
+}
