@@ -199,4 +199,3 @@ func redact(spec string) string {
 	}
 	return spec
 }
-

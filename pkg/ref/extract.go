@@ -73,11 +73,11 @@ type objState struct {
 }
 
 type docHandler struct {
-	e      *Extractor
-	at     Place
-	outer  *where // for embedded JSON: the string that holds it
-	level  int    // embedding level
-	objs   []objState
+	e     *Extractor
+	at    Place
+	outer *where // for embedded JSON: the string that holds it
+	level int    // embedding level
+	objs  []objState
 }
 
 func (h *docHandler) pointer(w *jsonwalk.Walker) string {
