@@ -1,16 +1,23 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite"
 )
 
 func TestMain(m *testing.M) {
@@ -32,9 +39,11 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":  cmdExits,
-			"mkblob": cmdMkblob,
-			"expand": cmdExpand,
+			"exits":     cmdExits,
+			"mkblob":    cmdMkblob,
+			"expand":    cmdExpand,
+			"sqlite":    cmdSQLite,
+			"interrupt": cmdInterrupt,
 		},
 	})
 }
@@ -84,4 +93,84 @@ func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
 	dst := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o700))
 	ts.Check(os.WriteFile(dst, []byte(os.Expand(b, ts.Getenv)), 0o600))
+}
+
+// sqlite DB SQL...: run statements against a SQLite database file (created if
+// missing), to build coffer-style fixtures. An argument @FILE runs the
+// statements in FILE (separated by ";" at the end of a line), with $VARIABLES
+// expanded.
+func cmdSQLite(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: sqlite DB SQL...")
+	}
+	db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer db.Close()
+	var stmts []string
+	for _, a := range args[1:] {
+		if f, ok := strings.CutPrefix(a, "@"); ok {
+			stmts = append(stmts, strings.Split(os.Expand(ts.ReadFile(f), ts.Getenv), ";\n")...)
+			continue
+		}
+		stmts = append(stmts, a)
+	}
+	for _, q := range stmts {
+		if strings.TrimSpace(q) == "" {
+			continue
+		}
+		if _, err := db.Exec(q); err != nil {
+			ts.Fatalf("sqlite: %s: %v", q, err)
+		}
+	}
+}
+
+// interrupt AFTER CODE prog args...: start prog, send it SIGINT after AFTER,
+// and require exit code CODE. Its stdout and stderr are written to the files
+// interrupt.stdout and interrupt.stderr in the work directory.
+func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: interrupt AFTER CODE prog [args...]")
+	}
+	after, err := time.ParseDuration(args[0])
+	ts.Check(err)
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	prog, err := exec.LookPath(args[2])
+	if err != nil {
+		// The test binary installs mediactl in a directory on the script's PATH.
+		for _, dir := range strings.Split(ts.Getenv("PATH"), string(os.PathListSeparator)) {
+			if p := filepath.Join(dir, args[2]); fileExists(p) {
+				prog = p
+				break
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prog, args[3:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("HOME")}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	ts.Check(cmd.Start())
+	time.Sleep(after)
+	ts.Check(cmd.Process.Signal(syscall.SIGINT))
+	err = cmd.Wait()
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("%s: %v", args[2], err)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs("interrupt.stdout"), stdout.Bytes(), 0o600))
+	ts.Check(os.WriteFile(ts.MkAbs("interrupt.stderr"), stderr.Bytes(), 0o600))
+	if got != want {
+		ts.Fatalf("%s exited %d after SIGINT, want %d\nstdout: %s\nstderr: %s", args[2], got, want, stdout.String(), stderr.String())
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
@@ -229,7 +230,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	go func() { workers.Wait(); close(batches) }()
 
-	c := &collector{ctx: ctx, opts: opts, rep: rep, blobs: map[blobKey]*blobState{}, other: map[string]*blobState{}}
+	c := &collector{ctx: ctx, opts: opts, rep: rep, blobs: map[blobKey]blobState{}, other: map[string]blobState{}, exts: map[string]string{}}
 	for b := range batches {
 		c.add(b)
 	}
@@ -347,8 +348,9 @@ type collector struct {
 	ctx   context.Context
 	opts  Options
 	rep   *Report
-	blobs map[blobKey]*blobState
-	other map[string]*blobState
+	blobs map[blobKey]blobState
+	other map[string]blobState
+	exts  map[string]string
 }
 
 func (c *collector) add(b batch) {
@@ -360,13 +362,14 @@ func (c *collector) add(b batch) {
 	for _, f := range b.found {
 		sr.References++
 		c.rep.References++
-		st := c.blob(f)
+		k, id := c.blobID(f)
+		st := c.get(k, id)
 		st.sources |= 1 << uint(b.source)
 		if len(c.opts.Stores) > 0 {
 			c.rep.ByStatus[f.Status.String()]++
 			switch f.Status {
 			case ref.Inside:
-				c.check(f, st)
+				c.check(f, &st)
 				if st.missing {
 					f.Missing = true
 					c.rep.DanglingReferences++
@@ -376,14 +379,17 @@ func (c *collector) add(b batch) {
 				c.list(&c.rep.Outside, f)
 			}
 		}
+		c.set(k, id, st)
 		if c.opts.OnReference != nil {
 			c.opts.OnReference(f)
 		}
 	}
 }
 
-// blob finds or adds the distinct blob a reference names.
-func (c *collector) blob(f Found) *blobState {
+// blobID names the distinct blob a reference points at: a flat
+// content-addressed name by its digest and extension (id ""), anything else by
+// its text.
+func (c *collector) blobID(f Found) (blobKey, string) {
 	id := f.Key
 	switch {
 	case len(c.opts.Stores) == 0:
@@ -394,20 +400,30 @@ func (c *collector) blob(f Found) *blobState {
 		id = strconv.Itoa(f.store) + ":" + id // keys of different stores are different blobs
 	}
 	if n, ok := blobname.Parse(id); ok && path.Base(id) == id {
-		k := blobKey{n.Digest, n.Ext}
-		st := c.blobs[k]
-		if st == nil {
-			st = &blobState{}
-			c.blobs[k] = st
+		// Interned: a substring would keep the whole reference text alive.
+		ext, ok := c.exts[n.Ext]
+		if !ok {
+			ext = strings.Clone(n.Ext)
+			c.exts[ext] = ext
 		}
-		return st
+		return blobKey{n.Digest, ext}, ""
 	}
-	st := c.other[id]
-	if st == nil {
-		st = &blobState{}
+	return blobKey{}, id
+}
+
+func (c *collector) get(k blobKey, id string) blobState {
+	if id == "" {
+		return c.blobs[k]
+	}
+	return c.other[id]
+}
+
+func (c *collector) set(k blobKey, id string, st blobState) {
+	if id == "" {
+		c.blobs[k] = st
+	} else {
 		c.other[id] = st
 	}
-	return st
 }
 
 // identity names the blob a reference points at when there is no store to
