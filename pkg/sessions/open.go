@@ -1,0 +1,178 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// ErrUsage is wrapped by every error [Open] returns for a spec or option the
+// operator got wrong (as opposed to a source that exists but cannot be read).
+var ErrUsage = errors.New("usage")
+
+// Options tune [Open].
+type Options struct {
+	// Query is the operator's SQL (--sessions-query). It is only valid with SQL
+	// sources (sqlite:, postgres://). When set, the source runs it, inside the same
+	// read-only snapshot, instead of reading every table: every text value of every
+	// result row becomes an [Item] with Place.Table "query", Place.Key the row's
+	// first column rendered as text and Place.Column the result column's name.
+	Query string
+}
+
+// Open opens the session source named by spec, as given on the command line.
+//
+// The spec forms are:
+//
+//   - sqlite:PATH — a SQLite database file (coffer's ~/.coffer/coffer.db), read
+//     through a read-only connection. PATH is a plain file path, taken literally
+//     after the "sqlite:" prefix: "sqlite:coffer.db" is relative,
+//     "sqlite:/home/u/.coffer/coffer.db" absolute. The URL-like "sqlite://…" is
+//     rejected, because tools disagree on how many slashes make a path absolute.
+//   - postgres://… or postgresql://… — a PostgreSQL connection URL (libpq syntax).
+//   - s3://, gs://, azblob://, file://, mem:// — a gocloud.dev/blob bucket URL;
+//     every object whose key ends in .json, .jsonl or .ndjson is a document.
+//   - anything else is a local path: a directory walked for session files
+//     (*.json, *.jsonl, *.ndjson), or a single file read as one document.
+//
+// What each source yields:
+//
+//   - A folder is walked recursively in lexical order; regular files named *.json,
+//     *.jsonl or *.ndjson are documents (Place.Document is the path). Symbolic
+//     links inside the folder are never followed: like *.tmp files (leftovers of
+//     atomic writes) and pipes or devices with a document's name, they are counted
+//     in Counts.Skipped and not read. A subfolder or file that cannot be read is
+//     an Item with Err; a missing or unreadable top folder makes Walk fail. The
+//     spec itself may be a link; a spec naming a file is one document.
+//   - SQLite is opened read-only (mode=ro, query_only) and never created; all of
+//     it is read in one read transaction, safe beside a live writer in WAL mode.
+//     Every TEXT or BLOB value of every user table is an Item (Place.Table, Key
+//     "col=value[,col=value]" from the primary key or "rowid=N", Column).
+//   - PostgreSQL is read in one REPEATABLE READ READ ONLY transaction. The
+//     text-like columns (text, varchar, char, name, citext, json, jsonb, xml,
+//     domains and arrays of them, cast to text) of all user tables are Items;
+//     Place.Table is "schema.table" ("table" in public), Key the primary key or
+//     "ctid=(p,i)". A table that cannot be read is an Item with Err.
+//   - A bucket is listed page by page in key order; objects whose key ends in
+//     .json, .jsonl or .ndjson are documents (Place.Document is the key).
+//
+// Rows are streamed, never loaded whole; Counts.Rows counts the rows read.
+//
+// Open returns an error wrapping [ErrUsage] when the spec or the options are wrong;
+// the message says how to fix it. A Postgres source connects in Open; a missing
+// SQLite file is reported by Open; a missing folder is reported by Walk. String
+// returns the spec with any password removed.
+func Open(ctx context.Context, spec string, opts Options) (Source, error) {
+	if strings.TrimSpace(spec) == "" {
+		return nil, usagef("empty session source: give a directory, a JSON file, sqlite:PATH, a postgres:// URL or a bucket URL")
+	}
+	query := strings.TrimSpace(opts.Query)
+	lower := strings.ToLower(spec)
+	switch {
+	case strings.HasPrefix(lower, "sqlite:"):
+		path := spec[len("sqlite:"):]
+		if strings.HasPrefix(path, "//") {
+			return nil, usagef("%q: the sqlite:// form is not accepted: write sqlite:PATH with a plain file path, e.g. sqlite:/home/u/.coffer/coffer.db or sqlite:coffer.db", spec)
+		}
+		if path == "" {
+			return nil, usagef("missing database path after sqlite:, e.g. sqlite:/home/u/.coffer/coffer.db")
+		}
+		return openSQLite(ctx, spec, path, query)
+	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		return openPostgres(ctx, spec, query)
+	}
+	if m := schemeRE.FindStringSubmatch(spec); m != nil {
+		scheme := strings.ToLower(m[1])
+		if !bucketSchemes[scheme] {
+			return nil, usagef("unsupported scheme %q in %q: use sqlite:PATH, postgres://…, a bucket URL (s3://, gs://, azblob://, file://, mem://) or a local path", scheme+"://", redactURL(spec))
+		}
+		if query != "" {
+			return nil, usagef("--sessions-query only applies to SQL sources (sqlite:PATH, postgres://…), not to the bucket %s", redactURL(spec))
+		}
+		return openBucket(ctx, spec)
+	}
+	if query != "" {
+		return nil, usagef("--sessions-query only applies to SQL sources (sqlite:PATH, postgres://…), not to the path %q", spec)
+	}
+	if looksLikeSQLite(spec) {
+		return nil, usagef("%s is a SQLite database, not a JSON file: write sqlite:%s", spec, spec)
+	}
+	return &filesSource{spec: spec}, nil
+}
+
+// schemeRE matches a URL scheme followed by "://".
+var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.\-]*)://`)
+
+var bucketSchemes = map[string]bool{"s3": true, "gs": true, "azblob": true, "file": true, "mem": true}
+
+// usagef returns an error that matches ErrUsage with errors.Is but whose text is
+// only the message: the operator reads what to fix, not an error class.
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+type usageError struct{ err error }
+
+func (e *usageError) Error() string        { return e.err.Error() }
+func (e *usageError) Unwrap() error        { return e.err }
+func (e *usageError) Is(target error) bool { return target == ErrUsage }
+
+// sqliteMagic is the first 16 bytes of every SQLite 3 database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// looksLikeSQLite reports whether path is a regular file that starts like a SQLite
+// database, so that Open can point the operator to the sqlite: form.
+func looksLikeSQLite(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false
+	}
+	return bytes.Equal(head, sqliteMagic)
+}
+
+// redactURL removes any password from a URL (user info and the "password" and
+// "sslpassword" query parameters). A string that does not parse is returned with everything between
+// "://" and "@" removed, so that no secret can leak through a parse failure.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		if i := strings.Index(s, "://"); i >= 0 {
+			if j := strings.LastIndex(s, "@"); j > i {
+				return s[:i+3] + s[j+1:]
+			}
+		}
+		return s
+	}
+	changed := false
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.User(u.User.Username())
+			changed = true
+		}
+	}
+	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
+		q.Del("password")
+		q.Del("sslpassword")
+		u.RawQuery = q.Encode()
+		changed = true
+	}
+	if !changed {
+		return s // as the operator wrote it
+	}
+	return u.String()
+}

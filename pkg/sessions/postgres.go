@@ -1,0 +1,455 @@
+package sessions
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+)
+
+// pgSource reads a PostgreSQL database (the agent-runs backend's messages table)
+// over one connection, inside one REPEATABLE READ READ ONLY transaction: a
+// consistent snapshot, and the server refuses any write. The session default is
+// read-only too (default_transaction_read_only), as a second guard.
+//
+// Without a query, every user table is read: ordinary and partitioned tables (a
+// partitioned table as a whole, not partition by partition) outside pg_catalog,
+// information_schema and pg_toast, except tables that belong to an extension.
+// Only text-like columns are selected, cast to text: the string types (text,
+// varchar, char, name, citext…), json, jsonb, xml, domains over them and arrays of
+// them. Tables without such a column are not read. Rows are ordered by primary key;
+// Place.Key is the primary key, "col=value", or "ctid=(page,item)" for a table
+// without one. A table that cannot be read (no SELECT privilege) is reported as an
+// Item with Err, rolled back to a savepoint, and the walk goes on.
+//
+// With a query, its result columns of those types, and bytea, become Items; cast
+// other columns to text in the query to include them.
+type pgSource struct {
+	spec  string // redacted
+	query string
+	host  string // host:port, for messages
+
+	mu   sync.Mutex // one Walk at a time on the connection
+	conn *pgx.Conn
+}
+
+func openPostgres(ctx context.Context, spec, query string) (Source, error) {
+	shown := redactURL(spec)
+	cfg, err := pgx.ParseConfig(spec)
+	if err != nil {
+		// Parse errors can quote the URL; report only what is safe to show.
+		detail := "cannot parse it"
+		var pe *pgconn.ParseConfigError
+		if errors.As(err, &pe) {
+			// "cannot parse `URL`: reason": keep the reason only.
+			if msg := pe.Error(); strings.HasPrefix(msg, "cannot parse `") {
+				if i := strings.LastIndex(msg, "`: "); i >= 0 {
+					detail = msg[i+3:]
+				}
+			}
+		}
+		return nil, usagef("%s is not a valid PostgreSQL URL (%s); the form is postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…]", shown, detail)
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "mediactl"
+	}
+	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	if cfg.ConnectTimeout == 0 {
+		// Without connect_timeout in the URL, an unreachable host would hang
+		// until the OS gives up.
+		cfg.ConnectTimeout = pgConnectTimeout
+	}
+	host := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	if strings.HasPrefix(cfg.Host, "/") {
+		host = cfg.Host // a unix socket folder
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s: %w", host, err)
+	}
+	return &pgSource{spec: shown, query: query, host: host, conn: conn}, nil
+}
+
+func (s *pgSource) String() string { return s.spec }
+
+func (s *pgSource) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.conn.Close(ctx)
+}
+
+// pgTextFormats asks for every result column in text format.
+var pgTextFormats = pgx.QueryResultFormatsByOID{}
+
+func (s *pgSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return c, s.fail("begin read-only transaction", err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		tx.Rollback(rctx)
+	}()
+	if _, err := tx.Exec(ctx, "SET LOCAL bytea_output = 'hex'"); err != nil {
+		return c, s.fail("set up transaction", err)
+	}
+	types, err := pgLoadTypes(ctx, tx)
+	if err != nil {
+		return c, s.fail("read the type catalog", err)
+	}
+	if s.query != "" {
+		return c, s.walkQuery(ctx, tx, types, fn, &c)
+	}
+	tables, err := pgTables(ctx, tx, types)
+	if err != nil {
+		return c, s.fail("list tables", err)
+	}
+	for _, t := range tables {
+		if err := s.walkTable(ctx, tx, t, fn, &c); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func (s *pgSource) fail(what string, err error) error {
+	return fmt.Errorf("PostgreSQL at %s: %s: %w", s.host, what, err)
+}
+
+// pgTable is one table to read.
+type pgTable struct {
+	oid         uint32
+	schema      string
+	name        string
+	partitioned bool
+	cols        []string // text-like columns
+	pk          []string
+}
+
+// label is the table as Place.Table shows it: "schema.table", without "public.".
+func (t *pgTable) label() string {
+	if t.schema == "public" {
+		return t.name
+	}
+	return t.schema + "." + t.name
+}
+
+func pgTables(ctx context.Context, tx pgx.Tx, types pgTypes) ([]*pgTable, error) {
+	rows, err := tx.Query(ctx, `
+SELECT c.oid, n.nspname::text, c.relname::text, c.relkind = 'p', a.attname::text, a.atttypid
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp\_%'
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                  WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+ORDER BY n.nspname, c.relname, a.attnum`)
+	if err != nil {
+		return nil, err
+	}
+	var tables []*pgTable
+	byOID := map[uint32]*pgTable{}
+	for rows.Next() {
+		var (
+			oid, typ          uint32
+			schema, name, col string
+			partitioned       bool
+		)
+		if err := rows.Scan(&oid, &schema, &name, &partitioned, &col, &typ); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		t := byOID[oid]
+		if t == nil {
+			t = &pgTable{oid: oid, schema: schema, name: name, partitioned: partitioned}
+			byOID[oid] = t
+			tables = append(tables, t)
+		}
+		if types.textLike(typ) {
+			t.cols = append(t.cols, col)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Keep only tables with something to read.
+	kept := tables[:0]
+	for _, t := range tables {
+		if len(t.cols) > 0 {
+			kept = append(kept, t)
+		}
+	}
+	tables = kept
+
+	rows, err = tx.Query(ctx, `
+SELECT i.indrelid, a.attname::text
+FROM pg_catalog.pg_index i
+CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+JOIN pg_catalog.pg_class c ON c.oid = i.indrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE i.indisprimary AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+ORDER BY i.indrelid, k.ord`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var oid uint32
+		var col string
+		if err := rows.Scan(&oid, &col); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if t := byOID[oid]; t != nil {
+			t.pk = append(t.pk, col)
+		}
+	}
+	return tables, rows.Err()
+}
+
+func (s *pgSource) walkTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func(Item) error, c *Counts) error {
+	// A savepoint confines a failure (no privilege on the table) to this table.
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return s.fail("savepoint", err)
+	}
+	fnErr, err := s.readTable(ctx, sp, t, fn, c)
+	if fnErr != nil {
+		return fnErr
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if rerr := sp.Rollback(ctx); rerr != nil {
+			// The connection is gone, not just this table.
+			return s.fail("read table "+t.label(), err)
+		}
+		return fn(Item{Place: ref.Place{Source: s.spec, Table: t.label(), Offset: -1}, Size: -1,
+			Err: fmt.Errorf("read table %s: %w", t.label(), err)})
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return s.fail("release savepoint", err)
+	}
+	return nil
+}
+
+// readTable streams one table. fnErr is an error from fn (it stops the walk as
+// is); err is a problem reading the table.
+func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func(Item) error, c *Counts) (fnErr, err error) {
+	var keyNames, sel []string
+	switch {
+	case len(t.pk) > 0:
+		keyNames = t.pk
+		for _, k := range t.pk {
+			sel = append(sel, pgIdent(k)+"::text")
+		}
+	case t.partitioned:
+		// A ctid is only unique within one partition.
+		keyNames = []string{"tableoid", "ctid"}
+		sel = []string{"tableoid::regclass::text", "ctid::text"}
+	default:
+		keyNames = []string{"ctid"}
+		sel = []string{"ctid::text"}
+	}
+	nk := len(sel)
+	for _, col := range t.cols {
+		sel = append(sel, pgIdent(col)+"::text")
+	}
+	from := pgIdent(t.schema) + "." + pgIdent(t.name)
+	if !t.partitioned {
+		from = "ONLY " + from // not the rows of tables inheriting from it: they are read on their own
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + from
+	if len(t.pk) > 0 {
+		var order []string
+		for _, k := range t.pk {
+			order = append(order, pgIdent(k))
+		}
+		q += " ORDER BY " + strings.Join(order, ", ")
+	}
+	rows, err := tx.Query(ctx, q, pgx.QueryExecModeDescribeExec, pgTextFormats)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	label := t.label()
+	for rows.Next() {
+		c.Rows++
+		raw := rows.RawValues()
+		key := ""
+		for i := nk; i < len(raw); i++ {
+			if raw[i] == nil {
+				continue
+			}
+			if key == "" {
+				key = renderRawKey(keyNames, raw[:nk])
+			}
+			if err := fn(Item{
+				Place: ref.Place{Source: s.spec, Table: label, Key: key, Column: t.cols[i-nk], Offset: -1},
+				Size:  -1,
+				Text:  append([]byte(nil), raw[i]...),
+			}); err != nil {
+				return err, nil
+			}
+		}
+	}
+	return nil, rows.Err()
+}
+
+func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn func(Item) error, c *Counts) error {
+	rows, err := tx.Query(ctx, s.query, pgx.QueryExecModeDescribeExec, pgTextFormats)
+	if err != nil {
+		return s.fail("--sessions-query", err)
+	}
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	for rows.Next() {
+		c.Rows++
+		raw := rows.RawValues()
+		key := "NULL"
+		if len(raw) > 0 && raw[0] != nil {
+			key = string(raw[0])
+		}
+		for i, f := range fields {
+			if i >= len(raw) || raw[i] == nil {
+				continue
+			}
+			var text []byte
+			switch {
+			case f.DataTypeOID == pgByteaOID:
+				b, ok := strings.CutPrefix(string(raw[i]), `\x`)
+				if !ok {
+					continue
+				}
+				text, err = hex.DecodeString(b)
+				if err != nil {
+					continue
+				}
+			case types.textLike(f.DataTypeOID):
+				text = append([]byte(nil), raw[i]...)
+			default:
+				continue
+			}
+			if err := fn(Item{
+				Place: ref.Place{Source: s.spec, Table: "query", Key: key, Column: f.Name, Offset: -1},
+				Size:  -1,
+				Text:  text,
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.fail("--sessions-query", err)
+	}
+	return nil
+}
+
+// renderRawKey renders text-format key values as "a=1,b=x".
+func renderRawKey(names []string, vals [][]byte) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(n)
+		b.WriteByte('=')
+		if vals[i] == nil {
+			b.WriteString("NULL")
+		} else {
+			b.Write(vals[i])
+		}
+	}
+	return b.String()
+}
+
+// pgIdent quotes a PostgreSQL identifier.
+func pgIdent(s string) string {
+	return pgx.Identifier{s}.Sanitize()
+}
+
+// pgConnectTimeout bounds connecting when the URL sets no connect_timeout.
+const pgConnectTimeout = 30 * time.Second
+
+const (
+	pgByteaOID   = 17
+	pgUnknownOID = 705
+)
+
+// pgType is the part of a pg_type row that decides whether a type is text-like.
+type pgType struct {
+	typtype, category, name string
+	catalog                 bool // in pg_catalog
+	elem, base              uint32
+}
+
+// pgTypes is the database's type catalog, by OID.
+type pgTypes map[uint32]pgType
+
+func pgLoadTypes(ctx context.Context, tx pgx.Tx) (pgTypes, error) {
+	rows, err := tx.Query(ctx, `SELECT t.oid, t.typtype::text, t.typcategory::text, t.typname::text,
+		t.typnamespace = 'pg_catalog'::regnamespace, t.typelem, t.typbasetype FROM pg_catalog.pg_type t`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	types := pgTypes{}
+	for rows.Next() {
+		var oid uint32
+		var t pgType
+		if err := rows.Scan(&oid, &t.typtype, &t.category, &t.name, &t.catalog, &t.elem, &t.base); err != nil {
+			return nil, err
+		}
+		types[oid] = t
+	}
+	return types, rows.Err()
+}
+
+// textLike reports whether values of a type are text a session could keep
+// references in: string types (category S: text, varchar, char, name, citext),
+// json, jsonb, xml, and domains over and arrays of those.
+func (m pgTypes) textLike(oid uint32) bool {
+	for range 8 { // domains of arrays of domains…, bounded
+		if oid == pgUnknownOID {
+			return true
+		}
+		t, ok := m[oid]
+		if !ok {
+			return false
+		}
+		switch {
+		case t.typtype == "d":
+			oid = t.base
+		case t.category == "S":
+			return true
+		case t.category == "A" && t.elem != 0:
+			oid = t.elem
+		case t.catalog && (t.name == "json" || t.name == "jsonb" || t.name == "xml"):
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -1,0 +1,331 @@
+package sessions
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// sqliteBusyTimeoutMS bounds how long a read waits for a lock (only WAL recovery
+// or a non-WAL writer takes one a reader has to wait for).
+const sqliteBusyTimeoutMS = 10000
+
+// sqliteSource reads a SQLite database file through a read-only connection: the
+// file is opened with mode=ro (SQLite never creates or writes it; every write
+// fails with SQLITE_READONLY) and query_only, so it is safe beside a live writer
+// in WAL mode. Everything is read in one read transaction, a consistent snapshot.
+//
+// Without a query, every user table (sqlite_master type 'table', not sqlite_*, not
+// virtual tables, whose content lives in their shadow tables) is read in name
+// order, rows in the table's own order. SQLite is dynamically typed: whatever a
+// column is declared as, every value stored as TEXT or BLOB becomes an Item.
+// Place.Key is the primary key, "col=value" (comma-joined when composite), or
+// "rowid=N" for a table without one.
+type sqliteSource struct {
+	spec  string
+	path  string
+	query string
+	db    *sql.DB
+}
+
+func openSQLite(ctx context.Context, spec, path, query string) (Source, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no SQLite database at %s (coffer keeps it at ~/.coffer/coffer.db or ~/.coffer/runs.db): %w", path, err)
+		}
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, usagef("%s is not a regular file: sqlite:PATH must name the database file", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(abs))
+	if err != nil {
+		return nil, err
+	}
+	// Walk holds one connection for its transaction; nothing needs more.
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+	}
+	return &sqliteSource{spec: spec, path: path, query: query, db: db}, nil
+}
+
+// sqliteDSN is the modernc.org/sqlite DSN opening an absolute path read-only:
+// a "file:" URI so that SQLite itself applies mode=ro (with a plain file name the
+// driver drops it), plus the driver's own _query_only and _busy_timeout keys.
+func sqliteDSN(abs string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	q := "mode=ro&_query_only=1&_busy_timeout=" + strconv.Itoa(sqliteBusyTimeoutMS)
+	return u.String() + "?" + q
+}
+
+func (s *sqliteSource) String() string { return s.spec }
+func (s *sqliteSource) Close() error   { return s.db.Close() }
+
+func (s *sqliteSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return c, fmt.Errorf("begin read transaction on %s: %w", s.path, err)
+	}
+	// Read-only: nothing to commit; rollback ends the snapshot.
+	defer tx.Rollback()
+
+	if s.query != "" {
+		err = s.walkQuery(ctx, tx, fn, &c)
+		return c, err
+	}
+	tables, err := sqliteTables(ctx, tx)
+	if err != nil {
+		return c, fmt.Errorf("list tables of %s: %w", s.path, err)
+	}
+	for _, t := range tables {
+		if err := s.walkTable(ctx, tx, t, fn, &c); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// sqliteTables lists the user tables. The first read also fixes the snapshot.
+func sqliteTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master
+		WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'
+		AND COALESCE(sql, '') NOT LIKE 'CREATE VIRTUAL TABLE%'
+		ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
+
+// sqliteColumns returns a table's columns in order and its primary key columns in
+// key order.
+func sqliteColumns(ctx context.Context, tx *sql.Tx, table string) (cols, pk []string, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name, pk FROM pragma_table_info(?) ORDER BY cid`, table)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	type pkCol struct {
+		name string
+		pos  int
+	}
+	var pks []pkCol
+	for rows.Next() {
+		var name string
+		var pos int
+		if err := rows.Scan(&name, &pos); err != nil {
+			return nil, nil, err
+		}
+		cols = append(cols, name)
+		if pos > 0 {
+			pks = append(pks, pkCol{name, pos})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	pk = make([]string, len(pks))
+	for _, p := range pks {
+		if p.pos <= len(pk) {
+			pk[p.pos-1] = p.name
+		}
+	}
+	return cols, pk, nil
+}
+
+func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, fn func(Item) error, c *Counts) error {
+	tableErr := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// A problem confined to this table (a corrupt page, an unknown collation):
+		// report it and go on with the others.
+		return fn(Item{Place: ref.Place{Source: s.spec, Table: table, Offset: -1}, Size: -1,
+			Err: fmt.Errorf("read table %s: %w", table, err)})
+	}
+	cols, pk, err := sqliteColumns(ctx, tx, table)
+	if err != nil {
+		return tableErr(err)
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	// The key: the primary key, else the rowid under a name no column shadows.
+	keyNames := pk
+	if len(keyNames) == 0 {
+		taken := map[string]bool{}
+		for _, col := range cols {
+			taken[strings.ToLower(col)] = true
+		}
+		for _, alias := range []string{"rowid", "_rowid_", "oid"} {
+			if !taken[alias] {
+				keyNames = []string{alias}
+				break
+			}
+		}
+	}
+	// Unary + keeps each value and its storage class but drops the declared type,
+	// so that the driver hands TEXT in DATE/DATETIME columns over as text instead
+	// of parsing it into a time.
+	var sel []string
+	for _, k := range keyNames {
+		sel = append(sel, "+"+sqliteIdent(k))
+	}
+	for _, col := range cols {
+		sel = append(sel, "+"+sqliteIdent(col))
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+sqliteIdent(table))
+	if err != nil {
+		return tableErr(err)
+	}
+	defer rows.Close()
+	vals := make([]any, len(sel))
+	ptrs := make([]any, len(sel))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	nk := len(keyNames)
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return tableErr(err)
+		}
+		c.Rows++
+		key := ""
+		for i, v := range vals {
+			text, ok := textValue(v)
+			if i < nk || !ok {
+				continue
+			}
+			if key == "" && nk > 0 {
+				key = renderKey(keyNames, vals[:nk])
+			}
+			if err := fn(Item{
+				Place: ref.Place{Source: s.spec, Table: table, Key: key, Column: cols[i-nk], Offset: -1},
+				Size:  -1,
+				Text:  text,
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return tableErr(err)
+	}
+	return nil
+}
+
+func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) error, c *Counts) error {
+	rows, err := tx.QueryContext(ctx, s.query)
+	if err != nil {
+		return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
+		}
+		c.Rows++
+		key := renderValue(vals[0])
+		for i, v := range vals {
+			text, ok := textValue(v)
+			if !ok {
+				continue
+			}
+			if err := fn(Item{
+				Place: ref.Place{Source: s.spec, Table: "query", Key: key, Column: cols[i], Offset: -1},
+				Size:  -1,
+				Text:  text,
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// textValue returns a TEXT or BLOB value as bytes the caller owns. database/sql
+// already copies a []byte scanned into an *any.
+func textValue(v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case string:
+		return []byte(v), true
+	case []byte:
+		return v, true
+	}
+	return nil, false
+}
+
+// renderKey renders key columns as "a=1,b=x".
+func renderKey(names []string, vals []any) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(n)
+		b.WriteByte('=')
+		b.WriteString(renderValue(vals[i]))
+	}
+	return b.String()
+}
+
+// renderValue renders one SQL value for a Place key.
+func renderValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return v
+	case []byte:
+		return "x'" + hex.EncodeToString(v) + "'"
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// sqliteIdent quotes an SQLite identifier.
+func sqliteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
