@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,13 +31,30 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI end to end: each testdata/script/*.txtar file is one
 // topic, with its files, commands, expected output and exit codes.
 func TestScripts(t *testing.T) {
+	s3 := startS3(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Condition:           condition,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("NO_COLOR", "1")
+			// An S3 server (gofakes3, in this process) every script may use;
+			// each script gets its own bucket.
+			bucket := fmt.Sprintf("e2e-%d", s3.next.Add(1))
+			if err := s3.backend.CreateBucket(bucket); err != nil {
+				return err
+			}
+			env.Setenv("S3_BUCKET", bucket)
+			env.Setenv("S3_QUERY", "endpoint="+url.QueryEscape(s3.url)+"&use_path_style=true&region=us-east-1")
+			for k, v := range s3Env {
+				env.Setenv(k, v)
+			}
+			env.Setenv("PGSCHEMA", fmt.Sprintf("e2e_%d_%d", os.Getpid(), s3.next.Load()))
+			if pg := os.Getenv("MEDIACTL_TEST_POSTGRES_URL"); pg != "" {
+				env.Setenv("PG_URL", pg)
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -44,6 +63,8 @@ func TestScripts(t *testing.T) {
 			"expand":    cmdExpand,
 			"sqlite":    cmdSQLite,
 			"interrupt": cmdInterrupt,
+			"pgexec":    cmdPgexec,
+			"s3put":     cmdS3put,
 		},
 	})
 }

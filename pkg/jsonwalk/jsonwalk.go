@@ -142,10 +142,12 @@ func (w *Walker) InObject() bool { return len(w.stack) > 0 && w.stack[len(w.stac
 
 // Pointer renders the RFC 6901 JSON pointer of the current value within its
 // top-level value ("" for the top-level value itself).
-func (w *Walker) Pointer() string {
+func (w *Walker) Pointer() string { return pointer(w.stack) }
+
+func pointer(stack []frame) string {
 	var b strings.Builder
-	for i := range w.stack {
-		f := &w.stack[i]
+	for i := range stack {
+		f := &stack[i]
 		b.WriteByte('/')
 		if f.kind == '[' {
 			b.WriteString(strconv.Itoa(f.index))
@@ -324,7 +326,8 @@ func (w *Walker) atEOF() error {
 	if len(w.stack) == 0 && w.state == stValue {
 		return nil
 	}
-	where := w.Pointer()
+	// Name the container that was left open, not the element that never came.
+	where := pointer(w.stack[:len(w.stack)-1])
 	if where == "" {
 		where = "/"
 	}
