@@ -37,7 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ee) && ee.err == nil:
 		// The command printed its report; only the code is left.
 	default:
-		fmt.Fprintf(stderr, "mediactl: error: %s\n", strings.TrimPrefix(err.Error(), "usage error: "))
+		fmt.Fprintf(stderr, "mediactl: error: %s\n", err)
 		if errors.As(err, &ee) && ee.hint != "" {
 			fmt.Fprintf(stderr, "mediactl: hint: %s\n", ee.hint)
 		} else if code == exitUsage {

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// ErrUsage is wrapped by the errors of Open and OpenBucket that are the caller's to
+// fix (a malformed or unsupported bucket URL, a store directory that does not
+// exist): a CLI reports them as usage errors.
+var ErrUsage = errors.New("usage error")
+
+// usagef returns an error that matches ErrUsage with errors.Is but whose text is
+// only the message: the operator reads what to fix, not an error class.
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+type usageError struct{ err error }
+
+func (e *usageError) Error() string        { return e.err.Error() }
+func (e *usageError) Unwrap() error        { return e.err }
+func (e *usageError) Is(target error) bool { return target == ErrUsage }
+
+var (
+	urlSpec    = regexp.MustCompile(`^[a-z][a-z0-9+.-]*://`)
+	schemeLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
+)
+
+// Open opens the store named by spec: a bucket URL when spec starts with a URL
+// scheme ("s3://bucket/prefix/", "gs://…", "azblob://…", "file:///dir", "mem://";
+// see [OpenBucket]), otherwise an existing local directory (see [OpenLocal]).
+// Errors the caller can fix wrap [ErrUsage] and say how.
+func Open(ctx context.Context, spec string) (Store, error) {
+	if spec == "" {
+		return nil, usagef("empty store: give a directory path or a bucket URL (%s)", schemeList())
+	}
+	if m := urlSpec.FindString(spec); m != "" {
+		scheme := strings.TrimSuffix(m, "://")
+		if !slices.Contains(SupportedSchemes, scheme) {
+			return nil, usagef("unsupported store URL scheme %q in %q: supported schemes are %s; a local directory is given as a plain path", m, spec, schemeList())
+		}
+		s, err := OpenBucket(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+
+	fi, err := os.Stat(spec)
+	if err != nil {
+		hint := "create it first, or pass an existing directory"
+		if m := schemeLike.FindStringSubmatch(spec); m != nil && len(m[1]) > 1 {
+			hint = fmt.Sprintf("if you meant a bucket URL, write it as %s://… (supported: %s)", strings.ToLower(m[1]), schemeList())
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, usagef("store directory %s does not exist: %s: %w", spec, hint, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("store %s: %w", spec, plainErr(err))
+	}
+	if !fi.IsDir() {
+		return nil, usagef("store %s is not a directory: pass the directory that holds the blobs, or a bucket URL (%s)", spec, schemeList())
+	}
+	s, err := OpenLocal(spec)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
