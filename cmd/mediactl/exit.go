@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mediactl/mediactl/pkg/sessions"
-	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/usage"
 )
 
 // Exit codes, the same for every command. Scripts should treat any code they do
@@ -67,7 +66,7 @@ func exitCodeOf(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, store.ErrUsage), errors.Is(err, sessions.ErrUsage):
+	case errors.Is(err, usage.Err):
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted

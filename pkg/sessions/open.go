@@ -3,18 +3,18 @@ package sessions
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/mediactl/mediactl/pkg/usage"
 )
 
 // ErrUsage is wrapped by every error [Open] returns for a spec or option the
 // operator got wrong (as opposed to a source that exists but cannot be read).
-var ErrUsage = errors.New("usage")
+var ErrUsage = usage.Err
 
 // Options tune [Open].
 type Options struct {
@@ -111,17 +111,7 @@ var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.\-]*)://`)
 
 var bucketSchemes = map[string]bool{"s3": true, "gs": true, "azblob": true, "file": true, "mem": true}
 
-// usagef returns an error that matches ErrUsage with errors.Is but whose text is
-// only the message: the operator reads what to fix, not an error class.
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
-
-type usageError struct{ err error }
-
-func (e *usageError) Error() string        { return e.err.Error() }
-func (e *usageError) Unwrap() error        { return e.err }
-func (e *usageError) Is(target error) bool { return target == ErrUsage }
+func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // sqliteMagic is the first 16 bytes of every SQLite 3 database file.
 var sqliteMagic = []byte("SQLite format 3\x00")

@@ -9,24 +9,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mediactl/mediactl/pkg/usage"
 )
 
 // ErrUsage is wrapped by the errors of Open and OpenBucket that are the caller's to
 // fix (a malformed or unsupported bucket URL, a store directory that does not
 // exist): a CLI reports them as usage errors.
-var ErrUsage = errors.New("usage error")
+var ErrUsage = usage.Err
 
-// usagef returns an error that matches ErrUsage with errors.Is but whose text is
-// only the message: the operator reads what to fix, not an error class.
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
-
-type usageError struct{ err error }
-
-func (e *usageError) Error() string        { return e.err.Error() }
-func (e *usageError) Unwrap() error        { return e.err }
-func (e *usageError) Is(target error) bool { return target == ErrUsage }
+func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 var (
 	urlSpec    = regexp.MustCompile(`^[a-z][a-z0-9+.-]*://`)
