@@ -61,7 +61,7 @@ import sys
 b, m, r, refs, rgc, rss, distinct, cpus = sys.argv[1:]
 b, m, r, rss = int(b), float(m), float(r), int(rss)
 print(f"scan benchmark ({cpus} CPUs), session tree {b/2**30:.2f} GiB in page cache, median of runs")
-print(f"  mediactl scan      {m:7.3f} s   {b/m/1e6:7.0f} MB/s   {refs} references (with places, resolved)")
+print(f"  mediactl scan      {m:7.3f} s   {b/m/1e6:7.0f} MB/s   {refs} references (with places)")
 print(f"  rg -o '[0-9a-f]{{64}}' {r:7.3f} s   {b/r/1e6:7.0f} MB/s   {rgc} hex matches")
 print(f"  ratio mediactl/rg  {m/r:.2f}   (target <= 2.0)")
 print(f"  peak RSS, {distinct} distinct references: {rss/1024:.0f} MiB (target <= 200 MiB)")

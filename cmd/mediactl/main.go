@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -21,6 +22,13 @@ import (
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		// A scan or plan holds one large, long-lived set (a byte or two per
+		// distinct blob plus its 32-byte digest) while it churns through
+		// short-lived strings. Collecting at 50% growth instead of 100% keeps
+		// peak memory near that set for ~10% more CPU. GOGC overrides it.
+		debug.SetGCPercent(50)
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 

@@ -138,18 +138,25 @@ func NewResolver(st store.Store, bases []string) *ref.Resolver {
 	return nil
 }
 
-// blobKey identifies a distinct blob compactly: a flat content-addressed name
-// by its digest and extension, anything else by its text.
+// blobKey identifies a flat content-addressed name compactly: its digest and
+// the index of its extension in collector.extList. It holds no pointer, so the
+// garbage collector never scans the map of a million of them.
 type blobKey struct {
 	digest blobname.Digest
-	ext    string
+	ext    uint16
 }
 
-type blobState struct {
-	sources uint64 // bit i: source i refers to it
-	checked bool
-	missing bool
-}
+// blobState is one byte per distinct blob: whether the store was asked about
+// it, whether it is missing, and which of the first inlineSources sources refer
+// to it. With a million distinct blobs the whole set stays near 85 MB.
+type blobState uint8
+
+const (
+	stChecked blobState = 1 << iota
+	stMissing
+	srcShift      = 2
+	inlineSources = 8 - srcShift
+)
 
 type item struct {
 	sessions.Item
@@ -230,7 +237,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	go func() { workers.Wait(); close(batches) }()
 
-	c := &collector{ctx: ctx, opts: opts, rep: rep, blobs: map[blobKey]blobState{}, other: map[string]blobState{}, exts: map[string]string{}}
+	c := &collector{ctx: ctx, opts: opts, rep: rep, blobs: map[blobKey]blobState{}, other: map[string]blobState{}, exts: map[string]uint16{}}
 	for b := range batches {
 		c.add(b)
 	}
@@ -350,7 +357,8 @@ type collector struct {
 	rep   *Report
 	blobs map[blobKey]blobState
 	other map[string]blobState
-	exts  map[string]string
+	exts  map[string]uint16     // extension → its index in blobKey
+	wide  []map[string]struct{} // blobs referred to by source inlineSources+i
 }
 
 func (c *collector) add(b batch) {
@@ -364,13 +372,13 @@ func (c *collector) add(b batch) {
 		c.rep.References++
 		k, id := c.blobID(f)
 		st := c.get(k, id)
-		st.sources |= 1 << uint(b.source)
+		c.markSource(&st, b.source, k, id)
 		if len(c.opts.Stores) > 0 {
 			c.rep.ByStatus[f.Status.String()]++
 			switch f.Status {
 			case ref.Inside:
 				c.check(f, &st)
-				if st.missing {
+				if st&stMissing != 0 {
 					f.Missing = true
 					c.rep.DanglingReferences++
 					c.list(&c.rep.Dangling, f)
@@ -400,13 +408,14 @@ func (c *collector) blobID(f Found) (blobKey, string) {
 		id = strconv.Itoa(f.store) + ":" + id // keys of different stores are different blobs
 	}
 	if n, ok := blobname.Parse(id); ok && path.Base(id) == id {
-		// Interned: a substring would keep the whole reference text alive.
 		ext, ok := c.exts[n.Ext]
-		if !ok {
-			ext = strings.Clone(n.Ext)
-			c.exts[ext] = ext
+		if !ok && len(c.exts) < 1<<16 {
+			ext, ok = uint16(len(c.exts)), true
+			c.exts[strings.Clone(n.Ext)] = ext
 		}
-		return blobKey{n.Digest, ext}, ""
+		if ok {
+			return blobKey{n.Digest, ext}, ""
+		}
 	}
 	return blobKey{}, id
 }
@@ -440,19 +449,19 @@ func identity(r ref.Reference) string {
 }
 
 func (c *collector) check(f Found, st *blobState) {
-	if st.checked {
+	if *st&stChecked != 0 {
 		return
 	}
-	st.checked = true
+	*st |= stChecked
 	_, err := c.opts.Stores[f.store].Store.Stat(c.ctx, f.Key)
 	switch {
 	case err == nil:
 	case errors.Is(err, store.ErrNotExist):
-		st.missing = true
+		*st |= stMissing
 		c.rep.DanglingBlobs++
 	default:
 		// Neither present nor provably missing: the scan is incomplete.
-		st.checked = false
+		*st &^= stChecked
 		c.rep.Complete = false
 		c.listProblem(Problem{Place: ref.Place{Source: f.Store, Document: f.Key, Offset: -1}, Err: err.Error()})
 	}
@@ -480,18 +489,41 @@ func (c *collector) list(l *[]Found, f Found) {
 	*l = append(*l, f)
 }
 
+// markSource records that source refers to a blob: in the blob's state byte
+// for the first sources, in a set of its own for the rest (rare: more than six
+// --sessions).
+func (c *collector) markSource(st *blobState, source int, k blobKey, id string) {
+	if source < inlineSources {
+		*st |= 1 << (srcShift + source)
+		return
+	}
+	for len(c.wide) <= source-inlineSources {
+		c.wide = append(c.wide, map[string]struct{}{})
+	}
+	if id == "" {
+		id = string(k.digest[:]) + string([]byte{byte(k.ext), byte(k.ext >> 8)})
+	}
+	c.wide[source-inlineSources][id] = struct{}{}
+}
+
 func (c *collector) finish() {
 	for i := range c.rep.Sources {
-		bit := uint64(1) << uint(i)
 		var n int64
-		for _, st := range c.blobs {
-			if st.sources&bit != 0 {
-				n++
+		if i >= inlineSources {
+			if i-inlineSources < len(c.wide) {
+				n = int64(len(c.wide[i-inlineSources]))
 			}
-		}
-		for _, st := range c.other {
-			if st.sources&bit != 0 {
-				n++
+		} else {
+			bit := blobState(1) << (srcShift + i)
+			for _, st := range c.blobs {
+				if st&bit != 0 {
+					n++
+				}
+			}
+			for _, st := range c.other {
+				if st&bit != 0 {
+					n++
+				}
 			}
 		}
 		c.rep.Sources[i].DistinctBlobs = n

@@ -152,3 +152,36 @@ func TestCancelledScanIsInterrupted(t *testing.T) {
 		t.Fatalf("interrupted=%v complete=%v", rep.Interrupted, rep.Complete)
 	}
 }
+
+// TestManySourcesCountDistinctPerSource crosses the point where per-source
+// membership moves out of the one-byte blob state into sets of its own.
+func TestManySourcesCountDistinctPerSource(t *testing.T) {
+	root, names := forgeDir(t, "a", "b", "c")
+	ctx := context.Background()
+	var srcs []sessions.Source
+	for i := range 9 {
+		dir := filepath.Join(root, fmt.Sprintf("s%d", i))
+		must(t, os.MkdirAll(dir, 0o700))
+		// Source i refers to blob a always, and to b when i is odd.
+		body := fmt.Sprintf(`["/x/%s"`, names[0])
+		if i%2 == 1 {
+			body += fmt.Sprintf(`, "/x/%s", "/y/%s"`, names[1], names[1])
+		}
+		must(t, os.WriteFile(filepath.Join(dir, "s.json"), []byte(body+"]"), 0o600))
+		src, err := sessions.Open(ctx, dir, sessions.Options{})
+		must(t, err)
+		defer src.Close()
+		srcs = append(srcs, src)
+	}
+	rep, err := scan.Run(ctx, scan.Options{Sources: srcs})
+	must(t, err)
+	for i, s := range rep.Sources {
+		want := int64(1 + i%2)
+		if s.DistinctBlobs != want || s.References != 1+2*int64(i%2) {
+			t.Errorf("source %d: %d distinct blobs, %d references; want %d distinct", i, s.DistinctBlobs, s.References, want)
+		}
+	}
+	if rep.DistinctBlobs != 2 {
+		t.Errorf("distinct blobs %d, want 2", rep.DistinctBlobs)
+	}
+}
