@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
@@ -80,12 +84,17 @@ func runScan(c *cli.Context) error {
 			}{"reference", f})
 		}
 	}
+	start := time.Now()
+	g.log.Debug("scan starting", "sources", len(t.sources), "stores", len(t.stores), "jobs", opts.Jobs)
 	rep, err := scan.Run(c.Context, opts)
 	bar.Finish()
 	if err != nil {
 		return usageErr("", "%v", err)
 	}
 	code := scanExitCode(rep)
+	g.log.Info("scan finished", "references", rep.References, "distinct_blobs", rep.DistinctBlobs,
+		"dangling", rep.DanglingReferences, "problems", len(rep.Problems), "complete", rep.Complete,
+		"seconds", time.Since(start).Seconds(), "exit_code", code)
 	switch g.output {
 	case "json":
 		err = writeJSON(g.stdout, scanDocument(rep, code))
@@ -139,6 +148,18 @@ func scanDocument(rep *scan.Report, code int) *scanJSON {
 	return &scanJSON{Schema: scanSchema, Version: version(), ExitCode: code, Report: rep}
 }
 
+// printable returns s as is when it is valid UTF-8 without control characters,
+// else quoted: session content is untrusted, and a reference must not be able to
+// move the cursor or recolour an operator's terminal.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -160,13 +181,13 @@ func printScan(w io.Writer, rep *scan.Report, quiet bool) {
 		}
 	}
 	for _, f := range rep.Dangling {
-		fmt.Fprintf(w, "dangling  %s  %s (missing from %s)\n", f.Place, f.Ref.Raw, f.Store)
+		fmt.Fprintf(w, "dangling  %s  %s (missing from %s)\n", printable(f.Place.String()), printable(f.Ref.Raw), f.Store)
 	}
 	for _, f := range rep.Outside {
-		fmt.Fprintf(w, "outside   %s  %s (not inside any store; never acted on)\n", f.Place, f.Ref.Raw)
+		fmt.Fprintf(w, "outside   %s  %s (not inside any store; never acted on)\n", printable(f.Place.String()), printable(f.Ref.Raw))
 	}
 	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "problem   %s: %s\n", p.Place, p.Err)
+		fmt.Fprintf(w, "problem   %s: %s\n", printable(p.Place.String()), printable(p.Err))
 	}
 	if rep.Truncated {
 		fmt.Fprintln(w, "(lists cut at --max-listed; the counts below are complete; -o ndjson streams every reference)")
