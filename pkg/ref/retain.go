@@ -31,6 +31,7 @@ type Index struct {
 	odd      []oddName // names that are not a single token
 	marks    []atomic.Bool
 	keys     []string
+	ids      map[string]int32
 }
 
 type oddName struct {
@@ -40,13 +41,14 @@ type oddName struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{byToken: map[string][]int32{}, byDigest: map[blobname.Digest][]int32{}}
+	return &Index{byToken: map[string][]int32{}, byDigest: map[blobname.Digest][]int32{}, ids: map[string]int32{}}
 }
 
 // Add registers a blob by its store key and returns its id (0, 1, 2, …).
 func (x *Index) Add(key string) int {
 	id := int32(len(x.keys))
 	x.keys = append(x.keys, key)
+	x.ids[key] = id
 	x.marks = append(x.marks, atomic.Bool{})
 	name := path.Base(key)
 	if n, ok := blobname.Parse(name); ok {
@@ -68,6 +70,12 @@ func (x *Index) Len() int { return len(x.keys) }
 
 // Key returns the key of blob id.
 func (x *Index) Key(id int) string { return x.keys[id] }
+
+// Lookup returns the id of the blob added with key.
+func (x *Index) Lookup(key string) (int, bool) {
+	id, ok := x.ids[key]
+	return int(id), ok
+}
 
 // Referenced reports whether blob id was marked.
 func (x *Index) Referenced(id int) bool { return x.marks[id].Load() }

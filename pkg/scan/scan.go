@@ -47,6 +47,9 @@ type Options struct {
 	OnReference func(Found)
 	// Progress, when set, is told about bytes read.
 	Progress Progress
+	// Text, when set, is called with every string of every document and value,
+	// from several goroutines at once (ref.Index.Mark is such a function).
+	Text func(s []byte)
 }
 
 // Progress receives progress from a running scan. Implementations must be safe
@@ -229,7 +232,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			w := &worker{ctx: ctx, stores: opts.Stores, progress: opts.Progress, out: batches}
+			w := &worker{ctx: ctx, stores: opts.Stores, progress: opts.Progress, text: opts.Text, out: batches}
 			for it := range items {
 				w.handle(it)
 			}
@@ -263,6 +266,7 @@ type worker struct {
 	ctx      context.Context
 	stores   []Target
 	progress Progress
+	text     func([]byte)
 	out      chan<- batch
 	found    []Found
 	ex       *ref.Extractor
@@ -273,7 +277,7 @@ func (w *worker) handle(it item) {
 		return
 	}
 	if w.ex == nil {
-		w.ex = &ref.Extractor{Found: w.add}
+		w.ex = &ref.Extractor{Found: w.add, Text: w.text}
 	}
 	w.found = nil
 	b := batch{source: it.source}

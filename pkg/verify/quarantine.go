@@ -1,0 +1,123 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// Quarantined is one blob taken out of the store, as its manifest line records it.
+type Quarantined struct {
+	Key      string    `json:"key"`      // where it was in the store
+	Moved    string    `json:"moved_to"` // its key in the quarantine store
+	Expected string    `json:"expected"` // the digest its name promises
+	Actual   string    `json:"actual"`   // the digest of its content
+	Size     int64     `json:"size"`     // bytes
+	How      string    `json:"how"`      // "rename" or "copy"
+	Time     time.Time `json:"time"`     // when it was moved
+	Err      string    `json:"error,omitempty"`
+}
+
+// QuarantineReport is the outcome of Quarantine.
+type QuarantineReport struct {
+	Folder   string        `json:"folder"`   // this run's folder in the quarantine store
+	Manifest string        `json:"manifest"` // key of the manifest in the quarantine store
+	Moved    []Quarantined `json:"moved"`
+	// Kept are corrupt blobs left in place, with the reason (the blob changed
+	// since it was hashed, the copy could not be proven, …).
+	Kept []Quarantined `json:"kept"`
+}
+
+// Quarantine moves the corrupt blobs of a Run out of src into dst, under a
+// folder named after now, and writes a manifest line per blob there. It never
+// plainly deletes: a blob is moved by a rename when both stores are local
+// folders on one file system, and otherwise copied, the copy read back and
+// hashed, and only then removed from src. Before moving, each blob is hashed
+// again; one that no longer matches the corrupt digest (a writer replaced it)
+// is kept.
+func Quarantine(ctx context.Context, src, dst store.Store, corrupt []Result, now time.Time) (*QuarantineReport, error) {
+	now = now.UTC()
+	folder := now.Format("20060102T150405.000000000Z")
+	rep := &QuarantineReport{Folder: folder, Manifest: folder + "/manifest.jsonl", Moved: []Quarantined{}, Kept: []Quarantined{}}
+	for _, c := range corrupt {
+		if c.Category != Corrupt {
+			continue
+		}
+		q := Quarantined{Key: c.Key, Moved: folder + "/" + c.Key, Expected: c.Expected, Actual: c.Actual, Size: c.Size, Time: now}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		how, err := move(ctx, src, dst, c, q.Moved)
+		q.How = how
+		if err != nil {
+			q.Err = err.Error()
+			rep.Kept = append(rep.Kept, q)
+			continue
+		}
+		rep.Moved = append(rep.Moved, q)
+	}
+	var manifest bytes.Buffer
+	enc := json.NewEncoder(&manifest)
+	for _, q := range append(append([]Quarantined(nil), rep.Moved...), rep.Kept...) {
+		enc.Encode(q)
+	}
+	if err := dst.Put(ctx, rep.Manifest, &manifest, store.PutOptions{ContentType: "application/x-ndjson", IfNotExist: true}); err != nil {
+		return rep, fmt.Errorf("quarantine: write manifest %s: %w", rep.Manifest, err)
+	}
+	return rep, nil
+}
+
+// move takes one corrupt blob out of src. It reports how it moved it.
+func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (string, error) {
+	// The blob must still be the corrupt one that was hashed.
+	if sum, _, err := hashKey(ctx, src, c.Key); err != nil {
+		return "", fmt.Errorf("re-read before moving: %w", err)
+	} else if sum != c.Actual {
+		return "", fmt.Errorf("kept: content changed since it was hashed (now %s)", sum)
+	}
+	ls, srcLocal := src.(*store.LocalStore)
+	ld, dstLocal := dst.(*store.LocalStore)
+	if srcLocal && dstLocal {
+		err := ls.MoveTo(ctx, c.Key, ld, dstKey)
+		if err == nil {
+			return "rename", nil
+		}
+		if !errors.Is(err, store.ErrCrossDevice) {
+			return "rename", err
+		}
+	}
+	// Copy, prove the copy, then remove the original.
+	rc, err := src.Open(ctx, c.Key)
+	if err != nil {
+		return "copy", err
+	}
+	h := sha256.New()
+	err = dst.Put(ctx, dstKey, io.TeeReader(rc, h), store.PutOptions{IfNotExist: true, Metadata: map[string]string{"sha256": c.Actual}})
+	rc.Close()
+	if err != nil {
+		return "copy", fmt.Errorf("copy to quarantine: %w", err)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != c.Actual {
+		return "copy", fmt.Errorf("kept: content changed while copying (now %s); the copy stays in quarantine", sum)
+	}
+	if sum, _, err := hashKey(ctx, dst, dstKey); err != nil || sum != c.Actual {
+		return "copy", fmt.Errorf("kept: the quarantine copy could not be proven (%v, %s)", err, sum)
+	}
+	if err := src.Delete(ctx, c.Key); err != nil {
+		return "copy", fmt.Errorf("copied, but not removed from the store: %w", err)
+	}
+	return "copy", nil
+}
+
+func hashKey(ctx context.Context, st store.Store, key string) (string, int64, error) {
+	h := &hasher{st: st, buf: make([]byte, 256<<10)}
+	return h.hash(ctx, key)
+}

@@ -1,0 +1,611 @@
+// Package verify proves that the blobs of a store are intact: every
+// content-addressed blob is read in full and its sha256 compared with its name.
+//
+// Run only reads. It classifies each blob (ok, corrupt, unverifiable,
+// unreadable), notes anomalies that are not corruption but deserve an
+// operator's eye (symlinks, non-regular files, leftover temporary files, empty
+// blobs, an extension that contradicts the content, permissions wider than the
+// rest of the store), and returns a Report. Taking corrupt blobs out of the
+// store is a separate, explicit step: Quarantine.
+//
+// Hashing streams each blob through crypto/sha256 (which uses the CPU's SHA
+// instructions where present) on Jobs workers, one buffer per worker.
+package verify
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// Category is the verdict on one blob.
+type Category string
+
+const (
+	// OK: the content hashes to the name (or to the sha256 in its metadata).
+	OK Category = "ok"
+	// Corrupt: the content hashes to something else.
+	Corrupt Category = "corrupt"
+	// Unverifiable: an opaque name with no stored sha256: only its existence
+	// and size could be checked.
+	Unverifiable Category = "unverifiable"
+	// Unreadable: an I/O error stopped the check; the run is incomplete.
+	Unreadable Category = "unreadable"
+)
+
+// AnomalyKind names something odd about an entry that is not corruption.
+type AnomalyKind string
+
+const (
+	Symlink         AnomalyKind = "symlink"          // never followed; Detail is the target
+	NotRegular      AnomalyKind = "not-regular"      // fifo, socket, device, …
+	Temporary       AnomalyKind = "temporary"        // leftover of an interrupted write
+	Empty           AnomalyKind = "empty"            // zero bytes
+	WrongExtension  AnomalyKind = "wrong-extension"  // content's magic bytes say another type
+	WidePermissions AnomalyKind = "wide-permissions" // readable or writable by more than the rest of the store
+)
+
+// Anomaly is one odd entry.
+type Anomaly struct {
+	Key    string      `json:"key"`
+	Kind   AnomalyKind `json:"kind"`
+	Detail string      `json:"detail"`
+}
+
+// Result is the check of one blob.
+type Result struct {
+	Key      string   `json:"key"`
+	Size     int64    `json:"size"`
+	Category Category `json:"category"`
+	// Expected is the digest the blob should have: from its name, or from the
+	// sha256 in its metadata. Actual is what its content hashes to.
+	Expected string `json:"expected,omitempty"`
+	Actual   string `json:"actual,omitempty"`
+	// How says how the verdict was reached: "sha256" (read in full), "metadata"
+	// (--fast: size and stored sha256), "exists" (opaque name).
+	How string `json:"how"`
+	Err string `json:"error,omitempty"`
+	// Referenced is set when sessions were read and some session refers to the
+	// blob (the conservative retention rule).
+	Referenced bool `json:"referenced,omitempty"`
+
+	head []byte // first bytes of the content, for the magic-number check
+}
+
+// Subset selects a deterministic part of the store: part N of T (1 ≤ N ≤ T).
+// Runs with N = 1..T together check every blob exactly once.
+type Subset struct{ N, T int }
+
+// Options configure Run.
+type Options struct {
+	Store store.Store
+	// Jobs is the number of blobs hashed at once; 0 means one per CPU. Use 1 on
+	// spinning disks, where parallel reads are several times slower.
+	Jobs int
+	// Subset, when T > 0, checks only part N of T.
+	Subset Subset
+	// Sample, when in (0, 1), checks a random fraction of the blobs.
+	Sample float64
+	// Seed seeds Sample's choice; 0 picks a random seed.
+	Seed uint64
+	// Fast checks bucket objects by size and stored sha256 metadata instead of
+	// downloading them. It has no effect on local stores.
+	Fast bool
+	// Sessions, when given, are read too: the report then lists dangling
+	// references (Scan), counts orphans — blobs no session refers to under the
+	// retention rule — and lists corrupt blobs that sessions refer to first.
+	Sessions []sessions.Source
+	// Bases are directories relative references are relative to (a forge work
+	// directory).
+	Bases []string
+	// MaxListed caps each list of the report (counts stay exact); 0 means 10,000.
+	MaxListed int
+	// Progress, when set, is told about bytes hashed.
+	Progress interface{ Add(int64) }
+	// OnResult, when set, is called for every blob checked, from one goroutine.
+	OnResult func(Result)
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Store string `json:"store"`
+	// Mode is "full" (every selected blob read and hashed) or "fast".
+	Mode string `json:"mode"`
+	// Blobs is how many blobs the store holds (regular files and objects);
+	// Selected how many of them this run was to check (--subset, --sample).
+	Blobs    int64   `json:"blobs"`
+	Selected int64   `json:"selected"`
+	Fraction float64 `json:"fraction"`
+	// Counts per category, over the selected blobs.
+	Counts map[Category]int64 `json:"counts"`
+	// BytesRead is the bytes hashed; Seconds the time the run took.
+	BytesRead int64   `json:"bytes_read"`
+	Seconds   float64 `json:"seconds"`
+
+	Corrupt      []Result  `json:"corrupt"`
+	Unreadable   []Result  `json:"unreadable"`
+	Unverifiable int64     `json:"-"`
+	Anomalies    []Anomaly `json:"anomalies"`
+	AnomalyCount int64     `json:"anomaly_count"`
+	// Truncated is set when a list was cut at MaxListed.
+	Truncated bool `json:"truncated,omitempty"`
+
+	// With sessions: the scan of the sessions against this store (dangling
+	// references), and the blobs no session refers to.
+	Scan        *scan.Report `json:"scan,omitempty"`
+	Orphans     int64        `json:"orphans"`
+	OrphanBytes int64        `json:"orphan_bytes"`
+
+	// Complete is false when a blob, the listing or a session could not be read.
+	Complete    bool   `json:"complete"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	ListError   string `json:"list_error,omitempty"`
+}
+
+// ReferencedCorrupt counts the corrupt blobs that a session refers to: the
+// breakage users see.
+func (r *Report) ReferencedCorrupt() int64 {
+	var n int64
+	for _, c := range r.Corrupt {
+		if c.Referenced {
+			n++
+		}
+	}
+	return n
+}
+
+type job struct {
+	entry store.Entry
+}
+
+// Run checks the store. It returns an error only for invalid options;
+// everything that goes wrong while checking is in the report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Store == nil {
+		return nil, errors.New("verify: no store")
+	}
+	if t := opts.Subset.T; t != 0 && (t < 1 || opts.Subset.N < 1 || opts.Subset.N > t) {
+		return nil, fmt.Errorf("verify: subset %d/%d: want n/t with 1 <= n <= t", opts.Subset.N, opts.Subset.T)
+	}
+	if opts.Sample < 0 || opts.Sample > 1 {
+		return nil, fmt.Errorf("verify: sample %g: want a fraction in (0, 1]", opts.Sample)
+	}
+	if opts.Jobs <= 0 {
+		opts.Jobs = runtime.NumCPU()
+	}
+	if opts.MaxListed <= 0 {
+		opts.MaxListed = 10000
+	}
+	_, isBucket := opts.Store.(store.Bucket)
+	fast := opts.Fast && isBucket
+	rep := &Report{Store: opts.Store.Location(), Mode: "full", Counts: map[Category]int64{}, Complete: true}
+	if fast {
+		rep.Mode = "fast"
+	}
+	start := time.Now()
+	var idx *sessionIndex
+	if len(opts.Sessions) > 0 {
+		var err error
+		if idx, err = readSessions(ctx, opts, rep); err != nil {
+			return nil, err
+		}
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	sampler := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+
+	jobs := make(chan job, 4*opts.Jobs)
+	results := make(chan Result, 4*opts.Jobs)
+	var wg sync.WaitGroup
+	for range opts.Jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := &hasher{st: opts.Store, fast: fast, buf: make([]byte, 1<<20), progress: opts.Progress}
+			for j := range jobs {
+				results <- h.check(ctx, j.entry)
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+
+	// The listing runs in its own goroutine; this one collects results.
+	perms := newPermCensus(opts.MaxListed)
+	var anomalies []Anomaly
+	var listErr error
+	var listed, selected int64
+	go func() {
+		defer close(jobs)
+		listErr = opts.Store.List(ctx, "", func(e store.Entry) error {
+			if a, skip := entryAnomaly(e); skip {
+				anomalies = append(anomalies, a)
+				return nil
+			}
+			if e.Mode != 0 {
+				perms.add(e.Key, e.Mode.Perm())
+			}
+			if isTemporary(e.Key) {
+				anomalies = append(anomalies, Anomaly{e.Key, Temporary, "leftover of an interrupted write; not a blob"})
+				return nil
+			}
+			listed++
+			if !selectedBy(e.Key, opts.Subset) || (opts.Sample > 0 && opts.Sample < 1 && sampler.Float64() >= opts.Sample) {
+				return nil
+			}
+			selected++
+			select {
+			case jobs <- job{e}:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+
+	var resultAnomalies []Anomaly
+	for r := range results {
+		if idx != nil {
+			r.Referenced = idx.referenced(r.Key)
+		}
+		rep.Counts[r.Category]++
+		switch r.Category {
+		case Corrupt:
+			rep.list(&rep.Corrupt, r, opts.MaxListed)
+		case Unreadable:
+			rep.Complete = false
+			rep.list(&rep.Unreadable, r, opts.MaxListed)
+		}
+		if r.Size == 0 && r.Category != Unreadable {
+			resultAnomalies = append(resultAnomalies, Anomaly{r.Key, Empty, "zero bytes"})
+		}
+		if r.How == "sha256" {
+			rep.BytesRead += r.Size
+		}
+		if opts.OnResult != nil {
+			opts.OnResult(r)
+		}
+		if kind, detail := magicMismatch(r); kind != "" {
+			resultAnomalies = append(resultAnomalies, Anomaly{r.Key, kind, detail})
+		}
+	}
+	// results is closed only after the listing goroutine closed jobs.
+	if listErr != nil {
+		rep.Complete = false
+		if errors.Is(listErr, context.Canceled) {
+			rep.Interrupted = true
+		} else {
+			rep.ListError = listErr.Error()
+		}
+	}
+	if ctx.Err() != nil {
+		rep.Interrupted, rep.Complete = true, false
+	}
+	rep.Blobs, rep.Selected = listed, selected
+	if listed > 0 {
+		rep.Fraction = float64(selected) / float64(listed)
+	}
+	all := append(anomalies, resultAnomalies...)
+	all = append(all, perms.wide()...)
+	rep.AnomalyCount = int64(len(all))
+	sort.Slice(all, func(i, j int) bool {
+		return all[i].Key < all[j].Key || all[i].Key == all[j].Key && all[i].Kind < all[j].Kind
+	})
+	if len(all) > opts.MaxListed {
+		all, rep.Truncated = all[:opts.MaxListed], true
+	}
+	rep.Anomalies = all
+	// Corrupt blobs that sessions refer to are user-visible breakage: first.
+	sort.SliceStable(rep.Corrupt, func(i, j int) bool {
+		a, b := rep.Corrupt[i], rep.Corrupt[j]
+		if a.Referenced != b.Referenced {
+			return a.Referenced
+		}
+		return a.Key < b.Key
+	})
+	sort.Slice(rep.Unreadable, func(i, j int) bool { return rep.Unreadable[i].Key < rep.Unreadable[j].Key })
+	rep.Unverifiable = rep.Counts[Unverifiable]
+	if idx != nil {
+		rep.Orphans, rep.OrphanBytes = idx.orphans()
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+func (r *Report) list(l *[]Result, res Result, max int) {
+	if len(*l) >= max {
+		r.Truncated = true
+		return
+	}
+	*l = append(*l, res)
+}
+
+// entryAnomaly reports entries that are not blobs at all: symlinks (never
+// followed) and other non-regular files.
+func entryAnomaly(e store.Entry) (Anomaly, bool) {
+	switch {
+	case e.Mode&fs.ModeSymlink != 0:
+		return Anomaly{e.Key, Symlink, "points to " + e.Link + " (not followed)"}, true
+	case !e.Regular():
+		return Anomaly{e.Key, NotRegular, e.Mode.Type().String()}, true
+	}
+	return Anomaly{}, false
+}
+
+var tempSuffixes = []string{".tmp", ".temp", ".part", ".partial", ".download", ".crdownload", ".swp", "~"}
+
+// isTemporary recognises leftovers of interrupted writes: "x.json.tmp",
+// ".tmp-1234", "x.part".
+func isTemporary(key string) bool {
+	base := strings.ToLower(path.Base(key))
+	for _, s := range tempSuffixes {
+		if strings.HasSuffix(base, s) {
+			return true
+		}
+	}
+	return strings.HasPrefix(base, ".tmp") || strings.HasPrefix(base, "tmp-") || strings.Contains(base, ".tmp.")
+}
+
+// selectedBy places a key in part N of T by a hash that does not depend on the
+// run: the digest of a content-addressed name, else FNV-1a of the key.
+func selectedBy(key string, s Subset) bool {
+	if s.T <= 1 {
+		return true
+	}
+	var h uint64
+	if n, ok := blobname.Parse(key); ok && path.Base(key) == key {
+		h = binary.BigEndian.Uint64(n.Digest[:8])
+	} else {
+		f := fnv.New64a()
+		io.WriteString(f, key)
+		h = f.Sum64()
+	}
+	return int(h%uint64(s.T)) == s.N-1
+}
+
+type hasher struct {
+	st       store.Store
+	fast     bool
+	buf      []byte
+	head     []byte
+	progress interface{ Add(int64) }
+}
+
+// check decides one blob.
+func (h *hasher) check(ctx context.Context, e store.Entry) Result {
+	r := Result{Key: e.Key, Size: e.Size}
+	name, contentAddressed := blobname.Parse(e.Key)
+	if contentAddressed {
+		r.Expected = name.Digest.String()
+	}
+	_, isBucket := h.st.(store.Bucket)
+	if isBucket && (h.fast || !contentAddressed) {
+		// Only Stat carries the metadata a copy was stamped with.
+		attrs, err := h.st.Stat(ctx, e.Key)
+		if err != nil {
+			return unreadable(r, err)
+		}
+		stored := strings.ToLower(attrs.Metadata["sha256"])
+		if !contentAddressed {
+			r.Expected = stored
+		}
+		if h.fast {
+			r.How = "metadata"
+			switch {
+			case stored == "":
+				r.Category, r.Err = Unverifiable, "no sha256 metadata: run without --fast to hash the content"
+			case attrs.Size != e.Size || (contentAddressed && stored != r.Expected):
+				r.Category, r.Actual = Corrupt, stored
+				r.Err = fmt.Sprintf("stored sha256 %s, size %d (listed %d)", stored, attrs.Size, e.Size)
+			default:
+				r.Category = OK
+			}
+			return r
+		}
+	}
+	if r.Expected == "" {
+		// An opaque name with nothing to compare with: it exists, it has a size.
+		r.How, r.Category = "exists", Unverifiable
+		return r
+	}
+	sum, n, err := h.hash(ctx, e.Key)
+	r.How = "sha256"
+	if err != nil {
+		return unreadable(r, err)
+	}
+	r.Size, r.Actual = n, sum
+	r.Category = OK
+	if sum != r.Expected {
+		r.Category = Corrupt
+	}
+	if h.head != nil {
+		r.head = append([]byte(nil), h.head...)
+	}
+	return r
+}
+
+func unreadable(r Result, err error) Result {
+	r.Category, r.Err = Unreadable, err.Error()
+	return r
+}
+
+// hash reads key in full and returns its hex sha256 and length. The first bytes
+// are kept in h.head for the magic-number check.
+func (h *hasher) hash(ctx context.Context, key string) (string, int64, error) {
+	rc, err := h.st.Open(ctx, key)
+	if err != nil {
+		return "", 0, err
+	}
+	defer rc.Close()
+	sum := sha256.New()
+	var n int64
+	h.head = h.head[:0]
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", n, err
+		}
+		m, err := rc.Read(h.buf)
+		if m > 0 {
+			if len(h.head) < magicLen {
+				h.head = append(h.head, h.buf[:min(m, magicLen-len(h.head))]...)
+			}
+			sum.Write(h.buf[:m])
+			n += int64(m)
+			if h.progress != nil {
+				h.progress.Add(int64(m))
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", n, fmt.Errorf("read %s at byte %d: %w", key, n, err)
+		}
+	}
+	return hex.EncodeToString(sum.Sum(nil)), n, nil
+}
+
+// permCensus finds the permissions most blobs have, and the blobs whose
+// permissions grant more than that (forge writes 0600; a 0644 blob was put
+// there by something else, and is readable by every user).
+type permCensus struct {
+	counts map[fs.FileMode]int64
+	keys   map[fs.FileMode][]string
+	max    int
+}
+
+func newPermCensus(max int) *permCensus {
+	return &permCensus{counts: map[fs.FileMode]int64{}, keys: map[fs.FileMode][]string{}, max: max}
+}
+
+func (p *permCensus) add(key string, perm fs.FileMode) {
+	p.counts[perm]++
+	if len(p.keys[perm]) < p.max {
+		p.keys[perm] = append(p.keys[perm], key)
+	}
+}
+
+func (p *permCensus) wide() []Anomaly {
+	var usual fs.FileMode
+	var most int64 = -1
+	for perm, n := range p.counts {
+		if n > most || n == most && perm < usual {
+			usual, most = perm, n
+		}
+	}
+	var out []Anomaly
+	for perm, keys := range p.keys {
+		if perm&^usual == 0 {
+			continue
+		}
+		for _, k := range keys {
+			out = append(out, Anomaly{k, WidePermissions, fmt.Sprintf("mode %04o grants more than the store's usual %04o", perm, usual)})
+		}
+	}
+	return out
+}
+
+// magic bytes of the types forge writes, by the extension forge gives them.
+const magicLen = 12
+
+var magics = map[string]func([]byte) bool{
+	".png":  func(b []byte) bool { return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) },
+	".jpg":  func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8\xff")) },
+	".jpeg": func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8\xff")) },
+	".gif": func(b []byte) bool {
+		return bytes.HasPrefix(b, []byte("GIF87a")) || bytes.HasPrefix(b, []byte("GIF89a"))
+	},
+	".webp": func(b []byte) bool { return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" },
+	".pdf":  func(b []byte) bool { return bytes.HasPrefix(b, []byte("%PDF-")) },
+}
+
+func magicMismatch(r Result) (AnomalyKind, string) {
+	if r.head == nil || r.Size == 0 {
+		return "", ""
+	}
+	ext := strings.ToLower(path.Ext(r.Key))
+	is, ok := magics[ext]
+	if !ok || is(r.head) {
+		return "", ""
+	}
+	for other, match := range magics {
+		if match(r.head) && other != ".jpeg" {
+			return WrongExtension, fmt.Sprintf("named %s but the content is %s", ext, strings.TrimPrefix(other, "."))
+		}
+	}
+	return WrongExtension, fmt.Sprintf("named %s but the content does not start like one", ext)
+}
+
+// sessionIndex knows every blob of the store and which of them sessions refer to.
+type sessionIndex struct {
+	idx   *ref.Index
+	sizes []int64
+}
+
+// readSessions lists the store into a retention index, then scans the sessions
+// once: explicit references give the dangling ones, every string marks the
+// blobs it names.
+func readSessions(ctx context.Context, opts Options, rep *Report) (*sessionIndex, error) {
+	si := &sessionIndex{idx: ref.NewIndex()}
+	err := opts.Store.List(ctx, "", func(e store.Entry) error {
+		if e.Regular() && !isTemporary(e.Key) {
+			si.idx.Add(e.Key)
+			si.sizes = append(si.sizes, e.Size)
+		}
+		return nil
+	})
+	if err != nil {
+		rep.Complete = false
+		rep.ListError = err.Error()
+	}
+	sr, err := scan.Run(ctx, scan.Options{
+		Sources: opts.Sessions,
+		Stores:  []scan.Target{{Store: opts.Store, Resolver: scan.NewResolver(opts.Store, opts.Bases)}},
+		Jobs:    opts.Jobs,
+		Text:    si.idx.Mark,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	rep.Scan = sr
+	if !sr.Complete {
+		rep.Complete = false
+	}
+	return si, nil
+}
+
+func (si *sessionIndex) referenced(key string) bool {
+	id, ok := si.idx.Lookup(key)
+	return ok && si.idx.Referenced(id)
+}
+
+func (si *sessionIndex) orphans() (n, bytes int64) {
+	for id := range si.idx.Len() {
+		if !si.idx.Referenced(id) {
+			n++
+			bytes += si.sizes[id]
+		}
+	}
+	return n, bytes
+}

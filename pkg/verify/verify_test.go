@@ -1,0 +1,381 @@
+package verify_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/verify"
+)
+
+func name(content []byte, ext string) string {
+	d := sha256.Sum256(content)
+	return hex.EncodeToString(d[:]) + ext
+}
+
+// kind is a store under test: where blobs are written and how the test can
+// corrupt one behind the store's back.
+type kind struct {
+	name string
+	open func(t *testing.T) store.Store
+}
+
+func kinds(t *testing.T) []kind {
+	backend := s3mem.New()
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "mediactl-test", "AWS_SECRET_ACCESS_KEY": "mediactl-test-secret",
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1",
+	} {
+		t.Setenv(k, v)
+	}
+	n := 0
+	return []kind{
+		{"local", func(t *testing.T) store.Store {
+			st, err := store.Open(context.Background(), t.TempDir())
+			must(t, err)
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+		{"s3", func(t *testing.T) store.Store {
+			n++
+			bucket := fmt.Sprintf("verify-%d", n)
+			must(t, backend.CreateBucket(bucket))
+			st, err := store.Open(context.Background(), "s3://"+bucket+"?endpoint="+url.QueryEscape(srv.URL)+"&use_path_style=true&region=us-east-1")
+			must(t, err)
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func put(t *testing.T, st store.Store, key string, content []byte) {
+	t.Helper()
+	must(t, st.Put(context.Background(), key, bytes.NewReader(content), store.PutOptions{}))
+}
+
+func run(t *testing.T, opts verify.Options) *verify.Report {
+	t.Helper()
+	rep, err := verify.Run(context.Background(), opts)
+	must(t, err)
+	return rep
+}
+
+func keysOf(rs []verify.Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Key)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// corruptStore writes n blobs and corrupts some in each way a disk or a bad
+// copy does; it returns the keys that are corrupt.
+func corruptStore(t *testing.T, st store.Store, n int) []string {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var keys []string
+	var contents [][]byte
+	for i := range n {
+		c := make([]byte, 1+rng.IntN(300_000))
+		for j := range c {
+			c[j] = byte(rng.Uint32())
+		}
+		k := name(c, ".bin")
+		if i%5 == 0 {
+			k = "sub/" + k // nested keys are blobs too
+		}
+		keys, contents = append(keys, k), append(contents, c)
+	}
+	var corrupt []string
+	for i, k := range keys {
+		c := contents[i]
+		switch i % 10 {
+		case 1: // one bit flipped
+			c = bytes.Clone(c)
+			c[len(c)/2] ^= 0x10
+		case 3: // truncated
+			c = c[:len(c)/2]
+		case 5: // appended to
+			c = append(bytes.Clone(c), "tail"...)
+		case 7: // another blob's bytes under this name
+			c = contents[(i+1)%len(contents)]
+		}
+		put(t, st, k, c)
+		if i%10 == 1 || i%10 == 3 || i%10 == 5 || i%10 == 7 {
+			corrupt = append(corrupt, k)
+		}
+	}
+	sort.Strings(corrupt)
+	return corrupt
+}
+
+// TestOracleSha256sum: on a local store, the set verify calls corrupt is exactly
+// the set coreutils' sha256sum finds.
+func TestOracleSha256sum(t *testing.T) {
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		t.Skip("sha256sum not installed")
+	}
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), dir)
+	must(t, err)
+	defer st.Close()
+	injected := corruptStore(t, st, 60)
+
+	var oracle []string
+	err = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || !fi.Mode().IsRegular() || strings.Contains(p, "/.mediactl/") {
+			return err
+		}
+		out, err := exec.Command("sha256sum", p).Output()
+		if err != nil {
+			return err
+		}
+		if strings.Fields(string(out))[0]+".bin" != filepath.Base(p) {
+			rel, _ := filepath.Rel(dir, p)
+			oracle = append(oracle, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	must(t, err)
+	sort.Strings(oracle)
+	if fmt.Sprint(oracle) != fmt.Sprint(injected) {
+		t.Fatalf("the fixture is off: sha256sum finds %v, injected %v", oracle, injected)
+	}
+	rep := run(t, verify.Options{Store: st, Jobs: 3})
+	if got := keysOf(rep.Corrupt); fmt.Sprint(got) != fmt.Sprint(oracle) {
+		t.Fatalf("verify corrupt = %v\nsha256sum     = %v", got, oracle)
+	}
+	if rep.Counts[verify.OK] != 60-int64(len(oracle)) || !rep.Complete || rep.Blobs != 60 || rep.Fraction != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, c := range rep.Corrupt {
+		if c.Expected == c.Actual || len(c.Actual) != 64 || !strings.HasPrefix(filepath.Base(c.Key), c.Expected) {
+			t.Errorf("corrupt %s: expected %s actual %s", c.Key, c.Expected, c.Actual)
+		}
+	}
+}
+
+// TestEveryStoreKind runs corruption, subsets and quarantine on a local folder
+// and on S3 (gofakes3 on 127.0.0.1).
+func TestEveryStoreKind(t *testing.T) {
+	for _, k := range kinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			st := k.open(t)
+			injected := corruptStore(t, st, 40)
+			rep := run(t, verify.Options{Store: st})
+			if got := keysOf(rep.Corrupt); fmt.Sprint(got) != fmt.Sprint(injected) {
+				t.Fatalf("corrupt %v, want %v", got, injected)
+			}
+
+			// Seven nightly runs check every blob exactly once.
+			seen := map[string]int{}
+			for n := 1; n <= 7; n++ {
+				r := run(t, verify.Options{Store: st, Subset: verify.Subset{N: n, T: 7}, OnResult: func(r verify.Result) { seen[r.Key]++ }})
+				if r.Fraction <= 0 || r.Fraction >= 1 {
+					t.Errorf("subset %d/7 checked fraction %v", n, r.Fraction)
+				}
+			}
+			if len(seen) != 40 {
+				t.Fatalf("subsets covered %d of 40 blobs", len(seen))
+			}
+			for key, times := range seen {
+				if times != 1 {
+					t.Fatalf("%s checked %d times across the subsets", key, times)
+				}
+			}
+
+			// Quarantine moves exactly the corrupt set, with a manifest line each.
+			q := k.open(t)
+			qr, err := verify.Quarantine(context.Background(), st, q, rep.Corrupt, time.Unix(1700000000, 0))
+			must(t, err)
+			if len(qr.Moved) != len(injected) || len(qr.Kept) != 0 {
+				t.Fatalf("moved %d kept %+v", len(qr.Moved), qr.Kept)
+			}
+			rc, err := q.Open(context.Background(), qr.Manifest)
+			must(t, err)
+			var manifest bytes.Buffer
+			manifest.ReadFrom(rc)
+			rc.Close()
+			if lines := strings.Count(manifest.String(), "\n"); lines != len(injected) {
+				t.Fatalf("manifest has %d lines:\n%s", lines, manifest.String())
+			}
+			for _, m := range qr.Moved {
+				if _, err := q.Stat(context.Background(), m.Moved); err != nil {
+					t.Errorf("%s not in quarantine: %v", m.Key, err)
+				}
+				if !strings.Contains(manifest.String(), `"actual":"`+m.Actual+`"`) {
+					t.Errorf("manifest misses %s", m.Key)
+				}
+			}
+			// What is left is intact.
+			again := run(t, verify.Options{Store: st})
+			if len(again.Corrupt) != 0 || again.Counts[verify.OK] != 40-int64(len(injected)) || !again.Complete {
+				t.Fatalf("after quarantine: %+v", again)
+			}
+		})
+	}
+}
+
+func TestSampleIsAFractionAndSeeded(t *testing.T) {
+	st, err := store.Open(context.Background(), t.TempDir())
+	must(t, err)
+	defer st.Close()
+	for i := range 400 {
+		c := []byte(fmt.Sprint(i))
+		put(t, st, name(c, ".bin"), c)
+	}
+	var first []string
+	for range 2 {
+		var keys []string
+		rep := run(t, verify.Options{Store: st, Sample: 0.25, Seed: 42, OnResult: func(r verify.Result) { keys = append(keys, r.Key) }})
+		if rep.Selected < 60 || rep.Selected > 140 || rep.Blobs != 400 || rep.Counts[verify.OK] != rep.Selected {
+			t.Fatalf("sample 25%%: selected %d of %d", rep.Selected, rep.Blobs)
+		}
+		sort.Strings(keys)
+		if first != nil && fmt.Sprint(first) != fmt.Sprint(keys) {
+			t.Fatal("the same seed chose different blobs")
+		}
+		first = keys
+	}
+}
+
+// TestAnomalies: each odd entry gets its category, and a symlink that points
+// outside the store is reported without its target being read (the target is a
+// FIFO: reading it would block the test).
+func TestAnomalies(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	fifo := filepath.Join(outside, "never-read")
+	must(t, syscall.Mkfifo(fifo, 0o600))
+	png := []byte("\x89PNG\r\n\x1a\nrest of a png")
+	pdf := []byte("%PDF-1.4 a document")
+	files := map[string][]byte{
+		name(png, ".png"):     png,
+		name(pdf, ".png"):     pdf, // a PDF named .png
+		name(nil, ""):         nil, // empty, and rightly named
+		name(png, ".png.tmp"): png, // leftover of an atomic write
+		"opaque-upload.jpg":   []byte("no digest in the name"),
+		name([]byte("w"), ""): []byte("w"),
+	}
+	for k, c := range files {
+		must(t, os.WriteFile(filepath.Join(dir, k), c, 0o600))
+	}
+	must(t, os.Chmod(filepath.Join(dir, name([]byte("w"), "")), 0o644))
+	linkName := name([]byte("link"), ".png")
+	must(t, os.Symlink(fifo, filepath.Join(dir, linkName)))
+	must(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600))
+
+	st, err := store.Open(context.Background(), dir)
+	must(t, err)
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := verify.Run(ctx, verify.Options{Store: st})
+	must(t, err)
+
+	got := map[string]string{}
+	for _, a := range rep.Anomalies {
+		got[a.Key] += string(a.Kind) + ":" + a.Detail + ";"
+	}
+	want := map[string]string{
+		linkName:              "symlink:points to " + fifo,
+		"pipe":                "not-regular:",
+		name(png, ".png.tmp"): "temporary:",
+		name(nil, ""):         "empty:",
+		name(pdf, ".png"):     "wrong-extension:named .png but the content is pdf",
+		name([]byte("w"), ""): "wide-permissions:mode 0644 grants more than the store's usual 0600",
+	}
+	for k, w := range want {
+		if !strings.Contains(got[k], w) {
+			t.Errorf("%s: anomalies %q, want %q", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("anomalies %v", got)
+	}
+	if rep.Counts[verify.OK] != 4 || rep.Counts[verify.Unverifiable] != 1 || len(rep.Corrupt) != 0 || rep.Blobs != 5 {
+		t.Errorf("counts %v blobs %d", rep.Counts, rep.Blobs)
+	}
+}
+
+func TestFastChecksStoredDigest(t *testing.T) {
+	st := kinds(t)[1].open(t)
+	good := []byte("good")
+	bad := []byte("bad")
+	ctx := context.Background()
+	must(t, st.Put(ctx, name(good, ".bin"), bytes.NewReader(good), store.PutOptions{Metadata: map[string]string{"sha256": name(good, "")}}))
+	must(t, st.Put(ctx, name(bad, ".bin"), bytes.NewReader([]byte("bat")), store.PutOptions{Metadata: map[string]string{"sha256": name([]byte("bat"), "")}}))
+	must(t, st.Put(ctx, name([]byte("plain"), ".bin"), bytes.NewReader([]byte("plain")), store.PutOptions{}))
+	must(t, st.Put(ctx, "opaque/u.png", bytes.NewReader(good), store.PutOptions{Metadata: map[string]string{"sha256": name(good, "")}}))
+	rep := run(t, verify.Options{Store: st, Fast: true})
+	if rep.Mode != "fast" || rep.BytesRead != 0 || rep.Counts[verify.OK] != 2 || rep.Counts[verify.Corrupt] != 1 || rep.Counts[verify.Unverifiable] != 1 {
+		t.Fatalf("fast: mode %s read %d counts %v", rep.Mode, rep.BytesRead, rep.Counts)
+	}
+	// Without --fast an opaque name with a stored sha256 is hashed against it.
+	full := run(t, verify.Options{Store: st})
+	if full.Counts[verify.OK] != 3 || full.Counts[verify.Corrupt] != 1 {
+		t.Fatalf("full: %v", full.Counts)
+	}
+}
+
+func TestSessionsDanglingOrphansAndReferencedCorruptFirst(t *testing.T) {
+	root := t.TempDir()
+	inbound := filepath.Join(root, ".forge", "files", "inbound")
+	sess := filepath.Join(root, ".forge", "sessions")
+	must(t, os.MkdirAll(inbound, 0o700))
+	must(t, os.MkdirAll(sess, 0o700))
+	used, orphan, usedBad, loneBad := []byte("used"), []byte("orphan"), []byte("used-bad"), []byte("lone-bad")
+	for _, c := range [][]byte{used, orphan} {
+		must(t, os.WriteFile(filepath.Join(inbound, name(c, ".png")), c, 0o600))
+	}
+	must(t, os.WriteFile(filepath.Join(inbound, name(usedBad, ".png")), []byte("x"), 0o600))
+	must(t, os.WriteFile(filepath.Join(inbound, name(loneBad, ".png")), []byte("y"), 0o600))
+	doc := fmt.Sprintf(`{"messages":[{"parts":[{"media":{"uri":"%s/%s"}},{"media":{"uri":".forge/files/inbound/%s"}},{"media":{"uri":"./%s"}}]}]}`,
+		inbound, name(used, ".png"), name(usedBad, ".png"), name([]byte("gone"), ".png"))
+	must(t, os.WriteFile(filepath.Join(sess, "t.json"), []byte(doc), 0o600))
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, inbound)
+	must(t, err)
+	defer st.Close()
+	src, err := sessions.Open(ctx, sess, sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	rep := run(t, verify.Options{Store: st, Sessions: []sessions.Source{src}, Bases: []string{root}})
+	if rep.Scan == nil || rep.Scan.DanglingReferences != 1 {
+		t.Fatalf("scan %+v", rep.Scan)
+	}
+	if rep.Orphans != 2 || rep.OrphanBytes != int64(len(orphan)+1) {
+		t.Fatalf("orphans %d (%d bytes)", rep.Orphans, rep.OrphanBytes)
+	}
+	if len(rep.Corrupt) != 2 || rep.Corrupt[0].Key != name(usedBad, ".png") || !rep.Corrupt[0].Referenced || rep.Corrupt[1].Referenced || rep.ReferencedCorrupt() != 1 {
+		t.Fatalf("corrupt %+v", rep.Corrupt)
+	}
+}
