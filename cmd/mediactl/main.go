@@ -82,6 +82,7 @@ e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
 		Flags:                commonFlags(),
 		Commands: []*cli.Command{
 			scanCommand(),
+			verifyCommand(),
 			versionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
@@ -89,7 +90,7 @@ e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
 			return usageErr("see 'mediactl --help'", "%v", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(stderr, "mediactl: error: no command %q; the commands are scan, version\n", name)
+			fmt.Fprintf(stderr, "mediactl: error: no command %q; the commands are scan, verify, version\n", name)
 		},
 	}
 	for _, cmd := range app.Commands {

@@ -150,16 +150,25 @@ type Report struct {
 	// Truncated is set when a list was cut at MaxListed.
 	Truncated bool `json:"truncated,omitempty"`
 
-	// With sessions: the scan of the sessions against this store (dangling
-	// references), and the blobs no session refers to.
-	Scan        *scan.Report `json:"scan,omitempty"`
-	Orphans     int64        `json:"orphans"`
-	OrphanBytes int64        `json:"orphan_bytes"`
+	// Sessions is set when sessions were read: dangling references, orphans.
+	Sessions *SessionsReport `json:"sessions,omitempty"`
 
 	// Complete is false when a blob, the listing or a session could not be read.
 	Complete    bool   `json:"complete"`
 	Interrupted bool   `json:"interrupted,omitempty"`
 	ListError   string `json:"list_error,omitempty"`
+}
+
+// SessionsReport is what verify learned from the sessions.
+type SessionsReport struct {
+	// Scan is the scan of the sessions against this store: its dangling
+	// references, and whether every session was read.
+	Scan *scan.Report `json:"scan"`
+	// Orphans are blobs no session refers to under the retention rule.
+	Orphans     int64 `json:"orphans"`
+	OrphanBytes int64 `json:"orphan_bytes"`
+	// ReferencedCorrupt counts corrupt blobs that a session refers to.
+	ReferencedCorrupt int64 `json:"referenced_corrupt"`
 }
 
 // ReferencedCorrupt counts the corrupt blobs that a session refers to: the
@@ -198,7 +207,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	_, isBucket := opts.Store.(store.Bucket)
 	fast := opts.Fast && isBucket
-	rep := &Report{Store: opts.Store.Location(), Mode: "full", Counts: map[Category]int64{}, Complete: true}
+	rep := &Report{Store: opts.Store.Location(), Mode: "full", Complete: true,
+		Counts:  map[Category]int64{OK: 0, Corrupt: 0, Unverifiable: 0, Unreadable: 0},
+		Corrupt: []Result{}, Unreadable: []Result{}, Anomalies: []Anomaly{}}
 	if fast {
 		rep.Mode = "fast"
 	}
@@ -306,7 +317,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if listed > 0 {
 		rep.Fraction = float64(selected) / float64(listed)
 	}
-	all := append(anomalies, resultAnomalies...)
+	all := append(append([]Anomaly{}, anomalies...), resultAnomalies...)
 	all = append(all, perms.wide()...)
 	rep.AnomalyCount = int64(len(all))
 	sort.Slice(all, func(i, j int) bool {
@@ -327,7 +338,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	sort.Slice(rep.Unreadable, func(i, j int) bool { return rep.Unreadable[i].Key < rep.Unreadable[j].Key })
 	rep.Unverifiable = rep.Counts[Unverifiable]
 	if idx != nil {
-		rep.Orphans, rep.OrphanBytes = idx.orphans()
+		rep.Sessions.Orphans, rep.Sessions.OrphanBytes = idx.orphans()
+		rep.Sessions.ReferencedCorrupt = rep.ReferencedCorrupt()
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
@@ -588,7 +600,7 @@ func readSessions(ctx context.Context, opts Options, rep *Report) (*sessionIndex
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	rep.Scan = sr
+	rep.Sessions = &SessionsReport{Scan: sr}
 	if !sr.Complete {
 		rep.Complete = false
 	}

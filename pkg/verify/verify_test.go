@@ -369,11 +369,11 @@ func TestSessionsDanglingOrphansAndReferencedCorruptFirst(t *testing.T) {
 	must(t, err)
 	defer src.Close()
 	rep := run(t, verify.Options{Store: st, Sessions: []sessions.Source{src}, Bases: []string{root}})
-	if rep.Scan == nil || rep.Scan.DanglingReferences != 1 {
-		t.Fatalf("scan %+v", rep.Scan)
+	if rep.Sessions == nil || rep.Sessions.Scan.DanglingReferences != 1 {
+		t.Fatalf("sessions %+v", rep.Sessions)
 	}
-	if rep.Orphans != 2 || rep.OrphanBytes != int64(len(orphan)+1) {
-		t.Fatalf("orphans %d (%d bytes)", rep.Orphans, rep.OrphanBytes)
+	if rep.Sessions.Orphans != 2 || rep.Sessions.OrphanBytes != int64(len(orphan)+1) || rep.Sessions.ReferencedCorrupt != 1 {
+		t.Fatalf("orphans %d (%d bytes)", rep.Sessions.Orphans, rep.Sessions.OrphanBytes)
 	}
 	if len(rep.Corrupt) != 2 || rep.Corrupt[0].Key != name(usedBad, ".png") || !rep.Corrupt[0].Referenced || rep.Corrupt[1].Referenced || rep.ReferencedCorrupt() != 1 {
 		t.Fatalf("corrupt %+v", rep.Corrupt)

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/urfave/cli/v2"
+
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/verify"
+)
+
+// verifySchema versions the JSON document of `verify -o json`; see docs/verify.md.
+const verifySchema = "mediactl.verify/v1"
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "prove every blob intact (sha256 equals its name) and, with sessions, every reference resolvable",
+		UsageText: "mediactl verify [--layout forge|coffer --root DIR] [--store DIR|URL]... [--sessions SOURCE]... [--subset n/t | --sample P%] [--quarantine DIR|URL]",
+		Description: `verify reads every content-addressed blob in full and checks that its sha256 equals its
+name. Opaque names (coffer's uuid names, bucket keys) can only be checked for existence and
+size, or against the sha256 stored in their metadata (which migrate writes). It also reports
+anomalies: symlinks (never followed), non-regular files, leftover temporary files, empty
+blobs, extensions that contradict the content, permissions wider than the rest of the store.
+Given sessions (or a layout), it also reports dangling references, orphans, and corrupt blobs
+that sessions refer to — the breakage users see — first.
+
+   mediactl verify --store ./.forge/files/inbound
+   mediactl verify --layout forge --root /srv/agent              # blobs + references
+   mediactl verify --store 's3://media?region=eu-west-1' --sessions postgres://... -o json
+   mediactl verify --store DIR --subset 3/7                      # nightly: a seventh each night
+   mediactl verify --store DIR --sample 5%                       # random spot check
+   mediactl verify --store DIR --quarantine /var/lib/mediactl/quarantine
+
+On a spinning disk use --jobs 1: parallel reads make the head seek between files and run
+several times slower than one sequential reader. Anomalies are warnings; --strict makes them
+fail the run (exit 1).
+
+` + exitCodesHelp,
+		Flags: append(targetFlags(),
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "blobs hashed at once (default: number of CPUs; 1 for spinning disks)", EnvVars: envVar("jobs")},
+			&cli.StringFlag{Name: "subset", Usage: "check part n of t (e.g. 3/7), chosen by digest: t runs with n = 1..t cover the store exactly once", EnvVars: envVar("subset")},
+			&cli.StringFlag{Name: "sample", Usage: "check a random P% of the blobs (e.g. 5%)", EnvVars: envVar("sample")},
+			&cli.BoolFlag{Name: "fast", Usage: "bucket stores: compare size and the stored sha256 metadata instead of downloading", EnvVars: envVar("fast")},
+			&cli.StringFlag{Name: "quarantine", Usage: "move corrupt blobs to this directory or bucket URL, with a manifest (never a plain delete)", EnvVars: envVar("quarantine")},
+			&cli.BoolFlag{Name: "strict", Usage: "anomalies fail the run (exit 1) instead of warning", EnvVars: envVar("strict")},
+			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many corrupt blobs, anomalies and problems per store (counts stay exact)", EnvVars: envVar("max-listed")},
+		),
+		Action: runVerify,
+	}
+}
+
+func runVerify(c *cli.Context) error {
+	g, err := globals(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usageErr("give stores and sources with --store and --sessions", "unexpected argument %q", c.Args().First())
+	}
+	subset, err := parseSubset(c.String("subset"))
+	if err != nil {
+		return err
+	}
+	sample, err := parseSample(c.String("sample"))
+	if err != nil {
+		return err
+	}
+	if subset.T > 0 && sample > 0 {
+		return usageErr("choose one of them", "--subset and --sample select blobs in different ways and cannot be combined")
+	}
+	t, err := openTargets(c, g)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	if len(t.stores) == 0 {
+		return usageErr("add --store DIR|URL, or --layout", "verify needs a store")
+	}
+	var quarantine store.Store
+	if q := c.String("quarantine"); q != "" {
+		if quarantine, err = openQuarantine(c, q, t.stores); err != nil {
+			return err
+		}
+		defer quarantine.Close()
+	}
+
+	var reports []*verify.Report
+	var quarantined []*verify.QuarantineReport
+	code := exitOK
+	for _, st := range t.stores {
+		bar := newProgress(g, "verifying", -1)
+		rep, err := verify.Run(c.Context, verify.Options{
+			Store:     st,
+			Jobs:      c.Int("jobs"),
+			Subset:    subset,
+			Sample:    sample,
+			Fast:      c.Bool("fast"),
+			Sessions:  t.sources,
+			Bases:     t.bases,
+			MaxListed: c.Int("max-listed"),
+			Progress:  bar,
+		})
+		bar.Finish()
+		if err != nil {
+			return usageErr("", "%v", err)
+		}
+		reports = append(reports, rep)
+		g.log.Info("verify finished", "store", rep.Store, "blobs", rep.Selected, "corrupt", rep.Counts[verify.Corrupt],
+			"unreadable", rep.Counts[verify.Unreadable], "bytes", rep.BytesRead, "seconds", rep.Seconds)
+		if quarantine != nil && len(rep.Corrupt) > 0 && !rep.Interrupted {
+			qr, err := verify.Quarantine(c.Context, st, quarantine, rep.Corrupt, time.Now())
+			if qr != nil {
+				quarantined = append(quarantined, qr)
+			}
+			if err != nil {
+				return fmt.Errorf("quarantine into %s: %w", quarantine.Location(), err)
+			}
+		}
+		code = worse(code, verifyExitCode(rep, c.Bool("strict")))
+	}
+
+	switch g.output {
+	case "json", "ndjson":
+		doc := struct {
+			Schema     string                     `json:"schema"`
+			Version    string                     `json:"mediactl_version"`
+			ExitCode   int                        `json:"exit_code"`
+			Stores     []*verify.Report           `json:"stores"`
+			Quarantine []*verify.QuarantineReport `json:"quarantine,omitempty"`
+		}{verifySchema, version(), code, reports, quarantined}
+		if g.output == "ndjson" {
+			err = json.NewEncoder(g.stdout).Encode(doc)
+		} else {
+			err = writeJSON(g.stdout, doc)
+		}
+	default:
+		if !g.quiet || code != exitOK {
+			for _, rep := range reports {
+				printVerify(g.stdout, rep, g.quiet)
+			}
+			for _, qr := range quarantined {
+				printQuarantine(g.stdout, qr, quarantine.Location())
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return codeOnly(code)
+}
+
+// worse picks the exit code that says more: interrupted, then incomplete, then
+// found.
+func worse(a, b int) int {
+	rank := map[int]int{exitOK: 0, exitFound: 1, exitIncomplete: 2, exitInterrupted: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func verifyExitCode(rep *verify.Report, strict bool) int {
+	switch {
+	case rep.Interrupted:
+		return exitInterrupted
+	case !rep.Complete:
+		return exitIncomplete
+	case rep.Counts[verify.Corrupt] > 0:
+		return exitFound
+	case rep.Sessions != nil && rep.Sessions.Scan.DanglingReferences > 0:
+		return exitFound
+	case strict && rep.AnomalyCount > 0:
+		return exitFound
+	}
+	return exitOK
+}
+
+func parseSubset(s string) (verify.Subset, error) {
+	if s == "" {
+		return verify.Subset{}, nil
+	}
+	n, t, ok := strings.Cut(s, "/")
+	nn, err1 := strconv.Atoi(n)
+	tt, err2 := strconv.Atoi(t)
+	if !ok || err1 != nil || err2 != nil || tt < 1 || nn < 1 || nn > tt {
+		return verify.Subset{}, usageErr("write it as n/t with 1 <= n <= t, e.g. --subset 3/7 (run n = 1..7 on seven nights)", "bad --subset %q", s)
+	}
+	return verify.Subset{N: nn, T: tt}, nil
+}
+
+func parseSample(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || p <= 0 || p > 100 {
+		return 0, usageErr("write a percentage above 0 and at most 100, e.g. --sample 5%", "bad --sample %q", s)
+	}
+	return p / 100, nil
+}
+
+// openQuarantine opens (creating a local directory if needed) the quarantine
+// destination, which must not lie inside a store: its contents would be listed
+// as blobs on the next run.
+func openQuarantine(c *cli.Context, spec string, stores []store.Store) (store.Store, error) {
+	local := !strings.Contains(spec, "://")
+	if local {
+		abs := absOr(spec)
+		for _, st := range stores {
+			if l, ok := st.(store.Local); ok && (abs == l.Dir() || strings.HasPrefix(abs, l.Dir()+string(filepath.Separator))) {
+				return nil, usageErr("choose a directory outside the store, e.g. /var/lib/mediactl/quarantine", "--quarantine %s is inside the store %s", spec, l.Dir())
+			}
+		}
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			return nil, fmt.Errorf("--quarantine %s: %w", spec, err)
+		}
+	}
+	q, err := store.Open(c.Context, spec)
+	if err != nil {
+		return nil, fmt.Errorf("--quarantine %s: %w", spec, err)
+	}
+	return q, nil
+}
+
+func printVerify(w io.Writer, rep *verify.Report, quiet bool) {
+	for _, r := range rep.Corrupt {
+		ref := ""
+		if r.Referenced {
+			ref = " (referenced by a session)"
+		}
+		fmt.Fprintf(w, "corrupt     %s  expected %s, content hashes to %s%s\n", printable(r.Key), r.Expected, r.Actual, ref)
+	}
+	for _, r := range rep.Unreadable {
+		fmt.Fprintf(w, "unreadable  %s  %s\n", printable(r.Key), printable(r.Err))
+	}
+	if !quiet {
+		for _, a := range rep.Anomalies {
+			fmt.Fprintf(w, "%-11s %s  %s\n", a.Kind, printable(a.Key), printable(a.Detail))
+		}
+	}
+	if rep.Sessions != nil {
+		for _, f := range rep.Sessions.Scan.Dangling {
+			fmt.Fprintf(w, "dangling    %s  %s (missing)\n", printable(f.Place.String()), printable(f.Ref.Raw))
+		}
+		for _, p := range rep.Sessions.Scan.Problems {
+			fmt.Fprintf(w, "problem     %s: %s\n", printable(p.Place.String()), printable(p.Err))
+		}
+	}
+	if rep.ListError != "" {
+		fmt.Fprintf(w, "problem     listing %s: %s\n", rep.Store, printable(rep.ListError))
+	}
+	if rep.Truncated {
+		fmt.Fprintln(w, "(lists cut at --max-listed; the counts below are complete)")
+	}
+	fmt.Fprintln(w, verifySummary(rep))
+}
+
+// verifySummary is the last line: one line an operator can paste into a ticket.
+func verifySummary(rep *verify.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "verify %s: %s of %s blobs checked", rep.Store, humanize.Comma(rep.Selected), humanize.Comma(rep.Blobs))
+	if rep.Fraction < 1 && rep.Blobs > 0 {
+		fmt.Fprintf(&b, " (%.1f%%)", 100*rep.Fraction)
+	}
+	if rep.Mode == "fast" {
+		b.WriteString(" by metadata (--fast, content not read)")
+	} else {
+		rate := 0.0
+		if rep.Seconds > 0 {
+			rate = float64(rep.BytesRead) / rep.Seconds
+		}
+		fmt.Fprintf(&b, ", %s hashed in %s (%s/s)", humanize.Bytes(uint64(rep.BytesRead)), roundDuration(rep.Seconds), humanize.Bytes(uint64(rate)))
+	}
+	fmt.Fprintf(&b, ": %s ok, %s corrupt", humanize.Comma(rep.Counts[verify.OK]), humanize.Comma(rep.Counts[verify.Corrupt]))
+	if n := rep.ReferencedCorrupt(); n > 0 {
+		fmt.Fprintf(&b, " (%d referenced)", n)
+	}
+	fmt.Fprintf(&b, ", %s unverifiable, %s unreadable; %s anomalies",
+		humanize.Comma(rep.Counts[verify.Unverifiable]), humanize.Comma(rep.Counts[verify.Unreadable]), humanize.Comma(rep.AnomalyCount))
+	if s := rep.Sessions; s != nil {
+		fmt.Fprintf(&b, "; %s dangling references, %s orphans (%s)", humanize.Comma(s.Scan.DanglingReferences),
+			humanize.Comma(s.Orphans), humanize.Bytes(uint64(s.OrphanBytes)))
+	}
+	switch {
+	case rep.Interrupted:
+		b.WriteString("; INTERRUPTED")
+	case !rep.Complete:
+		b.WriteString("; INCOMPLETE")
+	}
+	return b.String()
+}
+
+func roundDuration(s float64) time.Duration {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d > time.Minute:
+		return d.Round(time.Second)
+	case d > time.Second:
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+func printQuarantine(w io.Writer, qr *verify.QuarantineReport, where string) {
+	for _, m := range qr.Moved {
+		fmt.Fprintf(w, "quarantined %s  -> %s/%s (%s)\n", printable(m.Key), where, printable(m.Moved), m.How)
+	}
+	for _, k := range qr.Kept {
+		fmt.Fprintf(w, "kept        %s  %s\n", printable(k.Key), printable(k.Err))
+	}
+	fmt.Fprintf(w, "quarantine: %d moved, %d kept; manifest %s/%s\n", len(qr.Moved), len(qr.Kept), where, qr.Manifest)
+}
