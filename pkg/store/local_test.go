@@ -1,12 +1,16 @@
 package store_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -413,5 +417,75 @@ func TestOpenLocalErrors(t *testing.T) {
 	defer s.Close()
 	if s.Dir() != dir || s.Location() != dir {
 		t.Errorf("Dir() = %q, want %q", s.Dir(), dir)
+	}
+}
+
+// TestListKeysAndOpenEntry: ListKeys reports the keys List reports (regular
+// files undescribed), OpenEntry opens each with the description List gives,
+// and neither ever opens or follows a symbolic link, even one on the way.
+func TestListKeysAndOpenEntry(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	for k, v := range map[string]string{"a.bin": "a", "sub/b.bin": "bb", "sub/deeper/c.bin": "ccc"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(k)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret.bin"), []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.bin"), filepath.Join(dir, "link.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	var listed, keyed []string
+	if err := st.List(ctx, "", func(e store.Entry) error {
+		listed = append(listed, fmt.Sprintf("%s %d %v", e.Key, e.Size, e.Mode))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ListKeys(ctx, "", func(e store.Entry) error {
+		if e.Size < 0 {
+			rc, desc, err := st.OpenEntry(ctx, e.Key)
+			if err != nil {
+				t.Errorf("%s: %v", e.Key, err)
+				return nil
+			}
+			defer rc.Close()
+			b, err := io.ReadAll(rc)
+			if err != nil || int64(len(b)) != desc.Size {
+				t.Errorf("%s: read %q, %v", e.Key, b, err)
+			}
+			e = desc
+		}
+		keyed = append(keyed, fmt.Sprintf("%s %d %v", e.Key, e.Size, e.Mode))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(listed)
+	sort.Strings(keyed) // ListKeys comes in directory order
+	if fmt.Sprint(listed) != fmt.Sprint(keyed) || len(listed) != 5 {
+		t.Fatalf("List %v\nListKeys %v", listed, keyed)
+	}
+	for _, k := range []string{"link.bin", "linkdir/secret.bin"} {
+		if rc, _, err := st.OpenEntry(ctx, k); err == nil || !errors.Is(err, store.ErrNotRegular) {
+			if rc != nil {
+				rc.Close()
+			}
+			t.Errorf("OpenEntry(%s) = %v, want ErrNotRegular", k, err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // walker lists a directory tree in lexical key order without following symbolic
@@ -20,6 +21,20 @@ type walker struct {
 	// fileblob: names on disk are escaped by gocloud's fileblob (unescape them),
 	// "*.attrs" files are its metadata sidecars, and only regular files are objects.
 	fileblob bool
+}
+
+// dirent is a directory entry as the directory reports it.
+type dirent struct {
+	name    string
+	typ     fs.FileMode // type bits
+	unknown bool        // the file system did not report the type
+}
+
+// entryStat is what a listing needs of lstat or fstat.
+type entryStat struct {
+	size  int64
+	mtime time.Time
+	mode  fs.FileMode
 }
 
 // list calls fn for each entry whose key starts with prefix. An error from fn is
@@ -41,7 +56,8 @@ type dirItem struct {
 	name string // on disk
 	key  string
 	dir  bool
-	sort string // key, or key+"/" for a directory: keys below it sort that way
+	typ  fs.FileMode // type bits from the directory entry
+	sort string      // key, or key+"/" for a directory: keys below it sort that way
 }
 
 // walk lists directory dirPath (on disk, "" for the root), whose key is dirKey.
@@ -60,17 +76,28 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 		}
 		return w.errorf("list", dirKey, err)
 	}
-	des, err := f.ReadDir(-1)
-	f.Close()
+	// The directory stays open: its entries are stat'ed relative to it.
+	defer f.Close()
+	des, err := readDir(f)
 	if err != nil {
 		return w.errorf("list", dirKey, err)
 	}
 	items := make([]dirItem, 0, len(des))
 	for _, de := range des {
-		n := de.Name()
+		n := de.name
+		if de.unknown {
+			st, err := statAt(f, w.root, join(dirPath, n), n)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return w.errorf("list", join(dirKey, n), err)
+			}
+			de.typ = st.mode.Type()
+		}
 		k := n
 		if w.fileblob {
-			if de.Type().IsRegular() && strings.HasSuffix(n, ".attrs") {
+			if de.typ.IsRegular() && strings.HasSuffix(n, ".attrs") {
 				continue
 			}
 			k = hexUnescape(n)
@@ -79,7 +106,7 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 			continue
 		}
 		key := join(dirKey, k)
-		if de.IsDir() {
+		if de.typ.IsDir() {
 			if !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/") {
 				continue
 			}
@@ -89,7 +116,7 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 		if !strings.HasPrefix(key, prefix) {
 			continue
 		}
-		items = append(items, dirItem{name: n, key: key, sort: key})
+		items = append(items, dirItem{name: n, key: key, sort: key, typ: de.typ})
 	}
 	des = nil
 	slices.SortFunc(items, func(a, b dirItem) int { return strings.Compare(a.sort, b.sort) })
@@ -99,14 +126,14 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 			return w.errorf("list", prefix, err)
 		}
 		p := join(dirPath, it.name)
-		fi, err := w.root.Lstat(p)
+		fi, err := statAt(f, w.root, p, it.name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			return w.errorf("list", it.key, err)
 		}
-		if fi.IsDir() {
+		if fi.mode.IsDir() {
 			if !it.dir {
 				continue // replaced by a directory while listing
 			}
@@ -118,13 +145,13 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 		if it.dir && !strings.HasPrefix(it.key, prefix) {
 			continue // a directory replaced by a file while listing
 		}
-		e := Entry{Key: it.key, Size: fi.Size(), ModTime: fi.ModTime(), Mode: fi.Mode()}
+		e := Entry{Key: it.key, Size: fi.size, ModTime: fi.mtime, Mode: fi.mode}
 		if w.fileblob {
-			if !fi.Mode().IsRegular() {
+			if !fi.mode.IsRegular() {
 				continue
 			}
 			e.Mode = 0
-		} else if fi.Mode()&fs.ModeSymlink != 0 {
+		} else if fi.mode&fs.ModeSymlink != 0 {
 			// Best effort: a link removed meanwhile keeps an empty Link.
 			e.Link, _ = w.root.Readlink(p)
 		}
@@ -167,4 +194,69 @@ func hexUnescape(s string) string {
 		i++
 	}
 	return b.String()
+}
+
+// walkUnordered lists like walk but in the order the directory returns its
+// entries, emitting each as soon as it is read, and without describing regular
+// files (Size -1). Subdirectories are listed after their parent's files.
+func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix string, fn func(Entry) error) error {
+	name := dirPath
+	if name == "" {
+		name = "."
+	}
+	f, err := w.root.Open(name)
+	if err != nil {
+		if dirPath != "" && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+			return nil
+		}
+		return w.errorf("list", dirKey, err)
+	}
+	defer f.Close()
+	var subdirs []dirItem
+	err = readDirEach(f, func(de dirent) error {
+		if err := ctx.Err(); err != nil {
+			return w.errorf("list", prefix, err)
+		}
+		if dirPath == "" && de.name == InternalDir {
+			return nil
+		}
+		key := join(dirKey, de.name)
+		p := join(dirPath, de.name)
+		var st entryStat
+		if de.unknown || !de.typ.IsRegular() {
+			s, err := statAt(f, w.root, p, de.name)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return w.errorf("list", key, err)
+			}
+			st, de.typ = s, s.mode.Type()
+		}
+		switch {
+		case de.typ.IsDir():
+			if strings.HasPrefix(key+"/", prefix) || strings.HasPrefix(prefix, key+"/") {
+				subdirs = append(subdirs, dirItem{name: de.name, key: key})
+			}
+			return nil
+		case !strings.HasPrefix(key, prefix):
+			return nil
+		case de.typ.IsRegular():
+			return fn(Entry{Key: key, Size: -1})
+		}
+		e := Entry{Key: key, Size: st.size, ModTime: st.mtime, Mode: st.mode}
+		if st.mode&fs.ModeSymlink != 0 {
+			e.Link, _ = w.root.Readlink(p)
+		}
+		return fn(e)
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range subdirs {
+		if err := w.walkUnordered(ctx, join(dirPath, d.name), d.key, prefix, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"io"
 	"io/fs"
@@ -29,6 +30,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
@@ -89,7 +91,10 @@ type Result struct {
 	// blob (the conservative retention rule).
 	Referenced bool `json:"referenced,omitempty"`
 
-	head []byte // first bytes of the content, for the magic-number check
+	mode fs.FileMode // local stores: type and permissions of the file checked
+	// magic is set when the content's first bytes contradict the extension.
+	magic       AnomalyKind
+	magicDetail string
 }
 
 // Subset selects a deterministic part of the store: part N of T (1 ≤ N ≤ T).
@@ -183,8 +188,28 @@ func (r *Report) ReferencedCorrupt() int64 {
 	return n
 }
 
-type job struct {
-	entry store.Entry
+// maxBatch is how many small blobs travel together between the lister, the
+// hashers and the collector: one channel hand-off per blob costs more than
+// hashing a 4 KiB blob. Large blobs travel alone, so that no hasher is left
+// with a long queue while the other is idle at the end (see batchSize).
+const maxBatch = 64
+
+// batchSize sizes batches to about 1 MiB of content, from the mean size of the
+// blobs hashed so far.
+func batchSize(bytes, blobs int64) int {
+	if blobs == 0 {
+		return 1
+	}
+	mean := max(bytes/blobs, 1)
+	return int(min(max((1<<20)/mean, 1), maxBatch))
+}
+
+// keyLister is implemented by local stores: a listing that skips the stat of
+// each regular file, and an open that describes the file it opened. A reader
+// of every blob needs no more (store.LocalStore.ListKeys, OpenEntry).
+type keyLister interface {
+	ListKeys(ctx context.Context, prefix string, fn func(store.Entry) error) error
+	OpenEntry(ctx context.Context, key string) (io.ReadCloser, store.Entry, error)
 }
 
 // Run checks the store. It returns an error only for invalid options;
@@ -227,16 +252,21 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	sampler := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 
-	jobs := make(chan job, 4*opts.Jobs)
-	results := make(chan Result, 4*opts.Jobs)
+	var hashedBytes, hashedBlobs atomic.Int64 // for batchSize
+	jobs := make(chan []store.Entry, 2*opts.Jobs)
+	results := make(chan []Result, 2*opts.Jobs)
 	var wg sync.WaitGroup
 	for range opts.Jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			h := &hasher{st: opts.Store, fast: fast, buf: make([]byte, 1<<20), progress: opts.Progress}
-			for j := range jobs {
-				results <- h.check(ctx, j.entry)
+			for entries := range jobs {
+				out := make([]Result, len(entries))
+				for i, e := range entries {
+					out[i] = h.check(ctx, e)
+				}
+				results <- out
 			}
 		}()
 	}
@@ -249,34 +279,74 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	var listed, selected int64
 	go func() {
 		defer close(jobs)
-		listErr = opts.Store.List(ctx, "", func(e store.Entry) error {
-			if a, skip := entryAnomaly(e); skip {
-				anomalies = append(anomalies, a)
+		pending := make([]store.Entry, 0, maxBatch)
+		flush := func() error {
+			if len(pending) == 0 {
 				return nil
 			}
-			if e.Mode != 0 {
-				perms.add(e.Key, e.Mode.Perm())
-			}
-			if isTemporary(e.Key) {
-				anomalies = append(anomalies, Anomaly{e.Key, Temporary, "leftover of an interrupted write; not a blob"})
-				return nil
-			}
-			listed++
-			if !selectedBy(e.Key, opts.Subset) || (opts.Sample > 0 && opts.Sample < 1 && sampler.Float64() >= opts.Sample) {
-				return nil
-			}
-			selected++
 			select {
-			case jobs <- job{e}:
+			case jobs <- pending:
+				pending = make([]store.Entry, 0, maxBatch)
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-		})
+		}
+		defer func() {
+			if listErr == nil {
+				listErr = flush()
+			}
+		}()
+		visit := func(e store.Entry) error {
+			if a, skip := entryAnomaly(e); skip {
+				anomalies = append(anomalies, a)
+				return nil
+			}
+			if isTemporary(e.Key) {
+				anomalies = append(anomalies, Anomaly{e.Key, Temporary, "leftover of an interrupted write; not a blob"})
+				if e.Mode != 0 {
+					perms.add(e.Key, e.Mode.Perm())
+				}
+				return nil
+			}
+			listed++
+			if !selectedBy(e.Key, opts.Subset) || (opts.Sample > 0 && opts.Sample < 1 && sampler.Float64() >= opts.Sample) {
+				if e.Mode != 0 {
+					perms.add(e.Key, e.Mode.Perm())
+				}
+				return nil
+			}
+			selected++
+			if pending = append(pending, e); len(pending) >= batchSize(hashedBytes.Load(), hashedBlobs.Load()) {
+				return flush()
+			}
+			return nil
+		}
+		if kl, ok := opts.Store.(keyLister); ok {
+			listErr = kl.ListKeys(ctx, "", func(e store.Entry) error {
+				if e.Size < 0 {
+					// A regular file, not described yet: the worker that opens
+					// it learns its size, time and mode from the file itself.
+					if isTemporary(e.Key) {
+						if st, err := opts.Store.Stat(ctx, e.Key); err == nil {
+							e = st
+						}
+					}
+				}
+				return visit(e)
+			})
+			return
+		}
+		listErr = opts.Store.List(ctx, "", visit)
 	}()
 
 	var resultAnomalies []Anomaly
-	for r := range results {
+	collect := func(r Result) {
+		hashedBytes.Add(r.Size)
+		hashedBlobs.Add(1)
+		if r.mode != 0 {
+			perms.add(r.Key, r.mode.Perm())
+		}
 		if idx != nil {
 			r.Referenced = idx.referenced(r.Key)
 		}
@@ -297,8 +367,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if opts.OnResult != nil {
 			opts.OnResult(r)
 		}
-		if kind, detail := magicMismatch(r); kind != "" {
-			resultAnomalies = append(resultAnomalies, Anomaly{r.Key, kind, detail})
+		if r.magic != "" {
+			resultAnomalies = append(resultAnomalies, Anomaly{r.Key, r.magic, r.magicDetail})
+		}
+	}
+	for rs := range results {
+		for _, r := range rs {
+			collect(r)
 		}
 	}
 	// results is closed only after the listing goroutine closed jobs.
@@ -370,13 +445,21 @@ var tempSuffixes = []string{".tmp", ".temp", ".part", ".partial", ".download", "
 // isTemporary recognises leftovers of interrupted writes: "x.json.tmp",
 // ".tmp-1234", "x.part".
 func isTemporary(key string) bool {
-	base := strings.ToLower(path.Base(key))
+	base := key[strings.LastIndexByte(key, '/')+1:]
 	for _, s := range tempSuffixes {
-		if strings.HasSuffix(base, s) {
+		if len(base) >= len(s) && strings.EqualFold(base[len(base)-len(s):], s) {
 			return true
 		}
 	}
-	return strings.HasPrefix(base, ".tmp") || strings.HasPrefix(base, "tmp-") || strings.Contains(base, ".tmp.")
+	if len(base) >= 4 && (strings.EqualFold(base[:4], ".tmp") || strings.EqualFold(base[:4], "tmp-")) {
+		return true
+	}
+	for i := 0; i+5 <= len(base); i++ {
+		if base[i] == '.' && strings.EqualFold(base[i:i+5], ".tmp.") {
+			return true
+		}
+	}
+	return false
 }
 
 // selectedBy places a key in part N of T by a hash that does not depend on the
@@ -397,6 +480,7 @@ func selectedBy(key string, s Subset) bool {
 }
 
 type hasher struct {
+	sum      hash.Hash
 	st       store.Store
 	fast     bool
 	buf      []byte
@@ -406,10 +490,20 @@ type hasher struct {
 
 // check decides one blob.
 func (h *hasher) check(ctx context.Context, e store.Entry) Result {
-	r := Result{Key: e.Key, Size: e.Size}
+	var f io.ReadCloser
+	if kl, ok := h.st.(keyLister); ok && e.Size < 0 {
+		rc, desc, err := kl.OpenEntry(ctx, e.Key)
+		if err != nil {
+			return unreadable(Result{Key: e.Key, How: "sha256"}, err)
+		}
+		defer rc.Close()
+		f, e = rc, desc
+	}
+	r := Result{Key: e.Key, Size: e.Size, mode: e.Mode}
 	name, contentAddressed := blobname.Parse(e.Key)
 	if contentAddressed {
-		r.Expected = name.Digest.String()
+		base := e.Key[strings.LastIndexByte(e.Key, '/')+1:]
+		r.Expected = base[:blobname.DigestLen] // the name is the lower-case hex digest
 	}
 	_, isBucket := h.st.(store.Bucket)
 	if isBucket && (h.fast || !contentAddressed) {
@@ -441,19 +535,28 @@ func (h *hasher) check(ctx context.Context, e store.Entry) Result {
 		r.How, r.Category = "exists", Unverifiable
 		return r
 	}
-	sum, n, err := h.hash(ctx, e.Key)
+	rc := f
+	if f == nil {
+		var err error
+		if rc, err = h.st.Open(ctx, e.Key); err != nil {
+			r.How = "sha256"
+			return unreadable(r, err)
+		}
+		defer rc.Close()
+	}
+	d, n, err := h.digest(ctx, rc, e.Key)
 	r.How = "sha256"
 	if err != nil {
 		return unreadable(r, err)
 	}
-	r.Size, r.Actual = n, sum
-	r.Category = OK
-	if sum != r.Expected {
-		r.Category = Corrupt
+	r.Size, r.Category, r.Actual = n, OK, r.Expected
+	switch {
+	case contentAddressed && d == name.Digest:
+	case !contentAddressed && d.String() == r.Expected:
+	default:
+		r.Category, r.Actual = Corrupt, d.String()
 	}
-	if h.head != nil {
-		r.head = append([]byte(nil), h.head...)
-	}
+	r.magic, r.magicDetail = magicMismatch(e.Key, n, h.head)
 	return r
 }
 
@@ -470,12 +573,30 @@ func (h *hasher) hash(ctx context.Context, key string) (string, int64, error) {
 		return "", 0, err
 	}
 	defer rc.Close()
-	sum := sha256.New()
+	return h.hashReader(ctx, rc, key)
+}
+
+func (h *hasher) hashReader(ctx context.Context, rc io.Reader, key string) (string, int64, error) {
+	d, n, err := h.digest(ctx, rc, key)
+	if err != nil {
+		return "", n, err
+	}
+	return hex.EncodeToString(d[:]), n, nil
+}
+
+// digest hashes rc with the worker's reusable sha256 state and buffer.
+func (h *hasher) digest(ctx context.Context, rc io.Reader, key string) (blobname.Digest, int64, error) {
+	var d blobname.Digest
+	if h.sum == nil {
+		h.sum = sha256.New()
+	}
+	sum := h.sum
+	sum.Reset()
 	var n int64
 	h.head = h.head[:0]
 	for {
 		if err := ctx.Err(); err != nil {
-			return "", n, err
+			return d, n, err
 		}
 		m, err := rc.Read(h.buf)
 		if m > 0 {
@@ -492,10 +613,11 @@ func (h *hasher) hash(ctx context.Context, key string) (string, int64, error) {
 			break
 		}
 		if err != nil {
-			return "", n, fmt.Errorf("read %s at byte %d: %w", key, n, err)
+			return d, n, fmt.Errorf("read %s at byte %d: %w", key, n, err)
 		}
 	}
-	return hex.EncodeToString(sum.Sum(nil)), n, nil
+	sum.Sum(d[:0])
+	return d, n, nil
 }
 
 // permCensus finds the permissions most blobs have, and the blobs whose
@@ -552,17 +674,22 @@ var magics = map[string]func([]byte) bool{
 	".pdf":  func(b []byte) bool { return bytes.HasPrefix(b, []byte("%PDF-")) },
 }
 
-func magicMismatch(r Result) (AnomalyKind, string) {
-	if r.head == nil || r.Size == 0 {
+func magicMismatch(key string, size int64, head []byte) (AnomalyKind, string) {
+	if len(head) == 0 || size == 0 {
 		return "", ""
 	}
-	ext := strings.ToLower(path.Ext(r.Key))
+	ext := path.Ext(key)
 	is, ok := magics[ext]
-	if !ok || is(r.head) {
+	if !ok {
+		if is, ok = magics[strings.ToLower(ext)]; !ok {
+			return "", ""
+		}
+	}
+	if is(head) {
 		return "", ""
 	}
 	for other, match := range magics {
-		if match(r.head) && other != ".jpeg" {
+		if match(head) && other != ".jpeg" {
 			return WrongExtension, fmt.Sprintf("named %s but the content is %s", ext, strings.TrimPrefix(other, "."))
 		}
 	}
