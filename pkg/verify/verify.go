@@ -273,7 +273,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	go func() { wg.Wait(); close(results) }()
 
 	// The listing runs in its own goroutine; this one collects results.
-	perms := newPermCensus(opts.MaxListed)
+	perms := newPermCensus(opts.MaxListed)     // the collector's: blobs hashed
+	listPerms := newPermCensus(opts.MaxListed) // the lister's: entries not hashed
 	var anomalies []Anomaly
 	var listErr error
 	var listed, selected int64
@@ -305,14 +306,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			if isTemporary(e.Key) {
 				anomalies = append(anomalies, Anomaly{e.Key, Temporary, "leftover of an interrupted write; not a blob"})
 				if e.Mode != 0 {
-					perms.add(e.Key, e.Mode.Perm())
+					listPerms.add(e.Key, e.Mode.Perm())
 				}
 				return nil
 			}
 			listed++
 			if !selectedBy(e.Key, opts.Subset) || (opts.Sample > 0 && opts.Sample < 1 && sampler.Float64() >= opts.Sample) {
 				if e.Mode != 0 {
-					perms.add(e.Key, e.Mode.Perm())
+					listPerms.add(e.Key, e.Mode.Perm())
 				}
 				return nil
 			}
@@ -393,6 +394,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.Fraction = float64(selected) / float64(listed)
 	}
 	all := append(append([]Anomaly{}, anomalies...), resultAnomalies...)
+	perms.merge(listPerms) // the lister is done: results is closed after jobs
 	all = append(all, perms.wide()...)
 	rep.AnomalyCount = int64(len(all))
 	sort.Slice(all, func(i, j int) bool {
@@ -637,6 +639,16 @@ func (p *permCensus) add(key string, perm fs.FileMode) {
 	p.counts[perm]++
 	if len(p.keys[perm]) < p.max {
 		p.keys[perm] = append(p.keys[perm], key)
+	}
+}
+
+func (p *permCensus) merge(o *permCensus) {
+	for perm, n := range o.counts {
+		p.counts[perm] += n
+	}
+	for perm, keys := range o.keys {
+		room := max(p.max-len(p.keys[perm]), 0)
+		p.keys[perm] = append(p.keys[perm], keys[:min(room, len(keys))]...)
 	}
 }
 

@@ -379,3 +379,85 @@ func TestSessionsDanglingOrphansAndReferencedCorruptFirst(t *testing.T) {
 		t.Fatalf("corrupt %+v", rep.Corrupt)
 	}
 }
+
+// TestQuarantineAcrossFileSystems: into a quarantine on another file system
+// (tmpfs /dev/shm) a rename cannot work; the blob is copied, the copy proven,
+// and only then removed.
+func TestQuarantineAcrossFileSystems(t *testing.T) {
+	shm, err := os.MkdirTemp("/dev/shm", "mediactl-quarantine-")
+	if err != nil {
+		t.Skipf("no tmpfs at /dev/shm to cross file systems: %v", err)
+	}
+	defer os.RemoveAll(shm)
+	var a, b syscall.Stat_t
+	dir := t.TempDir()
+	if syscall.Stat(shm, &a) != nil || syscall.Stat(dir, &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is on the same file system as the test's temp dir")
+	}
+	st, err := store.Open(context.Background(), dir)
+	must(t, err)
+	defer st.Close()
+	good := []byte("good")
+	put(t, st, name(good, ".bin"), good)
+	put(t, st, name([]byte("meant"), ".bin"), []byte("got"))
+	q, err := store.Open(context.Background(), shm)
+	must(t, err)
+	defer q.Close()
+	rep := run(t, verify.Options{Store: st})
+	qr, err := verify.Quarantine(context.Background(), st, q, rep.Corrupt, time.Now())
+	must(t, err)
+	if len(qr.Moved) != 1 || qr.Moved[0].How != "copy" || len(qr.Kept) != 0 {
+		t.Fatalf("moved %+v kept %+v", qr.Moved, qr.Kept)
+	}
+	if _, err := st.Stat(context.Background(), name([]byte("meant"), ".bin")); err == nil {
+		t.Fatal("the corrupt blob is still in the store")
+	}
+	b2, err := os.ReadFile(filepath.Join(shm, qr.Moved[0].Moved))
+	if err != nil || string(b2) != "got" {
+		t.Fatalf("quarantined copy %q, %v", b2, err)
+	}
+}
+
+// TestVanishedBlobsAreUnreadable: blobs that another client deletes between
+// the listing and the read (a real 404 from the S3 server) are unreadable and
+// make the run incomplete (exit 3) — never "ok", never "corrupt".
+func TestVanishedBlobsAreUnreadable(t *testing.T) {
+	backend := s3mem.New()
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	defer srv.Close()
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "mediactl-test", "AWS_SECRET_ACCESS_KEY": "mediactl-test-secret",
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1",
+	} {
+		t.Setenv(k, v)
+	}
+	must(t, backend.CreateBucket("vanish"))
+	st, err := store.Open(context.Background(), "s3://vanish?endpoint="+url.QueryEscape(srv.URL)+"&use_path_style=true&region=us-east-1")
+	must(t, err)
+	defer st.Close()
+	var keys []string
+	for i := range 200 {
+		c := []byte(fmt.Sprint(i))
+		keys = append(keys, name(c, ".bin"))
+		put(t, st, keys[i], c)
+	}
+	seen := 0
+	rep := run(t, verify.Options{Store: st, Jobs: 1, OnResult: func(verify.Result) {
+		if seen++; seen == 1 {
+			for _, k := range keys {
+				backend.DeleteObject("vanish", k)
+			}
+		}
+	}})
+	if rep.Complete || rep.Counts[verify.Corrupt] != 0 || rep.Counts[verify.Unreadable] == 0 {
+		t.Fatalf("complete=%v counts=%v", rep.Complete, rep.Counts)
+	}
+	if rep.Counts[verify.OK]+rep.Counts[verify.Unreadable] != rep.Selected {
+		t.Fatalf("counts %v do not add up to %d selected", rep.Counts, rep.Selected)
+	}
+	for _, u := range rep.Unreadable {
+		if !strings.Contains(u.Err, "not") || u.Category != verify.Unreadable {
+			t.Errorf("unreadable without a reason: %+v", u)
+		}
+	}
+}
