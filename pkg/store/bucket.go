@@ -486,6 +486,53 @@ func (s *BucketStore) MoveFromInternal(ctx context.Context, name, key string) er
 	return nil
 }
 
+// OpenInternal opens InternalDir/name for reading.
+func (s *BucketStore) OpenInternal(ctx context.Context, name string) (io.ReadCloser, error) {
+	if err := validInternal(name); err != nil {
+		return nil, fmt.Errorf("store %s: open: %w", s.location, err)
+	}
+	key := internalName(name)
+	r, err := s.b.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, s.errorf("open", key, err)
+	}
+	return &bucketReader{r: r, s: s, key: key}, nil
+}
+
+// DeleteInternal removes InternalDir/name.
+func (s *BucketStore) DeleteInternal(ctx context.Context, name string) error {
+	if err := validInternal(name); err != nil {
+		return fmt.Errorf("store %s: delete: %w", s.location, err)
+	}
+	key := internalName(name)
+	if err := s.b.Delete(ctx, key); err != nil {
+		return s.errorf("delete", key, err)
+	}
+	return nil
+}
+
+// ListInternal lists the objects below InternalDir whose name starts with
+// prefix, in the service's order.
+func (s *BucketStore) ListInternal(ctx context.Context, prefix string, fn func(Entry) error) error {
+	full := internalName(prefix)
+	it := s.b.List(&blob.ListOptions{Prefix: full})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return s.errorf("list", full, err)
+		}
+		if obj.IsDir || strings.HasSuffix(obj.Key, "/") || strings.HasSuffix(obj.Key, ".attrs") && s.scheme == "file" {
+			continue
+		}
+		if err := fn(Entry{Key: strings.TrimPrefix(obj.Key, InternalDir+"/"), Size: obj.Size, ModTime: obj.ModTime}); err != nil {
+			return err
+		}
+	}
+}
+
 // Blob returns the underlying gocloud bucket (already confined to Prefix), for
 // driver-specific needs through its As method. Writes through it bypass the key
 // checks of the store.

@@ -20,6 +20,14 @@ type Internal interface {
 	// MoveFromInternal moves InternalDir/name back to blob key (restore). It never
 	// replaces an existing key: that fails with an error wrapping ErrExist.
 	MoveFromInternal(ctx context.Context, name, key string) error
+	// OpenInternal opens InternalDir/name for reading (ErrNotExist when missing).
+	OpenInternal(ctx context.Context, name string) (io.ReadCloser, error)
+	// DeleteInternal removes InternalDir/name (ErrNotExist when missing).
+	DeleteInternal(ctx context.Context, name string) error
+	// ListInternal calls fn for each file below InternalDir whose name starts
+	// with prefix; Entry.Key is the name relative to InternalDir. Local stores
+	// list in lexical order; buckets in the service's order.
+	ListInternal(ctx context.Context, prefix string, fn func(Entry) error) error
 }
 
 var (

@@ -602,3 +602,36 @@ func (s *LocalStore) MoveFromInternal(ctx context.Context, name, key string) err
 	}
 	return s.rename(ctx, internalName(name), key)
 }
+
+// OpenInternal opens the regular file InternalDir/name.
+func (s *LocalStore) OpenInternal(ctx context.Context, name string) (io.ReadCloser, error) {
+	if err := validInternal(name); err != nil {
+		return nil, fmt.Errorf("store %s: open: %w", s.dir, err)
+	}
+	return s.openRegular(ctx, "open", internalName(name))
+}
+
+// DeleteInternal removes the file InternalDir/name (never a directory tree).
+func (s *LocalStore) DeleteInternal(ctx context.Context, name string) error {
+	if err := validInternal(name); err != nil {
+		return fmt.Errorf("store %s: delete: %w", s.dir, err)
+	}
+	return s.remove(ctx, "delete", internalName(name))
+}
+
+// ListInternal lists the files below InternalDir whose name starts with prefix,
+// in lexical order, as List lists blobs.
+func (s *LocalStore) ListInternal(ctx context.Context, prefix string, fn func(Entry) error) error {
+	if _, err := s.root.Lstat(InternalDir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	r, err := s.InternalRoot()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w := walker{root: r, errorf: func(op, key string, err error) error {
+		return s.errorf(op, internalName(key), err)
+	}}
+	return w.list(ctx, prefix, fn)
+}

@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListCallbackError", testListCallbackError},
 		{"ListMany", testListMany},
 		{"InternalDirHidden", testInternalDirHidden},
+		{"InternalFiles", testInternalFiles},
 		{"InvalidKeys", testInvalidKeys},
 		{"Missing", testMissing},
 		{"Delete", testDelete},
@@ -484,6 +485,62 @@ func testInternalDirHidden(t *testing.T, s store.Store) {
 			t.Errorf("PutInternal(%q) = %v, want ErrInvalidKey", bad, err)
 		}
 	}
+}
+
+// testInternalFiles: mediactl's own files (locks, journals, trash) can be
+// written, read, listed and deleted in the internal folder, and never show up
+// as blobs.
+func testInternalFiles(t *testing.T, s store.Store) {
+	in, ok := s.(store.Internal)
+	if !ok {
+		t.Skip("not an internal-folder store")
+	}
+	var names []string
+	if err := in.ListInternal(ctx, "", func(e store.Entry) error { names = append(names, e.Key); return nil }); err != nil || len(names) != 0 {
+		t.Fatalf("empty internal folder lists %v, %v", names, err)
+	}
+	for _, n := range []string{"lock", "trash/run-1/a.png", "trash/run-1/sub/b.png", "trash/run-2/c.png"} {
+		if err := in.PutInternal(ctx, n, strings.NewReader("x:"+n), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names = nil
+	if err := in.ListInternal(ctx, "trash/run-1/", func(e store.Entry) error {
+		names = append(names, e.Key)
+		if e.Size != int64(len("x:"+e.Key)) {
+			t.Errorf("%s: size %d", e.Key, e.Size)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	if fmt.Sprint(names) != "[trash/run-1/a.png trash/run-1/sub/b.png]" {
+		t.Fatalf("ListInternal(trash/run-1/) = %v", names)
+	}
+	rc, err := in.OpenInternal(ctx, "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "x:lock" {
+		t.Fatalf("OpenInternal(lock) = %q", b)
+	}
+	if err := in.DeleteInternal(ctx, "lock"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.OpenInternal(ctx, "lock"); !errors.Is(err, store.ErrNotExist) {
+		t.Fatalf("deleted lock opens: %v", err)
+	}
+	// Conditional creation is what makes a lock exclusive.
+	if err := in.PutInternal(ctx, "lock", strings.NewReader("1"), store.PutOptions{IfNotExist: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.PutInternal(ctx, "lock", strings.NewReader("2"), store.PutOptions{IfNotExist: true}); !errors.Is(err, store.ErrExist) {
+		t.Fatalf("second conditional PutInternal = %v, want ErrExist", err)
+	}
+	wantKeys(t, s, "")
 }
 
 // InvalidKeys are keys every store must refuse.
