@@ -1,0 +1,147 @@
+// Package storelock keeps mediactl's commands that change a store from
+// running at the same time on it: two gc runs sweeping one store, or a gc
+// sweeping while a migrate deletes sources, could each act on a plan the other
+// has made stale.
+//
+// The lock is one file, "lock", in the store's internal folder, created only
+// if it does not exist (a hard link on a local store, a conditional write on a
+// bucket), holding who took it: command, process id, host and start time. A
+// lock whose process is gone — same host, no such process — is stale and is
+// broken; a lock held from another host is never broken automatically, since
+// this host cannot tell whether that process still runs.
+package storelock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// Name is the lock file's name inside the store's internal folder.
+const Name = "lock"
+
+// Holder says who holds a lock.
+type Holder struct {
+	Command string    `json:"command"`
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Started time.Time `json:"started"`
+}
+
+func (h Holder) String() string {
+	return fmt.Sprintf("%s (pid %d on %s, since %s)", h.Command, h.PID, h.Host, h.Started.Format(time.RFC3339))
+}
+
+// LockedError is returned by Acquire when another run holds the lock.
+type LockedError struct {
+	Store  string
+	Holder Holder
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("store %s is locked by %s", e.Store, e.Holder)
+}
+
+// Is makes errors.Is(err, ErrLocked) true for a LockedError.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// ErrLocked is matched by the error of Acquire when the store is locked.
+var ErrLocked = errors.New("store is locked")
+
+// Lock is a held lock.
+type Lock struct {
+	in     store.Internal
+	holder Holder
+	body   []byte
+}
+
+// Holder is who took the lock (this process).
+func (l *Lock) Holder() Holder { return l.holder }
+
+// Acquire takes the store's lock for command, breaking a stale one. The store
+// must keep an internal folder (every store of package store does).
+func Acquire(ctx context.Context, st store.Store, command string) (*Lock, error) {
+	in, ok := st.(store.Internal)
+	if !ok {
+		return nil, fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
+	}
+	host, _ := os.Hostname()
+	h := Holder{Command: command, PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}
+	body, _ := json.Marshal(h)
+	for attempt := 0; ; attempt++ {
+		err := in.PutInternal(ctx, Name, bytes.NewReader(body), store.PutOptions{IfNotExist: true, ContentType: "application/json"})
+		if err == nil {
+			return &Lock{in: in, holder: h, body: body}, nil
+		}
+		if !errors.Is(err, store.ErrExist) {
+			return nil, fmt.Errorf("lock %s: %w", st.Location(), err)
+		}
+		held, raw, rerr := read(ctx, in)
+		if errors.Is(rerr, store.ErrNotExist) && attempt < 3 {
+			continue // released meanwhile: try again
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("lock %s: the lock exists but cannot be read: %w", st.Location(), rerr)
+		}
+		if attempt >= 3 || !stale(held, host) {
+			return nil, &LockedError{Store: st.Location(), Holder: held}
+		}
+		// Stale: its process is gone. Remove it only if it is still the very
+		// lock that was read, then try to take it again.
+		if _, again, err := read(ctx, in); err == nil && bytes.Equal(again, raw) {
+			if err := in.DeleteInternal(ctx, Name); err != nil && !errors.Is(err, store.ErrNotExist) {
+				return nil, fmt.Errorf("lock %s: break stale lock of %s: %w", st.Location(), held, err)
+			}
+		}
+	}
+}
+
+// Release gives the lock up. It only removes the lock file if it is still
+// this lock's.
+func (l *Lock) Release(ctx context.Context) error {
+	_, raw, err := read(ctx, l.in)
+	if errors.Is(err, store.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("release lock: %w", err)
+	}
+	if !bytes.Equal(raw, l.body) {
+		return fmt.Errorf("release lock: the lock is no longer ours (held by another run), left in place")
+	}
+	if err := l.in.DeleteInternal(ctx, Name); err != nil && !errors.Is(err, store.ErrNotExist) {
+		return fmt.Errorf("release lock: %w", err)
+	}
+	return nil
+}
+
+func read(ctx context.Context, in store.Internal) (Holder, []byte, error) {
+	rc, err := in.OpenInternal(ctx, Name)
+	if err != nil {
+		return Holder{}, nil, err
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(io.LimitReader(rc, 64<<10))
+	if err != nil {
+		return Holder{}, nil, err
+	}
+	var h Holder
+	if err := json.Unmarshal(raw, &h); err != nil {
+		// Unreadable content: treat as held by an unknown process; never broken.
+		return Holder{Command: "unknown (unreadable lock file)", Host: "?"}, raw, nil
+	}
+	return h, raw, nil
+}
+
+// stale reports whether the holder's process is known to be gone: it ran on
+// this host and no process has its id any more.
+func stale(h Holder, host string) bool {
+	return h.Host == host && h.PID > 0 && processGone(h.PID)
+}

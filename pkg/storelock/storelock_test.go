@@ -1,0 +1,136 @@
+package storelock_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+)
+
+func stores(t *testing.T) map[string]store.Store {
+	ctx := context.Background()
+	local, err := store.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := store.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { local.Close(); mem.Close() })
+	return map[string]store.Store{"local": local, "mem": mem}
+}
+
+func TestOneHolderAtATime(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			l, err := storelock.Acquire(ctx, st, "gc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = storelock.Acquire(ctx, st, "migrate")
+			var le *storelock.LockedError
+			if !errors.As(err, &le) || !errors.Is(err, storelock.ErrLocked) {
+				t.Fatalf("second Acquire = %v, want LockedError", err)
+			}
+			if le.Holder.PID != os.Getpid() || le.Holder.Command != "gc" || !strings.Contains(err.Error(), "locked by gc (pid ") {
+				t.Fatalf("holder %+v: %v", le.Holder, err)
+			}
+			if err := l.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l2, err := storelock.Acquire(ctx, st, "migrate")
+			if err != nil {
+				t.Fatalf("Acquire after Release: %v", err)
+			}
+			l2.Release(ctx)
+			// The lock file never shows up as a blob.
+			st.List(ctx, "", func(e store.Entry) error { t.Errorf("listed %s", e.Key); return nil })
+		})
+	}
+}
+
+// writeLock plants a lock file as another run would have left it.
+func writeLock(t *testing.T, st store.Store, h storelock.Holder) {
+	body, _ := json.Marshal(h)
+	if err := st.(store.Internal).PutInternal(context.Background(), storelock.Name, strings.NewReader(string(body)), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStaleLockOfAGoneProcessIsBroken(t *testing.T) {
+	ctx := context.Background()
+	// A real process that has exited: its pid is free.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no 'true' to spawn:", err)
+	}
+	host, _ := os.Hostname()
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			writeLock(t, st, storelock.Holder{Command: "gc", PID: cmd.Process.Pid, Host: host, Started: time.Now()})
+			l, err := storelock.Acquire(ctx, st, "gc")
+			if err != nil {
+				t.Fatalf("stale lock not broken: %v", err)
+			}
+			l.Release(ctx)
+		})
+	}
+}
+
+func TestLockFromAnotherHostIsNeverBroken(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			writeLock(t, st, storelock.Holder{Command: "gc", PID: 1, Host: "elsewhere.example", Started: time.Now()})
+			_, err := storelock.Acquire(ctx, st, "gc")
+			if !errors.Is(err, storelock.ErrLocked) || !strings.Contains(err.Error(), "on elsewhere.example") {
+				t.Fatalf("Acquire = %v, want locked by elsewhere.example", err)
+			}
+		})
+	}
+}
+
+func TestReleaseLeavesSomeoneElsesLock(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			l, err := storelock.Acquire(ctx, st, "gc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Another run broke it and took it (say, an operator removed it by hand).
+			st.(store.Internal).DeleteInternal(ctx, storelock.Name)
+			writeLock(t, st, storelock.Holder{Command: "other", PID: 1, Host: "elsewhere.example"})
+			if err := l.Release(ctx); err == nil {
+				t.Fatal("Release removed a lock that is not ours")
+			}
+			if _, err := storelock.Acquire(ctx, st, "gc"); !errors.Is(err, storelock.ErrLocked) {
+				t.Fatalf("the other run's lock is gone: %v", err)
+			}
+		})
+	}
+}
+
+func ExampleAcquire() {
+	ctx := context.Background()
+	st, _ := store.Open(ctx, "mem://")
+	defer st.Close()
+	l, err := storelock.Acquire(ctx, st, "gc")
+	if err != nil {
+		return
+	}
+	defer l.Release(ctx)
+	_, err = storelock.Acquire(ctx, st, "gc")
+	fmt.Println(errors.Is(err, storelock.ErrLocked))
+	// Output: true
+}
