@@ -10,6 +10,7 @@ package blobname
 import (
 	"encoding/hex"
 	"path"
+	"strings"
 )
 
 // DigestLen is the length of a hex sha256 digest.
@@ -84,3 +85,27 @@ func isLowerHex(s string) bool {
 	}
 	return true
 }
+
+var tempSuffixes = []string{".tmp", ".temp", ".part", ".partial", ".download", ".crdownload", ".swp", "~"}
+
+// IsTemporary recognises the leftovers and in-progress files of writers —
+// "x.json.tmp", ".tmp-1234", "x.part" — which are never blobs: verify reports
+// them, gc never collects them.
+func IsTemporary(key string) bool {
+	base := key[strings.LastIndexByte(key, '/')+1:]
+	for _, s := range tempSuffixes {
+		if len(base) >= len(s) && strings.EqualFold(base[len(base)-len(s):], s) {
+			return true
+		}
+	}
+	if len(base) >= 4 && (strings.EqualFold(base[:4], ".tmp") || strings.EqualFold(base[:4], "tmp-")) {
+		return true
+	}
+	for i := 0; i+5 <= len(base); i++ {
+		if base[i] == '.' && strings.EqualFold(base[i:i+5], ".tmp.") {
+			return true
+		}
+	}
+	return false
+}
+

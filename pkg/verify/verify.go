@@ -305,7 +305,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				anomalies = append(anomalies, a)
 				return nil
 			}
-			if isTemporary(e.Key) {
+			if blobname.IsTemporary(e.Key) {
 				anomalies = append(anomalies, Anomaly{e.Key, Temporary, "leftover of an interrupted write; not a blob"})
 				if e.Mode != 0 {
 					listPerms.add(e.Key, e.Mode.Perm())
@@ -330,7 +330,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				if e.Size < 0 {
 					// A regular file, not described yet: the worker that opens
 					// it learns its size, time and mode from the file itself.
-					if isTemporary(e.Key) {
+					if blobname.IsTemporary(e.Key) {
 						if st, err := opts.Store.Stat(ctx, e.Key); err == nil {
 							e = st
 						}
@@ -442,28 +442,6 @@ func entryAnomaly(e store.Entry) (Anomaly, bool) {
 		return Anomaly{e.Key, NotRegular, e.Mode.Type().String()}, true
 	}
 	return Anomaly{}, false
-}
-
-var tempSuffixes = []string{".tmp", ".temp", ".part", ".partial", ".download", ".crdownload", ".swp", "~"}
-
-// isTemporary recognises leftovers of interrupted writes: "x.json.tmp",
-// ".tmp-1234", "x.part".
-func isTemporary(key string) bool {
-	base := key[strings.LastIndexByte(key, '/')+1:]
-	for _, s := range tempSuffixes {
-		if len(base) >= len(s) && strings.EqualFold(base[len(base)-len(s):], s) {
-			return true
-		}
-	}
-	if len(base) >= 4 && (strings.EqualFold(base[:4], ".tmp") || strings.EqualFold(base[:4], "tmp-")) {
-		return true
-	}
-	for i := 0; i+5 <= len(base); i++ {
-		if base[i] == '.' && strings.EqualFold(base[i:i+5], ".tmp.") {
-			return true
-		}
-	}
-	return false
 }
 
 // selectedBy places a key in part N of T by a hash that does not depend on the
@@ -722,7 +700,7 @@ type sessionIndex struct {
 func readSessions(ctx context.Context, opts Options, rep *Report) (*sessionIndex, error) {
 	si := &sessionIndex{idx: ref.NewIndex()}
 	err := opts.Store.List(ctx, "", func(e store.Entry) error {
-		if e.Regular() && !isTemporary(e.Key) {
+		if e.Regular() && !blobname.IsTemporary(e.Key) {
 			si.idx.Add(e.Key)
 			si.sizes = append(si.sizes, e.Size)
 		}

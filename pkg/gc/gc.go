@@ -1,0 +1,310 @@
+// Package gc reclaims blobs that no session needs any more, without ever
+// losing one that is still in use.
+//
+// Work is split restic-style into a plan and its execution. Plan reads the
+// store and every session, and lists the candidates with their sizes; it
+// changes nothing. Execute is the only code that removes blobs, and it refuses
+// a plan that did not read everything. Removal is reversible by default: a
+// blob is moved into the store's trash (one folder per run) and Restore puts a
+// run back.
+//
+// The rules that keep data safe:
+//   - Retention is conservative (package ref): a blob counts as referenced when
+//     its name, stem or digest appears as a token in any session string.
+//   - A plan that could not read every session or the whole listing is
+//     incomplete, and Execute refuses it.
+//   - The plan's start is a fence: a blob modified after fence − MinAge is never
+//     a candidate (a blob is written before the session that names it is
+//     saved). Each blob is stat'ed again right before it is moved, and skipped
+//     if it changed.
+//   - Symbolic links and other non-regular files are never candidates, and
+//     neither is anything outside the store root (store keys cannot leave it).
+package gc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// Policy chooses the candidates.
+type Policy string
+
+const (
+	// Refcount: blobs no session refers to, older than MinAge.
+	Refcount Policy = "refcount"
+	// Age: blobs older than MaxAge, referenced or not (unless KeepReferenced).
+	Age Policy = "age"
+)
+
+// Options configure a plan.
+type Options struct {
+	Store store.Store
+	// Sessions are read to find references. Refcount needs them; Age needs them
+	// only with KeepReferenced.
+	Sessions []sessions.Source
+	// Bases are directories that relative references are relative to.
+	Bases  []string
+	Policy Policy
+	// MinAge: no blob modified less than MinAge before the plan started is a
+	// candidate (refcount and size cap). Default 24h.
+	MinAge time.Duration
+	// MaxAge: the age policy's limit.
+	MaxAge time.Duration
+	// KeepReferenced: the age policy keeps blobs that sessions refer to.
+	KeepReferenced bool
+	// MaxSize, when > 0, caps the store: unreferenced candidates are taken
+	// oldest first until the store would be at most MaxSize bytes; referenced
+	// blobs are never taken. With Refcount only.
+	MaxSize int64
+	// Jobs is passed to the session scan.
+	Jobs int
+	// Now is the fence; zero means time.Now().
+	Now time.Time
+}
+
+// Candidate is a blob the plan would remove.
+type Candidate struct {
+	Key        string    `json:"key"`
+	Size       int64     `json:"size"`
+	ModTime    time.Time `json:"mod_time"`
+	Referenced bool      `json:"referenced,omitempty"`
+}
+
+// Plan is what a run would remove, and why it may or may not.
+type Plan struct {
+	Store  string `json:"store"`
+	Policy Policy `json:"policy"`
+	// Fence is when planning started; Cutoff the newest modification time a
+	// candidate may have.
+	Fence  time.Time `json:"fence"`
+	Cutoff time.Time `json:"cutoff"`
+
+	Blobs      int64 `json:"blobs"`      // regular blobs in the store
+	Bytes      int64 `json:"bytes"`      // their bytes
+	Referenced int64 `json:"referenced"` // blobs sessions refer to (when sessions were read)
+
+	Candidates     []Candidate `json:"candidates"`
+	CandidateBytes int64       `json:"candidate_bytes"`
+	// ReferencedCandidates counts candidates that sessions refer to (age policy
+	// without KeepReferenced): their references will dangle.
+	ReferencedCandidates int64     `json:"referenced_candidates"`
+	Oldest               time.Time `json:"oldest,omitempty"`
+	Newest               time.Time `json:"newest,omitempty"`
+
+	// MaxSize, when set: the store's size after the plan, and whether the cap
+	// is met (it is not when referenced or young blobs alone exceed it).
+	MaxSize   int64 `json:"max_size,omitempty"`
+	SizeAfter int64 `json:"size_after"`
+	CapMet    bool  `json:"cap_met"`
+
+	SessionsRead bool         `json:"sessions_read"`
+	Scan         *scan.Report `json:"scan,omitempty"`
+	// Complete is false when a session or the listing could not be read in
+	// full: Execute refuses such a plan.
+	Complete bool     `json:"complete"`
+	Problems []string `json:"problems"`
+}
+
+// ErrIncomplete is returned by Execute for a plan that did not read everything.
+var ErrIncomplete = errors.New("the plan is incomplete: not everything could be read, so nothing may be deleted")
+
+// MakePlan reads the store and the sessions and decides the candidates. It
+// changes nothing.
+func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
+	if opts.Store == nil {
+		return nil, errors.New("gc: no store")
+	}
+	if opts.Policy == "" {
+		opts.Policy = Refcount
+	}
+	if opts.MinAge == 0 {
+		opts.MinAge = 24 * time.Hour
+	}
+	needSessions := opts.Policy == Refcount || opts.KeepReferenced || opts.MaxSize > 0
+	switch {
+	case opts.Policy != Refcount && opts.Policy != Age:
+		return nil, fmt.Errorf("gc: unknown policy %q (refcount or age)", opts.Policy)
+	case opts.Policy == Age && opts.MaxAge <= 0:
+		return nil, errors.New("gc: the age policy needs a max age")
+	case opts.MaxSize > 0 && opts.Policy != Refcount:
+		return nil, errors.New("gc: a size cap works with the refcount policy")
+	case needSessions && len(opts.Sessions) == 0:
+		return nil, errors.New("gc: this policy needs the sessions, to know which blobs are referenced")
+	case opts.MinAge < 0:
+		return nil, errors.New("gc: min age cannot be negative")
+	}
+	fence := opts.Now
+	if fence.IsZero() {
+		fence = time.Now()
+	}
+	p := &Plan{Store: opts.Store.Location(), Policy: opts.Policy, Fence: fence, Complete: true, Candidates: []Candidate{}, Problems: []string{}, MaxSize: opts.MaxSize}
+	switch opts.Policy {
+	case Refcount:
+		p.Cutoff = fence.Add(-opts.MinAge)
+	case Age:
+		p.Cutoff = fence.Add(-opts.MaxAge)
+	}
+
+	// Mark: every blob into the index, then every session string marks it.
+	idx := ref.NewIndex()
+	var entries []store.Entry
+	err := opts.Store.List(ctx, "", func(e store.Entry) error {
+		// Symlinks and other non-regular files are never candidates; temporary
+		// leftovers of writers in progress neither.
+		if !e.Regular() || blobname.IsTemporary(e.Key) {
+			return nil
+		}
+		idx.Add(e.Key)
+		entries = append(entries, store.Entry{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
+		p.Blobs++
+		p.Bytes += e.Size
+		return nil
+	})
+	if err != nil {
+		p.Complete = false
+		p.Problems = append(p.Problems, fmt.Sprintf("listing %s: %v", p.Store, err))
+	}
+	if len(opts.Sessions) > 0 {
+		sr, err := scan.Run(ctx, scan.Options{
+			Sources: opts.Sessions,
+			Stores:  []scan.Target{{Store: opts.Store, Resolver: scan.NewResolver(opts.Store, opts.Bases)}},
+			Jobs:    opts.Jobs,
+			Text:    idx.Mark,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gc: %w", err)
+		}
+		p.Scan, p.SessionsRead = sr, true
+		if !sr.Complete {
+			p.Complete = false
+			for _, pr := range sr.Problems {
+				p.Problems = append(p.Problems, fmt.Sprintf("session %s: %s", pr.Place, pr.Err))
+			}
+			for _, s := range sr.Sources {
+				if !s.Complete && len(sr.Problems) == 0 {
+					p.Problems = append(p.Problems, fmt.Sprintf("session source %s was not read completely", s.Source))
+				}
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		p.Complete = false
+		p.Problems = append(p.Problems, "interrupted while planning")
+	}
+
+	// Sweep decision.
+	referenced := func(i int) bool { return p.SessionsRead && idx.Referenced(i) }
+	var candidates []Candidate
+	for i, e := range entries {
+		if referenced(i) {
+			p.Referenced++
+		}
+		if !e.ModTime.Before(p.Cutoff) {
+			continue // young: its session may not be saved yet
+		}
+		c := Candidate{Key: e.Key, Size: e.Size, ModTime: e.ModTime, Referenced: referenced(i)}
+		switch {
+		case opts.Policy == Refcount && c.Referenced:
+			continue
+		case opts.Policy == Age && opts.KeepReferenced && c.Referenced:
+			continue
+		}
+		candidates = append(candidates, c)
+	}
+	sort.Slice(candidates, func(i, j int) bool {
+		a, b := candidates[i], candidates[j]
+		if !a.ModTime.Equal(b.ModTime) {
+			return a.ModTime.Before(b.ModTime)
+		}
+		return a.Key < b.Key
+	})
+	p.SizeAfter = p.Bytes
+	if opts.MaxSize > 0 {
+		// Oldest first, only as many as it takes to get under the cap.
+		var take []Candidate
+		for _, c := range candidates {
+			if p.SizeAfter <= opts.MaxSize {
+				break
+			}
+			take = append(take, c)
+			p.SizeAfter -= c.Size
+		}
+		candidates = take
+		p.CapMet = p.SizeAfter <= opts.MaxSize
+	} else {
+		for _, c := range candidates {
+			p.SizeAfter -= c.Size
+		}
+	}
+	for _, c := range candidates {
+		p.CandidateBytes += c.Size
+		if c.Referenced {
+			p.ReferencedCandidates++
+		}
+	}
+	if len(candidates) > 0 {
+		p.Oldest, p.Newest = candidates[0].ModTime, candidates[len(candidates)-1].ModTime
+	}
+	p.Candidates = append(p.Candidates, candidates...)
+	return p, nil
+}
+
+// Guards are the checks a plan must pass before Execute acts on it. Each one
+// refuses by default; its override is an explicit choice of the operator.
+type Guards struct {
+	// AllowNoReferences lets a plan proceed that found no reference at all
+	// while the store has blobs and sessions were read: that is exactly what a
+	// wrong --sessions path looks like.
+	AllowNoReferences bool
+	// MaxDeleteCount and MaxDeletePercent cap the plan (0: no cap of that kind).
+	MaxDeleteCount   int64
+	MaxDeletePercent float64
+}
+
+// RefusedError is a guard's refusal, with the override that would allow it.
+type RefusedError struct {
+	Reason   string
+	Override string
+}
+
+func (e *RefusedError) Error() string { return e.Reason }
+
+// Check applies the guards. It returns ErrIncomplete for an incomplete plan
+// and a *RefusedError when a guard refuses.
+func (p *Plan) Check(g Guards) error {
+	if !p.Complete {
+		return fmt.Errorf("%w (%s)", ErrIncomplete, strings.Join(p.Problems, "; "))
+	}
+	if p.SessionsRead && p.Blobs > 0 && p.Scan != nil && p.Scan.References == 0 && p.Referenced == 0 && !g.AllowNoReferences {
+		return &RefusedError{
+			Reason:   fmt.Sprintf("the sessions hold no reference to any of the store's %d blobs: is --sessions pointing at the right place?", p.Blobs),
+			Override: "--allow-no-references",
+		}
+	}
+	n := int64(len(p.Candidates))
+	if g.MaxDeleteCount > 0 && n > g.MaxDeleteCount {
+		return &RefusedError{
+			Reason:   fmt.Sprintf("the plan removes %d blobs, more than --max-delete %d", n, g.MaxDeleteCount),
+			Override: fmt.Sprintf("--max-delete %d", n),
+		}
+	}
+	if g.MaxDeletePercent > 0 && p.Blobs > 0 {
+		if pct := 100 * float64(n) / float64(p.Blobs); pct > g.MaxDeletePercent {
+			return &RefusedError{
+				Reason:   fmt.Sprintf("the plan removes %d of %d blobs (%.1f%%), more than --max-delete %g%%", n, p.Blobs, pct, g.MaxDeletePercent),
+				Override: "--max-delete 100%",
+			}
+		}
+	}
+	return nil
+}
