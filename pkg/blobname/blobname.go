@@ -108,4 +108,3 @@ func IsTemporary(key string) bool {
 	}
 	return false
 }
-
