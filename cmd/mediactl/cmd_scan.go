@@ -160,6 +160,9 @@ func printable(s string) string {
 	return s
 }
 
+// writeJSONLine writes v as one line of JSON (NDJSON).
+func writeJSONLine(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

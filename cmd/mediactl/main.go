@@ -83,6 +83,7 @@ e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
 		Commands: []*cli.Command{
 			scanCommand(),
 			verifyCommand(),
+			gcCommand(),
 			versionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
@@ -90,7 +91,7 @@ e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
 			return usageErr("see 'mediactl --help'", "%v", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(stderr, "mediactl: error: no command %q; the commands are scan, verify, version\n", name)
+			fmt.Fprintf(stderr, "mediactl: error: no command %q; the commands are scan, verify, gc, version\n", name)
 		},
 	}
 	for _, cmd := range app.Commands {

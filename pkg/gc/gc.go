@@ -50,7 +50,8 @@ const (
 type Options struct {
 	Store store.Store
 	// Sessions are read to find references. Refcount needs them; Age needs them
-	// only with KeepReferenced.
+	// with KeepReferenced, and without it uses them to count the references its
+	// plan leaves dangling.
 	Sessions []sessions.Source
 	// Bases are directories that relative references are relative to.
 	Bases  []string

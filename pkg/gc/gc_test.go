@@ -443,6 +443,11 @@ func TestBucket(t *testing.T) {
 	if len(ap.Candidates) != 3 {
 		t.Fatalf("age on S3: %v", keys(ap))
 	}
+	capped, err := gc.MakePlan(ctx, gc.Options{Store: st, Sessions: []sessions.Source{src}, Now: later, MaxSize: p.Bytes - 1})
+	must(t, err)
+	if len(capped.Candidates) != 1 || !capped.CapMet {
+		t.Fatalf("size cap on S3: %v (met %v)", keys(capped), capped.CapMet)
+	}
 	res, err := p.Execute(ctx, st, gc.ExecOptions{})
 	must(t, err)
 	if res.Trashed != 2 {
