@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dustin/go-humanize"
 )
@@ -25,9 +26,10 @@ func main() {
 	dir := flag.String("dir", "", "work directory to create")
 	size := flag.String("size", "1GiB", "approximate total size of the session files")
 	distinct := flag.Int("distinct", 100000, "distinct blobs referenced across all sessions")
-	blobs := flag.Int("blobs", 0, "how many of the referenced blobs to write into inbound/ (small files)")
+	blobs := flag.Int("blobs", 0, "how many blobs to write into inbound/ (8-byte files; the first -distinct of them are referenced)")
 	perFile := flag.String("file-size", "256KiB", "approximate size of one session file")
 	proseLen := flag.Int("prose", 900, "average length of a user message's text, in bytes")
+	blobAge := flag.Duration("blob-age", 0, "set the blobs' modification time this far in the past")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "gensessions: -dir is required")
@@ -48,10 +50,15 @@ func main() {
 		d := sha256.Sum256(b[:])
 		return hex.EncodeToString(d[:]) + ".png"
 	}
-	for i := 0; i < *blobs && i < *distinct; i++ {
+	mtime := time.Now().Add(-*blobAge)
+	for i := 0; i < *blobs; i++ {
 		var b [8]byte
 		binary.LittleEndian.PutUint64(b[:], uint64(i))
-		check(os.WriteFile(filepath.Join(inbound, name(i)), b[:], 0o600))
+		p := filepath.Join(inbound, name(i))
+		check(os.WriteFile(p, b[:], 0o600))
+		if *blobAge > 0 {
+			check(os.Chtimes(p, mtime, mtime))
+		}
 	}
 
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -96,6 +96,10 @@ func (p *Plan) Execute(ctx context.Context, st store.Store, opts ExecOptions) (*
 	var mu sync.Mutex
 	var manifest bytes.Buffer
 	enc := json.NewEncoder(&manifest)
+	if bm, ok := st.(batchMover); ok && !opts.NoTrash {
+		err := p.sweepBatches(ctx, bm, res, enc, opts.Progress)
+		return res, p.finish(ctx, in, res, &manifest, opts.NoTrash, err)
+	}
 	work := make(chan Candidate)
 	var wg sync.WaitGroup
 	for range jobs {
@@ -136,17 +140,65 @@ func (p *Plan) Execute(ctx context.Context, st store.Store, opts ExecOptions) (*
 	}
 	close(work)
 	wg.Wait()
+	return res, p.finish(ctx, in, res, &manifest, opts.NoTrash, stopErr)
+}
+
+// finish sorts the result and writes the run's manifest.
+func (p *Plan) finish(ctx context.Context, in store.Internal, res *Result, manifest *bytes.Buffer, noTrash bool, stopErr error) error {
 	sortSkips(res.Skipped)
 	sortSkips(res.Failed)
-	if !opts.NoTrash && res.Trashed > 0 {
+	if !noTrash && res.Trashed > 0 {
 		// The trash folder itself is the record Restore works from; the
 		// manifest adds sizes and original times for people and tools.
 		name := res.Run + "/" + manifestName
-		if err := in.PutInternal(context.WithoutCancel(ctx), TrashDir+"/"+name, &manifest, store.PutOptions{ContentType: "application/x-ndjson"}); err != nil {
-			return res, fmt.Errorf("gc: write manifest %s: %w", name, err)
+		if err := in.PutInternal(context.WithoutCancel(ctx), TrashDir+"/"+name, manifest, store.PutOptions{ContentType: "application/x-ndjson"}); err != nil {
+			return fmt.Errorf("gc: write manifest %s: %w", name, err)
 		}
 	}
-	return res, stopErr
+	return stopErr
+}
+
+// batchMover is a local store's bulk move into its internal folder: one
+// checked rename per blob and one fsync per directory per batch.
+type batchMover interface {
+	MoveManyToInternal(ctx context.Context, moves []store.InternalMove) []error
+}
+
+// sweepBatches moves the candidates into the trash in batches. The store
+// checks each blob against the plan right before its rename.
+func (p *Plan) sweepBatches(ctx context.Context, bm batchMover, res *Result, enc *json.Encoder, progress interface{ Add(int64) }) error {
+	const batch = 2048
+	for start := 0; start < len(p.Candidates); start += batch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cs := p.Candidates[start:min(start+batch, len(p.Candidates))]
+		moves := make([]store.InternalMove, len(cs))
+		for i, c := range cs {
+			moves[i] = store.InternalMove{Key: c.Key, Name: TrashDir + "/" + res.Run + "/" + c.Key, Size: c.Size, ModTime: c.ModTime}
+		}
+		for i, err := range bm.MoveManyToInternal(ctx, moves) {
+			c := cs[i]
+			switch {
+			case err == nil:
+				res.Trashed++
+				res.Bytes += c.Size
+				enc.Encode(manifestLine{c.Key, c.Size, c.ModTime})
+				if progress != nil {
+					progress.Add(1)
+				}
+			case errors.Is(err, store.ErrChanged):
+				res.Skipped = append(res.Skipped, Skip{c.Key, "changed since the plan (a writer touched it)"})
+			case errors.Is(err, store.ErrNotExist):
+				res.Skipped = append(res.Skipped, Skip{c.Key, "gone since the plan"})
+			case errors.Is(err, store.ErrNotRegular):
+				res.Skipped = append(res.Skipped, Skip{c.Key, "no longer a regular file"})
+			default:
+				res.Failed = append(res.Failed, Skip{c.Key, err.Error()})
+			}
+		}
+	}
+	return nil
 }
 
 const manifestName = ".manifest.jsonl"

@@ -635,3 +635,12 @@ func (s *LocalStore) ListInternal(ctx context.Context, prefix string, fn func(En
 	}}
 	return w.list(ctx, prefix, fn)
 }
+
+// linkUnlink moves from to to by a hard link (which fails if to exists) and an
+// unlink of from.
+func (s *LocalStore) linkUnlink(from, to string) error {
+	if err := s.root.Link(from, to); err != nil {
+		return err
+	}
+	return s.root.Remove(from)
+}

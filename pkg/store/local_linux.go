@@ -226,3 +226,24 @@ func readDirEach(f *os.File, fn func(dirent) error) error {
 		}
 	}
 }
+
+// renameNoReplace renames from to to, both relative to the store directory,
+// failing with fs.ErrExist when to exists: renameat2(RENAME_NOREPLACE), one
+// atomic system call. Where the kernel or file system lacks it, a hard link and
+// an unlink do the same in two.
+func (s *LocalStore) renameNoReplace(from, to string) error {
+	if s.rootFD >= 0 {
+		err := unix.Renameat2(s.rootFD, from, s.rootFD, to, unix.RENAME_NOREPLACE)
+		switch err {
+		case nil:
+			return nil
+		case unix.EEXIST:
+			return fs.ErrExist
+		case unix.ENOSYS, unix.EINVAL, unix.EPERM:
+			// not supported here: fall through to link + unlink
+		default:
+			return &fs.PathError{Op: "rename", Path: from, Err: err}
+		}
+	}
+	return s.linkUnlink(from, to)
+}

@@ -48,3 +48,6 @@ func readDirEach(f *os.File, fn func(dirent) error) error {
 	}
 	return nil
 }
+
+// renameNoReplace renames from to to without replacing to (link, then unlink).
+func (s *LocalStore) renameNoReplace(from, to string) error { return s.linkUnlink(from, to) }

@@ -489,3 +489,60 @@ func TestListKeysAndOpenEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestMoveManyToInternal: moves are renames checked against the caller's
+// description; a changed blob, a missing one and an occupied destination are
+// refused one by one, and nothing is replaced.
+func TestMoveManyToInternal(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.OpenLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	describe := func(k string) store.Entry {
+		e, err := st.Stat(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, k := range []string{"a", "b", "sub/c", "d"} {
+		if err := st.Put(ctx, k, strings.NewReader("content of "+k), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b, c, d := describe("a"), describe("b"), describe("sub/c"), describe("d")
+	// b is rewritten after it was described; d's destination is taken.
+	if err := os.WriteFile(filepath.Join(dir, "b"), []byte("rewritten, longer"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutInternal(ctx, "trash/r/d", strings.NewReader("occupied"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	errs := st.MoveManyToInternal(ctx, []store.InternalMove{
+		{Key: "a", Name: "trash/r/a", Size: a.Size, ModTime: a.ModTime},
+		{Key: "b", Name: "trash/r/b", Size: b.Size, ModTime: b.ModTime},
+		{Key: "sub/c", Name: "trash/r/sub/c", Size: c.Size, ModTime: c.ModTime},
+		{Key: "d", Name: "trash/r/d", Size: d.Size, ModTime: d.ModTime},
+		{Key: "gone", Name: "trash/r/gone"},
+	})
+	if errs[0] != nil || errs[2] != nil {
+		t.Fatalf("moves failed: %v %v", errs[0], errs[2])
+	}
+	if !errors.Is(errs[1], store.ErrChanged) || !errors.Is(errs[3], fs.ErrExist) || !errors.Is(errs[4], fs.ErrNotExist) {
+		t.Fatalf("errors %v", errs)
+	}
+	for k, want := range map[string]string{".mediactl/trash/r/a": "content of a", ".mediactl/trash/r/sub/c": "content of sub/c", ".mediactl/trash/r/d": "occupied", "b": "rewritten, longer", "d": "content of d"} {
+		got, err := os.ReadFile(filepath.Join(dir, k))
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", k, got, err, want)
+		}
+	}
+	for _, k := range []string{"a", "sub/c"} {
+		if _, err := os.Stat(filepath.Join(dir, k)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s still in the store", k)
+		}
+	}
+}
