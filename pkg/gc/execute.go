@@ -218,10 +218,12 @@ func (p *Plan) remove(ctx context.Context, st store.Store, in store.Internal, c 
 	case !now.ModTime.Before(p.Cutoff):
 		return "modified after the cutoff", nil
 	}
-	if noTrash {
-		return "", st.Delete(ctx, c.Key)
-	}
-	return "", in.MoveToInternal(ctx, c.Key, TrashDir+"/"+run+"/"+c.Key)
+	return "", store.RetryThrottled(ctx, func() error {
+		if noTrash {
+			return st.Delete(ctx, c.Key)
+		}
+		return in.MoveToInternal(ctx, c.Key, TrashDir+"/"+run+"/"+c.Key)
+	})
 }
 
 // sameTime compares modification times as precisely as the store reports them
@@ -325,7 +327,7 @@ func Restore(ctx context.Context, st store.Store, run string) (*RestoreResult, e
 		if key == manifestName {
 			continue
 		}
-		err := in.MoveFromInternal(ctx, e.Key, key)
+		err := store.RetryThrottled(ctx, func() error { return in.MoveFromInternal(ctx, e.Key, key) })
 		switch {
 		case err == nil:
 			res.Restored++
@@ -337,7 +339,7 @@ func Restore(ctx context.Context, st store.Store, run string) (*RestoreResult, e
 		}
 	}
 	if len(res.Kept) == 0 {
-		if err := in.DeleteInternal(ctx, prefix+manifestName); err != nil && !errors.Is(err, store.ErrNotExist) {
+		if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, prefix+manifestName) }); err != nil && !errors.Is(err, store.ErrNotExist) {
 			return res, fmt.Errorf("gc: remove manifest of %s: %w", run, err)
 		}
 	}
@@ -374,7 +376,7 @@ func Purge(ctx context.Context, st store.Store, cutoff time.Time) (*PurgeResult,
 			return res, err
 		}
 		for _, e := range names {
-			if err := in.DeleteInternal(ctx, e.Key); err != nil && !errors.Is(err, store.ErrNotExist) {
+			if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
 				return res, fmt.Errorf("gc: purge %s: %w", e.Key, err)
 			}
 		}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -480,7 +482,9 @@ func (s *BucketStore) MoveFromInternal(ctx context.Context, name, key string) er
 	if err := s.put(ctx, key, r, PutOptions{ContentType: e.ContentType, Metadata: e.Metadata, IfNotExist: true}); err != nil {
 		return err
 	}
-	if err := s.b.Delete(ctx, src); err != nil {
+	// The blob is back; only the trashed copy is left to remove. Retried here:
+	// a retry of the whole move would find its own restored key and refuse.
+	if err := RetryThrottled(ctx, func() error { return s.b.Delete(ctx, src) }); err != nil {
 		return s.errorf(op, key, err)
 	}
 	return nil
@@ -537,3 +541,52 @@ func (s *BucketStore) ListInternal(ctx context.Context, prefix string, fn func(E
 // driver-specific needs through its As method. Writes through it bypass the key
 // checks of the store.
 func (s *BucketStore) Blob() *blob.Bucket { return s.b }
+
+// IsThrottled reports whether err is a service asking the client to slow down
+// — S3's 503 SlowDown, HTTP 429, Azure's ServerBusy, GCS's rateLimitExceeded —
+// after the SDK's own retries gave up: worth another try after a pause.
+func IsThrottled(err error) bool {
+	if err == nil {
+		return false
+	}
+	switch gcerrors.Code(err) {
+	case gcerrors.ResourceExhausted:
+		return true
+	}
+	var apiErr interface{ ErrorCode() string }
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode() {
+		case "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests", "ServerBusy", "rateLimitExceeded", "userRateLimitExceeded":
+			return true
+		}
+	}
+	var status interface{ HTTPStatusCode() int }
+	if errors.As(err, &status) {
+		switch status.HTTPStatusCode() {
+		case 429, 503:
+			return true
+		}
+	}
+	return false
+}
+
+// RetryThrottled runs op again, with exponential backoff and jitter, while the
+// service says to slow down (IsThrottled) after the SDK's own retries gave up:
+// S3 answers 503 SlowDown past 3,500 deletes a second per prefix. Up to 8
+// tries, about half a minute at most.
+func RetryThrottled(ctx context.Context, op func() error) error {
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := op()
+		if err == nil || !IsThrottled(err) || attempt == 8 {
+			return err
+		}
+		d := wait/2 + time.Duration(rand.Int64N(int64(wait)))
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return err
+		}
+		wait = min(2*wait, 8*time.Second)
+	}
+}
