@@ -5,9 +5,10 @@
 # Reports, in the same run:
 #   - the refcount dry-run plan: wall time and peak RSS, and RSS per blob
 #     (target: <= 150 bytes per blob);
-#   - `mediactl gc --policy age --max-age 30d --delete` against
+#   - `mediactl gc --policy age --max-age 30d --delete` (into the trash) against
 #     `find DIR -type f -mtime +30 -delete` on an identical copy of the store
-#     (hard-linked copies: both only remove directory entries) (target: <= 1.5x find).
+#     (target: <= 1.5x find). Both copies are full copies (cp -a): a hard-linked
+#     copy would let find's unlink skip freeing the files.
 #
 # Needs: go, /usr/bin/time (apt-get install -y time).
 set -euo pipefail
@@ -40,8 +41,8 @@ print(d["blobs"], len(d["candidates"]), d["scan"]["references"])' "$BENCH_DIR/gc
 
 a="$BENCH_DIR/gc-age-mediactl" b="$BENCH_DIR/gc-age-find"
 rm -rf "$a" "$b"
-cp -al "$work/.forge/files/inbound" "$a"
-cp -al "$work/.forge/files/inbound" "$b"
+cp -a "$work/.forge/files/inbound" "$a"
+cp -a "$work/.forge/files/inbound" "$b"
 sync
 /usr/bin/time -f "%e" -o "$BENCH_DIR/gc-age-mediactl.time" \
   "$bin" gc --store "$a" --policy age --max-age 30d --delete --max-delete 100% -q --no-progress

@@ -157,7 +157,11 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 
 	// Mark: every blob into the index, then every session string marks it.
-	idx := ref.NewIndex()
+	// Without sessions there is nothing to mark: no index.
+	var idx *ref.Index
+	if len(opts.Sessions) > 0 {
+		idx = ref.NewIndex()
+	}
 	var entries []store.Entry
 	err := opts.Store.List(ctx, "", func(e store.Entry) error {
 		// Symlinks and other non-regular files are never candidates; temporary
@@ -165,7 +169,9 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		if !e.Regular() || blobname.IsTemporary(e.Key) {
 			return nil
 		}
-		idx.Add(e.Key)
+		if idx != nil {
+			idx.Add(e.Key)
+		}
 		entries = append(entries, store.Entry{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
 		p.Blobs++
 		p.Bytes += e.Size
