@@ -137,7 +137,7 @@ func runGC(c *cli.Context) error {
 			var le *storelock.LockedError
 			if errors.As(err, &le) {
 				r.Refused, r.ExitCode = err.Error()+"; if that run is gone, remove "+filepath.Join(st.Location(), store.InternalDir, storelock.Name), exitRefused
-				code = worseGC(code, r.ExitCode)
+				code = worse(code, r.ExitCode)
 				continue
 			}
 			if err != nil {
@@ -188,7 +188,7 @@ func runGC(c *cli.Context) error {
 				g.log.Warn("release lock", "store", st.Location(), "error", err)
 			}
 		}
-		code = worseGC(code, r.ExitCode)
+		code = worse(code, r.ExitCode)
 		g.log.Info("gc finished", "store", st.Location(), "candidates", len(plan.Candidates), "exit_code", r.ExitCode)
 	}
 
@@ -240,14 +240,6 @@ func runGC(c *cli.Context) error {
 		}
 	}
 	return codeOnly(code)
-}
-
-func worseGC(a, b int) int {
-	rank := map[int]int{exitOK: 0, exitFound: 1, exitRefused: 2, exitIncomplete: 3, exitInterrupted: 4}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 // gcOptions reads the policy flags.

@@ -158,16 +158,6 @@ func runVerify(c *cli.Context) error {
 	return codeOnly(code)
 }
 
-// worse picks the exit code that says more: interrupted, then incomplete, then
-// found.
-func worse(a, b int) int {
-	rank := map[int]int{exitOK: 0, exitFound: 1, exitIncomplete: 2, exitInterrupted: 3}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
-}
-
 func verifyExitCode(rep *verify.Report, strict bool) int {
 	switch {
 	case rep.Interrupted:

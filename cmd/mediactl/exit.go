@@ -73,3 +73,13 @@ func exitCodeOf(err error) int {
 	}
 	return exitIncomplete
 }
+
+// worse combines the codes of several stores into the one that says the most:
+// interrupted, then incomplete, then refused, then found.
+func worse(a, b int) int {
+	rank := map[int]int{exitOK: 0, exitFound: 1, exitRefused: 2, exitIncomplete: 3, exitInterrupted: 4}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
