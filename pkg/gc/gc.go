@@ -162,7 +162,14 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	if len(opts.Sessions) > 0 {
 		idx = ref.NewIndex()
 	}
-	var entries []store.Entry
+	// Per blob the plan keeps its size and time; the key is the index's (or,
+	// without sessions, kept here).
+	type blob struct {
+		size  int64
+		mtime int64 // Unix nanoseconds
+	}
+	var blobs []blob
+	var keys []string
 	err := opts.Store.List(ctx, "", func(e store.Entry) error {
 		// Symlinks and other non-regular files are never candidates; temporary
 		// leftovers of writers in progress neither.
@@ -171,8 +178,10 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		}
 		if idx != nil {
 			idx.Add(e.Key)
+		} else {
+			keys = append(keys, e.Key)
 		}
-		entries = append(entries, store.Entry{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
+		blobs = append(blobs, blob{e.Size, e.ModTime.UnixNano()})
 		p.Blobs++
 		p.Bytes += e.Size
 		return nil
@@ -182,11 +191,12 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		p.Problems = append(p.Problems, fmt.Sprintf("listing %s: %v", p.Store, err))
 	}
 	if len(opts.Sessions) > 0 {
+		// Only the marks matter here: no distinct-blob set, no store checks.
 		sr, err := scan.Run(ctx, scan.Options{
-			Sources: opts.Sessions,
-			Stores:  []scan.Target{{Store: opts.Store, Resolver: scan.NewResolver(opts.Store, opts.Bases)}},
-			Jobs:    opts.Jobs,
-			Text:    idx.Mark,
+			Sources:   opts.Sessions,
+			Jobs:      opts.Jobs,
+			Text:      idx.Mark,
+			CountOnly: true,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("gc: %w", err)
@@ -212,14 +222,21 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	// Sweep decision.
 	referenced := func(i int) bool { return p.SessionsRead && idx.Referenced(i) }
 	var candidates []Candidate
-	for i, e := range entries {
+	cutoff := p.Cutoff.UnixNano()
+	for i, b := range blobs {
 		if referenced(i) {
 			p.Referenced++
 		}
-		if !e.ModTime.Before(p.Cutoff) {
+		if b.mtime >= cutoff {
 			continue // young: its session may not be saved yet
 		}
-		c := Candidate{Key: e.Key, Size: e.Size, ModTime: e.ModTime, Referenced: referenced(i)}
+		key := ""
+		if idx != nil {
+			key = idx.Key(i)
+		} else {
+			key = keys[i]
+		}
+		c := Candidate{Key: key, Size: b.size, ModTime: time.Unix(0, b.mtime), Referenced: referenced(i)}
 		switch {
 		case opts.Policy == Refcount && c.Referenced:
 			continue
@@ -262,7 +279,9 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	if len(candidates) > 0 {
 		p.Oldest, p.Newest = candidates[0].ModTime, candidates[len(candidates)-1].ModTime
 	}
-	p.Candidates = append(p.Candidates, candidates...)
+	if candidates != nil {
+		p.Candidates = candidates
+	}
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
@@ -26,12 +27,17 @@ import (
 //
 // Add every blob first, then call Mark from any number of goroutines.
 type Index struct {
-	byToken  map[string][]int32
-	byDigest map[blobname.Digest][]int32
-	odd      []oddName // names that are not a single token
-	marks    []atomic.Bool
-	keys     []string
-	ids      map[string]int32
+	byToken map[string][]int32
+	// byDigest holds the first blob of each digest; more blobs with the same
+	// digest (another folder or extension) are in moreDigest. Content-addressed
+	// names need no token entries: any token holding their digest marks them.
+	byDigest   map[blobname.Digest]int32
+	moreDigest map[blobname.Digest][]int32
+	odd        []oddName // names that are not a single token
+	marks      []atomic.Bool
+	keys       []string
+	idsOnce    sync.Once
+	ids        map[string]int32 // built on the first Lookup
 }
 
 type oddName struct {
@@ -41,18 +47,22 @@ type oddName struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{byToken: map[string][]int32{}, byDigest: map[blobname.Digest][]int32{}, ids: map[string]int32{}}
+	return &Index{byToken: map[string][]int32{}, byDigest: map[blobname.Digest]int32{}, moreDigest: map[blobname.Digest][]int32{}}
 }
 
 // Add registers a blob by its store key and returns its id (0, 1, 2, …).
 func (x *Index) Add(key string) int {
 	id := int32(len(x.keys))
 	x.keys = append(x.keys, key)
-	x.ids[key] = id
 	x.marks = append(x.marks, atomic.Bool{})
 	name := path.Base(key)
 	if n, ok := blobname.Parse(name); ok {
-		x.byDigest[n.Digest] = append(x.byDigest[n.Digest], id)
+		if _, dup := x.byDigest[n.Digest]; dup {
+			x.moreDigest[n.Digest] = append(x.moreDigest[n.Digest], id)
+		} else {
+			x.byDigest[n.Digest] = id
+		}
+		return int(id)
 	}
 	if !isToken(name) {
 		x.odd = append(x.odd, oddName{[]byte(name), id})
@@ -71,8 +81,15 @@ func (x *Index) Len() int { return len(x.keys) }
 // Key returns the key of blob id.
 func (x *Index) Key(id int) string { return x.keys[id] }
 
-// Lookup returns the id of the blob added with key.
+// Lookup returns the id of the blob added with key. Call it only once every
+// blob is added.
 func (x *Index) Lookup(key string) (int, bool) {
+	x.idsOnce.Do(func() {
+		x.ids = make(map[string]int32, len(x.keys))
+		for i, k := range x.keys {
+			x.ids[k] = int32(i)
+		}
+	})
 	id, ok := x.ids[key]
 	return int(id), ok
 }
@@ -126,8 +143,11 @@ func (x *Index) markToken(tok []byte) {
 		}
 		if j-i == blobname.DigestLen {
 			if d, ok := blobname.ParseDigest(string(tok[i:j])); ok {
-				for _, id := range x.byDigest[d] {
+				if id, ok := x.byDigest[d]; ok {
 					x.marks[id].Store(true)
+					for _, id := range x.moreDigest[d] {
+						x.marks[id].Store(true)
+					}
 				}
 			}
 		}

@@ -50,6 +50,11 @@ type Options struct {
 	// Text, when set, is called with every string of every document and value,
 	// from several goroutines at once (ref.Index.Mark is such a function).
 	Text func(s []byte)
+	// CountOnly counts references without keeping a set of the distinct blobs
+	// they name (DistinctBlobs stay 0): for callers that only need Text, such
+	// as gc's marking, it saves a map entry per distinct blob. It needs no
+	// Stores, since nothing is checked against them.
+	CountOnly bool
 }
 
 // Progress receives progress from a running scan. Implementations must be safe
@@ -178,6 +183,9 @@ type batch struct {
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(opts.Sources) == 0 {
 		return nil, errors.New("scan: no session source given")
+	}
+	if opts.CountOnly && len(opts.Stores) > 0 {
+		return nil, errors.New("scan: CountOnly checks no store: give no Stores")
 	}
 	if len(opts.Sources) > MaxSources {
 		return nil, fmt.Errorf("scan: %d session sources given, at most %d are supported", len(opts.Sources), MaxSources)
@@ -374,6 +382,12 @@ func (c *collector) add(b batch) {
 	for _, f := range b.found {
 		sr.References++
 		c.rep.References++
+		if c.opts.CountOnly {
+			if c.opts.OnReference != nil {
+				c.opts.OnReference(f)
+			}
+			continue
+		}
 		k, id := c.blobID(f)
 		st := c.get(k, id)
 		c.markSource(&st, b.source, k, id)
