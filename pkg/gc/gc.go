@@ -170,7 +170,13 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	var blobs []blob
 	var keys []string
-	err := opts.Store.List(ctx, "", func(e store.Entry) error {
+	list := opts.Store.List
+	if ul, ok := opts.Store.(interface {
+		ListUnordered(context.Context, string, func(store.Entry) error) error
+	}); ok {
+		list = ul.ListUnordered // order does not matter to a plan; memory does
+	}
+	err := list(ctx, "", func(e store.Entry) error {
 		// Symlinks and other non-regular files are never candidates; temporary
 		// leftovers of writers in progress neither.
 		if !e.Regular() || blobname.IsTemporary(e.Key) {

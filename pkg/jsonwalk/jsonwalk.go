@@ -21,6 +21,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -95,7 +96,7 @@ type Walker struct {
 // New returns a walker that reads r.
 func New(r io.Reader, h Handler, lim Limits) *Walker {
 	w := &Walker{r: r, h: h, lim: lim.withDefaults()}
-	w.buf = make([]byte, readSize)
+	w.buf = bufPool.Get().(*[readSize]byte)[:]
 	return w
 }
 
@@ -112,6 +113,18 @@ func (l Limits) withDefaults() Limits {
 		l.MaxToken = DefaultMaxToken
 	}
 	return l
+}
+
+// bufPool recycles read buffers: a scan walks thousands of documents, and a
+// fresh 256 KiB buffer for each is garbage the collector must chase.
+var bufPool = sync.Pool{New: func() any { return new([readSize]byte) }}
+
+// release gives the read buffer back, unless it grew for an oversized token.
+func (w *Walker) release() {
+	if len(w.buf) == readSize {
+		bufPool.Put((*[readSize]byte)(w.buf))
+	}
+	w.buf = nil
 }
 
 // Depth is the number of open containers.
@@ -174,6 +187,9 @@ func pointer(stack []frame) string {
 // Run reads the whole input. It returns a *SyntaxError for malformed input, the
 // reader's error for an I/O failure, or the first error a handler returned.
 func (w *Walker) Run() error {
+	if w.r != nil {
+		defer w.release()
+	}
 	if err := w.skipBOM(); err != nil {
 		return err
 	}

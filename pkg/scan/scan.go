@@ -172,10 +172,11 @@ type item struct {
 }
 
 type batch struct {
-	source int
-	found  []Found
-	bytes  int64
-	prob   *Problem
+	source  int
+	found   []Found
+	counted int64 // references counted but not kept (CountOnly)
+	bytes   int64
+	prob    *Problem
 }
 
 // Run scans. It returns an error only for invalid options; everything that goes
@@ -240,7 +241,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			w := &worker{ctx: ctx, stores: opts.Stores, progress: opts.Progress, text: opts.Text, out: batches}
+			w := &worker{ctx: ctx, stores: opts.Stores, progress: opts.Progress, text: opts.Text, countOnly: opts.CountOnly && opts.OnReference == nil, out: batches}
 			for it := range items {
 				w.handle(it)
 			}
@@ -271,13 +272,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 }
 
 type worker struct {
-	ctx      context.Context
-	stores   []Target
-	progress Progress
-	text     func([]byte)
-	out      chan<- batch
-	found    []Found
-	ex       *ref.Extractor
+	ctx       context.Context
+	stores    []Target
+	progress  Progress
+	text      func([]byte)
+	countOnly bool
+	counted   int64
+	out       chan<- batch
+	found     []Found
+	ex        *ref.Extractor
 }
 
 func (w *worker) handle(it item) {
@@ -287,7 +290,7 @@ func (w *worker) handle(it item) {
 	if w.ex == nil {
 		w.ex = &ref.Extractor{Found: w.add, Text: w.text}
 	}
-	w.found = nil
+	w.found, w.counted = nil, 0
 	b := batch{source: it.source}
 	switch {
 	case it.Err != nil:
@@ -308,7 +311,7 @@ func (w *worker) handle(it item) {
 			w.progress.Add(b.bytes)
 		}
 	}
-	b.found = w.found
+	b.found, b.counted = w.found, w.counted
 	w.out <- b
 }
 
@@ -324,6 +327,10 @@ func (w *worker) document(it item) (int64, error) {
 }
 
 func (w *worker) add(r ref.Reference, p ref.Place) {
+	if w.countOnly {
+		w.counted++
+		return
+	}
 	f := Found{Ref: r, Place: p}
 	for i, t := range w.stores {
 		st, key := t.Resolver.Resolve(r)
@@ -376,6 +383,8 @@ type collector struct {
 func (c *collector) add(b batch) {
 	sr := &c.rep.Sources[b.source]
 	sr.Bytes += b.bytes
+	sr.References += b.counted
+	c.rep.References += b.counted
 	if b.prob != nil {
 		c.problem(b.source, *b.prob)
 	}

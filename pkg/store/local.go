@@ -170,8 +170,20 @@ func (s *LocalStore) List(ctx context.Context, prefix string, fn func(Entry) err
 // read, not sorted. Other entries (symlinks, FIFOs, …) are described as List
 // describes them. An error from fn stops the listing and is returned as is.
 func (s *LocalStore) ListKeys(ctx context.Context, prefix string, fn func(Entry) error) error {
+	return s.listUnordered(ctx, prefix, false, fn)
+}
+
+// ListUnordered lists like List — every entry described — but in the order
+// the directory returns its entries, each as soon as it is read, so that no
+// directory's names are held in memory at once. gc plans with it: a million
+// blobs in one folder would otherwise be sorted in memory first.
+func (s *LocalStore) ListUnordered(ctx context.Context, prefix string, fn func(Entry) error) error {
+	return s.listUnordered(ctx, prefix, true, fn)
+}
+
+func (s *LocalStore) listUnordered(ctx context.Context, prefix string, describe bool, fn func(Entry) error) error {
 	w := walker{root: s.root, errorf: s.errorf}
-	err := w.walkUnordered(ctx, "", "", prefix, func(e Entry) error {
+	err := w.walkUnordered(ctx, "", "", prefix, describe, func(e Entry) error {
 		if err := fn(e); err != nil {
 			return &stopError{err}
 		}

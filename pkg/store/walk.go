@@ -197,9 +197,10 @@ func hexUnescape(s string) string {
 }
 
 // walkUnordered lists like walk but in the order the directory returns its
-// entries, emitting each as soon as it is read, and without describing regular
-// files (Size -1). Subdirectories are listed after their parent's files.
-func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix string, fn func(Entry) error) error {
+// entries, emitting each as soon as it is read; with describe false it does not
+// describe regular files (Size -1). Subdirectories are listed after their
+// parent's files.
+func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix string, describe bool, fn func(Entry) error) error {
 	name := dirPath
 	if name == "" {
 		name = "."
@@ -223,7 +224,7 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 		key := join(dirKey, de.name)
 		p := join(dirPath, de.name)
 		var st entryStat
-		if de.unknown || !de.typ.IsRegular() {
+		if de.unknown || !de.typ.IsRegular() || describe {
 			s, err := statAt(f, w.root, p, de.name)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -241,7 +242,7 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 			return nil
 		case !strings.HasPrefix(key, prefix):
 			return nil
-		case de.typ.IsRegular():
+		case de.typ.IsRegular() && !describe:
 			return fn(Entry{Key: key, Size: -1})
 		}
 		e := Entry{Key: key, Size: st.size, ModTime: st.mtime, Mode: st.mode}
@@ -254,7 +255,7 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 		return err
 	}
 	for _, d := range subdirs {
-		if err := w.walkUnordered(ctx, join(dirPath, d.name), d.key, prefix, fn); err != nil {
+		if err := w.walkUnordered(ctx, join(dirPath, d.name), d.key, prefix, describe, fn); err != nil {
 			return err
 		}
 	}
