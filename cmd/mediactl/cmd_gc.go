@@ -56,6 +56,7 @@ store's lock (exit 4). Each blob is checked again right before it is moved.
 			&cli.BoolFlag{Name: "keep-referenced", Usage: "age policy: keep blobs that sessions refer to (needs --sessions)", EnvVars: envVar("keep-referenced")},
 			&cli.StringFlag{Name: "max-size", Usage: "cap the store at this size (e.g. 50GiB), removing unreferenced blobs oldest first", EnvVars: envVar("max-size")},
 			&cli.BoolFlag{Name: "delete", Usage: "remove the planned blobs (without it, only the plan is shown)", EnvVars: envVar("delete")},
+			&cli.StringFlag{Name: "trash-dir", Usage: "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")},
 			&cli.BoolFlag{Name: "no-trash", Usage: "delete permanently instead of moving into the trash (not reversible)", EnvVars: envVar("no-trash")},
 			&cli.StringFlag{Name: "max-delete", Value: "50%", Usage: "refuse a plan that removes more than this many blobs, or this percentage of the store", EnvVars: envVar("max-delete")},
 			&cli.BoolFlag{Name: "allow-no-references", Usage: "proceed although the sessions refer to no blob at all (usually a wrong --sessions path)", EnvVars: envVar("allow-no-references")},
@@ -69,19 +70,19 @@ store's lock (exit 4). Each blob is checked again right before it is moved.
 				Name:      "restore",
 				Usage:     "put the blobs of a trash run back into the store",
 				ArgsUsage: "RUN",
-				Flags:     append(targetFlags(), commonFlags()...),
+				Flags:     append(append(targetFlags(), &cli.StringFlag{Name: "trash-dir", Usage: "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")}), commonFlags()...),
 				Action:    runGCRestore,
 			},
 			{
 				Name:   "purge",
 				Usage:  "delete trash runs older than --older-than, for good",
-				Flags:  append(append(targetFlags(), &cli.StringFlag{Name: "older-than", Value: "7d", Usage: "purge runs that started longer ago than this", EnvVars: envVar("older-than")}), commonFlags()...),
+				Flags:  append(append(targetFlags(), &cli.StringFlag{Name: "older-than", Value: "7d", Usage: "purge runs that started longer ago than this", EnvVars: envVar("older-than")}, &cli.StringFlag{Name: "trash-dir", Usage: "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")}), commonFlags()...),
 				Action: runGCPurge,
 			},
 			{
 				Name:   "runs",
 				Usage:  "list the runs in the trash",
-				Flags:  append(targetFlags(), commonFlags()...),
+				Flags:  append(append(targetFlags(), &cli.StringFlag{Name: "trash-dir", Usage: "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")}), commonFlags()...),
 				Action: runGCRuns,
 			},
 		},
@@ -124,6 +125,16 @@ func runGC(c *cli.Context) error {
 	// Given sessions, the age policy reads them too: it cannot keep referenced
 	// blobs then, but it can say how many references its plan leaves dangling.
 	del, noTrash := c.Bool("delete"), c.Bool("no-trash")
+	if c.String("trash-dir") != "" {
+		if noTrash {
+			return usageErr("drop one of them", "--trash-dir and --no-trash contradict each other")
+		}
+		wrapped, err := withTrashDir(c, t.stores)
+		if err != nil {
+			return err
+		}
+		t.stores = wrapped
+	}
 	start := time.Now()
 
 	var reports []*gcStoreReport
@@ -235,7 +246,7 @@ func runGC(c *cli.Context) error {
 	default:
 		if !g.quiet || code != exitOK {
 			for _, r := range reports {
-				printGC(g.stdout, r, opts, del, g.quiet)
+				printGC(g.stdout, r, opts, del, g.quiet, c.String("trash-dir"))
 			}
 		}
 	}
@@ -328,7 +339,11 @@ func parseAge(s string) (time.Duration, error) {
 	return total, nil
 }
 
-func printGC(w io.Writer, r *gcStoreReport, o gc.Options, del, quiet bool) {
+func printGC(w io.Writer, r *gcStoreReport, o gc.Options, del, quiet bool, trashDir string) {
+	trashDirArg := ""
+	if trashDir != "" {
+		trashDirArg = " --trash-dir " + absOr(trashDir)
+	}
 	p := r.Plan
 	if p == nil {
 		fmt.Fprintf(w, "refused: %s\n", r.Refused)
@@ -383,8 +398,8 @@ func printGC(w io.Writer, r *gcStoreReport, o gc.Options, del, quiet bool) {
 			fmt.Fprintf(w, "failed    %s  %s\n", printable(s.Key), printable(s.Reason))
 		}
 		if res.Run != "" {
-			fmt.Fprintf(w, "moved %s blobs (%s) to the trash, run %s; undo with: mediactl gc restore --store %s %s\n",
-				humanize.Comma(res.Trashed), humanize.Bytes(uint64(res.Bytes)), res.Run, p.Store, res.Run)
+			fmt.Fprintf(w, "moved %s blobs (%s) to the trash, run %s; undo with: mediactl gc restore --store %s%s %s\n",
+				humanize.Comma(res.Trashed), humanize.Bytes(uint64(res.Bytes)), res.Run, p.Store, trashDirArg, res.Run)
 		} else {
 			fmt.Fprintf(w, "deleted %s blobs (%s) permanently\n", humanize.Comma(res.Deleted), humanize.Bytes(uint64(res.Bytes)))
 		}
@@ -600,7 +615,41 @@ func oneStore(c *cli.Context, g *global) (store.Store, func(), error) {
 		t.Close()
 		return nil, nil, usageErr("give exactly one --store", "this command works on one store, %d given", len(t.stores))
 	}
+	if c.String("trash-dir") != "" {
+		wrapped, err := withTrashDir(c, t.stores)
+		if err != nil {
+			t.Close()
+			return nil, nil, err
+		}
+		return wrapped[0], t.Close, nil
+	}
 	return t.stores[0], t.Close, nil
+}
+
+// withTrashDir puts the trash of the one local store given into --trash-dir.
+// One store only: two stores sharing a trash folder could have their runs
+// mixed, and a restore would then put blobs into the wrong store.
+func withTrashDir(c *cli.Context, stores []store.Store) ([]store.Store, error) {
+	dir := c.String("trash-dir")
+	if len(stores) != 1 {
+		return nil, usageErr("run gc once per store, each with its own --trash-dir", "--trash-dir works with exactly one store, %d given", len(stores))
+	}
+	ls, ok := stores[0].(*store.LocalStore)
+	if !ok {
+		return nil, usageErr("on a bucket the trash is the key prefix .mediactl/trash/; drop --trash-dir", "--trash-dir needs a local store")
+	}
+	abs := absOr(dir)
+	if abs == ls.Dir() || strings.HasPrefix(abs, ls.Dir()+string(filepath.Separator)) {
+		return nil, usageErr("choose a directory outside the store, on the same file system", "--trash-dir %s is inside the store %s", dir, ls.Dir())
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("--trash-dir %s: %w", dir, err)
+	}
+	td, err := store.OpenLocal(abs)
+	if err != nil {
+		return nil, fmt.Errorf("--trash-dir %s: %w", dir, err)
+	}
+	return []store.Store{gc.WithTrashDir(ls, td)}, nil
 }
 
 func refusedOr(err error) error {

@@ -537,3 +537,48 @@ func TestBucketThrottled(t *testing.T) {
 	}
 	t.Logf("2 blobs swept and restored through %d SlowDown answers", th.refused)
 }
+
+// TestTrashDir: with the trash in a folder of its own, a sweep, the list of
+// runs, a restore and a purge work as with the store's internal trash, and the
+// lock stays with the store.
+func TestTrashDir(t *testing.T) {
+	f := newFixture(t)
+	a := f.blob(t, "aaaa", 72*time.Hour)
+	f.session(t, "s.json")
+	dirPath := filepath.Join(f.root, "trash")
+	must(t, os.MkdirAll(dirPath, 0o700))
+	td, err := store.OpenLocal(dirPath)
+	must(t, err)
+	defer td.Close()
+	st := gc.WithTrashDir(f.st.(*store.LocalStore), td)
+	p, err := gc.MakePlan(context.Background(), gc.Options{Store: st, Sessions: []sessions.Source{f.src}})
+	must(t, err)
+	res, err := p.Execute(context.Background(), st, gc.ExecOptions{})
+	must(t, err)
+	if res.Trashed != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(dirPath, res.Run, a)); err != nil {
+		t.Fatalf("not in the trash directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.inbound, ".mediactl", "trash")); err == nil {
+		t.Fatal("the store's own trash was used")
+	}
+	runs, err := gc.Runs(context.Background(), st)
+	must(t, err)
+	if len(runs) != 1 || runs[0].Blobs != 1 {
+		t.Fatalf("runs %+v", runs)
+	}
+	rr, err := gc.Restore(context.Background(), st, res.Run)
+	must(t, err)
+	if b, err := os.ReadFile(filepath.Join(f.inbound, a)); rr.Restored != 1 || err != nil || string(b) != "aaaa" {
+		t.Fatalf("restore %+v: %q %v", rr, b, err)
+	}
+	res, err = f.plan(t, gc.Options{}).Execute(context.Background(), st, gc.ExecOptions{Now: time.Now().Add(-30 * 24 * time.Hour)})
+	must(t, err)
+	pr, err := gc.Purge(context.Background(), st, time.Now().Add(-7*24*time.Hour))
+	must(t, err)
+	if len(pr.Runs) != 1 || pr.Blobs != 1 {
+		t.Fatalf("purge %+v", pr)
+	}
+}

@@ -1,0 +1,107 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// WithTrashDir returns st with its trash in the local folder dir instead of in
+// its own internal folder: what gc's Execute, Restore, Runs and Purge move
+// into "trash/RUN/KEY" lands in dir as "RUN/KEY". Everything else — the blobs,
+// the lock — stays with st. Both must be local folders on one file system, so
+// that every move is a rename: a blob is always in one place or the other.
+func WithTrashDir(st *store.LocalStore, dir *store.LocalStore) store.Store {
+	return &trashDirStore{st: st, dir: dir}
+}
+
+// trashDirStore routes internal names under TrashDir to a folder of its own.
+// It deliberately does not offer the store's batch move, which would move
+// into the store's own internal folder.
+type trashDirStore struct {
+	st  *store.LocalStore
+	dir *store.LocalStore
+}
+
+var (
+	_ store.Store    = (*trashDirStore)(nil)
+	_ store.Internal = (*trashDirStore)(nil)
+)
+
+func (t *trashDirStore) Location() string { return t.st.Location() }
+func (t *trashDirStore) List(ctx context.Context, prefix string, fn func(store.Entry) error) error {
+	return t.st.List(ctx, prefix, fn)
+}
+func (t *trashDirStore) Stat(ctx context.Context, key string) (store.Entry, error) {
+	return t.st.Stat(ctx, key)
+}
+func (t *trashDirStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	return t.st.Open(ctx, key)
+}
+func (t *trashDirStore) Put(ctx context.Context, key string, r io.Reader, o store.PutOptions) error {
+	return t.st.Put(ctx, key, r, o)
+}
+func (t *trashDirStore) Delete(ctx context.Context, key string) error { return t.st.Delete(ctx, key) }
+func (t *trashDirStore) Close() error                                 { return nil }
+
+// inTrash reports whether an internal name belongs to the trash, and its key
+// in the trash folder.
+func inTrash(name string) (string, bool) {
+	return strings.CutPrefix(name, TrashDir+"/")
+}
+
+func (t *trashDirStore) PutInternal(ctx context.Context, name string, r io.Reader, o store.PutOptions) error {
+	if k, ok := inTrash(name); ok {
+		return t.dir.Put(ctx, k, r, o)
+	}
+	return t.st.PutInternal(ctx, name, r, o)
+}
+
+func (t *trashDirStore) MoveToInternal(ctx context.Context, key, name string) error {
+	k, ok := inTrash(name)
+	if !ok {
+		return t.st.MoveToInternal(ctx, key, name)
+	}
+	err := t.st.MoveTo(ctx, key, t.dir, k)
+	if errors.Is(err, store.ErrCrossDevice) {
+		return fmt.Errorf("%w: choose a trash directory on the file system of %s", err, t.st.Location())
+	}
+	return err
+}
+
+func (t *trashDirStore) MoveFromInternal(ctx context.Context, name, key string) error {
+	k, ok := inTrash(name)
+	if !ok {
+		return t.st.MoveFromInternal(ctx, name, key)
+	}
+	return t.dir.MoveTo(ctx, k, t.st, key)
+}
+
+func (t *trashDirStore) OpenInternal(ctx context.Context, name string) (io.ReadCloser, error) {
+	if k, ok := inTrash(name); ok {
+		return t.dir.Open(ctx, k)
+	}
+	return t.st.OpenInternal(ctx, name)
+}
+
+func (t *trashDirStore) DeleteInternal(ctx context.Context, name string) error {
+	if k, ok := inTrash(name); ok {
+		return t.dir.Delete(ctx, k)
+	}
+	return t.st.DeleteInternal(ctx, name)
+}
+
+func (t *trashDirStore) ListInternal(ctx context.Context, prefix string, fn func(store.Entry) error) error {
+	k, ok := inTrash(prefix)
+	if !ok {
+		return t.st.ListInternal(ctx, prefix, fn)
+	}
+	return t.dir.List(ctx, k, func(e store.Entry) error {
+		e.Key = TrashDir + "/" + e.Key
+		return fn(e)
+	})
+}
