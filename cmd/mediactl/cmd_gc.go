@@ -639,7 +639,7 @@ func withTrashDir(c *cli.Context, stores []store.Store) ([]store.Store, error) {
 		return nil, usageErr("on a bucket the trash is the key prefix .mediactl/trash/; drop --trash-dir", "--trash-dir needs a local store")
 	}
 	abs := absOr(dir)
-	if abs == ls.Dir() || strings.HasPrefix(abs, ls.Dir()+string(filepath.Separator)) {
+	if within(abs, ls.Dir()) {
 		return nil, usageErr("choose a directory outside the store, on the same file system", "--trash-dir %s is inside the store %s", dir, ls.Dir())
 	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -206,7 +205,7 @@ func openQuarantine(c *cli.Context, spec string, stores []store.Store) (store.St
 	if local {
 		abs := absOr(spec)
 		for _, st := range stores {
-			if l, ok := st.(store.Local); ok && (abs == l.Dir() || strings.HasPrefix(abs, l.Dir()+string(filepath.Separator))) {
+			if l, ok := st.(store.Local); ok && within(abs, l.Dir()) {
 				return nil, usageErr("choose a directory outside the store, e.g. /var/lib/mediactl/quarantine", "--quarantine %s is inside the store %s", spec, l.Dir())
 			}
 		}

@@ -174,6 +174,12 @@ func findLayout(name, root string) (*layoutPaths, error) {
 	return nil, usageErr("use --layout forge or --layout coffer, or give --store and --sessions", "unknown layout %q", name)
 }
 
+// within reports whether path is dir or below it (both absolute and clean). A
+// quarantine or trash folder there would be listed as blobs of the store.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
