@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,13 +42,14 @@ func TestScripts(t *testing.T) {
 			// An S3 server (gofakes3, in this process) every script may use;
 			// each script gets its own bucket.
 			bucket := fmt.Sprintf("e2e-%d", s3.next.Add(1))
-			if err := s3.backend.CreateBucket(bucket); err != nil {
+			if err := s3.Backend.CreateBucket(bucket); err != nil {
 				return err
 			}
 			env.Setenv("S3_BUCKET", bucket)
-			env.Setenv("S3_QUERY", "endpoint="+url.QueryEscape(s3.url)+"&use_path_style=true&region=us-east-1")
-			for k, v := range s3Env {
-				env.Setenv(k, v)
+			env.Setenv("S3_QUERY", s3.Query())
+			// The subprocesses get the server's static credentials too.
+			for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED", "AWS_REGION", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"} {
+				env.Setenv(k, os.Getenv(k))
 			}
 			env.Setenv("PGSCHEMA", fmt.Sprintf("e2e_%d_%d", os.Getpid(), s3.next.Load()))
 			if pg := os.Getenv("MEDIACTL_TEST_POSTGRES_URL"); pg != "" {

@@ -3,44 +3,26 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
 	"github.com/rogpeppe/go-internal/testscript"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/s3blob"
 )
 
-// s3Env is the static configuration every S3 client in the tests uses: fixed
-// keys and no credential discovery that could reach a cloud metadata endpoint.
-var s3Env = map[string]string{
-	"AWS_ACCESS_KEY_ID":         "mediactl-test",
-	"AWS_SECRET_ACCESS_KEY":     "mediactl-test-secret",
-	"AWS_EC2_METADATA_DISABLED": "true",
-	"AWS_REGION":                "us-east-1",
-}
-
 type s3Server struct {
-	url     string
-	backend *s3mem.Backend
-	next    atomic.Int64
+	*storetest.S3
+	next atomic.Int64
 }
 
-// startS3 runs gofakes3 on 127.0.0.1 for the duration of the test.
+// startS3 runs an S3 server on 127.0.0.1 for the duration of the test.
 func startS3(t *testing.T) *s3Server {
-	backend := s3mem.New()
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	for k, v := range s3Env {
-		t.Setenv(k, v)
-	}
-	return &s3Server{url: srv.URL, backend: backend}
+	return &s3Server{S3: storetest.StartS3(t, nil)}
 }
 
 // s3put KEY CONTENT: write an object into this script's bucket.

@@ -10,8 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,12 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
 )
 
 func must(t testing.TB, err error) {
@@ -414,15 +410,9 @@ func TestGCChild(t *testing.T) {
 // 127.0.0.1). Object times are set by the server, so the plan's clock is moved
 // forward instead of the blobs' back.
 func TestBucket(t *testing.T) {
-	backend := s3mem.New()
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	defer srv.Close()
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1"} {
-		t.Setenv(k, v)
-	}
-	must(t, backend.CreateBucket("media"))
+	srv := storetest.StartS3(t, nil)
 	ctx := context.Background()
-	st, err := store.Open(ctx, "s3://media?endpoint="+url.QueryEscape(srv.URL)+"&use_path_style=true&region=us-east-1&prefix=agent-inputs/")
+	st, err := store.Open(ctx, srv.Bucket(t, "media")+"&prefix=agent-inputs/")
 	must(t, err)
 	defer st.Close()
 	for _, k := range []string{"u/t/uploads/used.png", "u/t/uploads/orphan.png", "u/t/uploads/orphan2.pdf"} {
@@ -508,16 +498,13 @@ func (t *throttle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // longer than the SDK retries on its own, still gets swept and restored
 // completely: gc backs off and tries again; nothing is lost on the way.
 func TestBucketThrottled(t *testing.T) {
-	backend := s3mem.New()
-	th := &throttle{next: gofakes3.New(backend).Server(), seen: map[string]int{}}
-	srv := httptest.NewServer(th)
-	defer srv.Close()
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1"} {
-		t.Setenv(k, v)
-	}
-	must(t, backend.CreateBucket("slow"))
+	var th *throttle
+	srv := storetest.StartS3(t, func(h http.Handler) http.Handler {
+		th = &throttle{next: h, seen: map[string]int{}}
+		return th
+	})
 	ctx := context.Background()
-	st, err := store.Open(ctx, "s3://slow?endpoint="+url.QueryEscape(srv.URL)+"&use_path_style=true&region=us-east-1")
+	st, err := store.Open(ctx, srv.Bucket(t, "slow"))
 	must(t, err)
 	defer st.Close()
 	for i := range 2 {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,8 +19,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
@@ -116,26 +113,13 @@ func TestBucketPrefix(t *testing.T) {
 	}
 }
 
-// fakeS3 starts an in-process gofakes3 and returns a function that creates a new
-// bucket on it and opens it as a store.
+// fakeS3 starts an in-process S3 server and returns a function that creates a
+// new bucket on it and opens it as a store.
 func fakeS3(t *testing.T) func(t *testing.T) store.Store {
-	backend := s3mem.New()
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ACCESS_KEY_ID", "mediactl-test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "mediactl-test-secret")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "no-config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "no-credentials"))
-	t.Setenv("AWS_PROFILE", "")
-
+	srv := storetest.StartS3(t, nil)
 	var n atomic.Int64
 	return func(t *testing.T) store.Store {
-		name := uniqueName("bucket", n.Add(1))
-		if err := backend.CreateBucket(name); err != nil {
-			t.Fatal(err)
-		}
-		return openT(t, "s3://"+name+"?endpoint="+url.QueryEscape(srv.URL)+"&use_path_style=true&region=us-east-1")
+		return openT(t, srv.Bucket(t, uniqueName("bucket", n.Add(1))))
 	}
 }
 

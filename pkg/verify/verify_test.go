@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,11 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
 	"github.com/mediactl/mediactl/pkg/verify"
 )
 
@@ -39,15 +35,7 @@ type kind struct {
 }
 
 func kinds(t *testing.T) []kind {
-	backend := s3mem.New()
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID": "mediactl-test", "AWS_SECRET_ACCESS_KEY": "mediactl-test-secret",
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1",
-	} {
-		t.Setenv(k, v)
-	}
+	srv := storetest.StartS3(t, nil)
 	n := 0
 	return []kind{
 		{"local", func(t *testing.T) store.Store {
@@ -58,9 +46,7 @@ func kinds(t *testing.T) []kind {
 		}},
 		{"s3", func(t *testing.T) store.Store {
 			n++
-			bucket := fmt.Sprintf("verify-%d", n)
-			must(t, backend.CreateBucket(bucket))
-			st, err := store.Open(context.Background(), "s3://"+bucket+"?endpoint="+url.QueryEscape(srv.URL)+"&use_path_style=true&region=us-east-1")
+			st, err := store.Open(context.Background(), srv.Bucket(t, fmt.Sprintf("verify-%d", n)))
 			must(t, err)
 			t.Cleanup(func() { st.Close() })
 			return st
@@ -422,17 +408,8 @@ func TestQuarantineAcrossFileSystems(t *testing.T) {
 // the listing and the read (a real 404 from the S3 server) are unreadable and
 // make the run incomplete (exit 3) — never "ok", never "corrupt".
 func TestVanishedBlobsAreUnreadable(t *testing.T) {
-	backend := s3mem.New()
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	defer srv.Close()
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID": "mediactl-test", "AWS_SECRET_ACCESS_KEY": "mediactl-test-secret",
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1",
-	} {
-		t.Setenv(k, v)
-	}
-	must(t, backend.CreateBucket("vanish"))
-	st, err := store.Open(context.Background(), "s3://vanish?endpoint="+url.QueryEscape(srv.URL)+"&use_path_style=true&region=us-east-1")
+	srv := storetest.StartS3(t, nil)
+	st, err := store.Open(context.Background(), srv.Bucket(t, "vanish"))
 	must(t, err)
 	defer st.Close()
 	var keys []string
@@ -445,7 +422,7 @@ func TestVanishedBlobsAreUnreadable(t *testing.T) {
 	rep := run(t, verify.Options{Store: st, Jobs: 1, OnResult: func(verify.Result) {
 		if seen++; seen == 1 {
 			for _, k := range keys {
-				backend.DeleteObject("vanish", k)
+				srv.Backend.DeleteObject("vanish", k)
 			}
 		}
 	}})
