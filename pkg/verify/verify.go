@@ -149,7 +149,6 @@ type Report struct {
 
 	Corrupt      []Result  `json:"corrupt"`
 	Unreadable   []Result  `json:"unreadable"`
-	Unverifiable int64     `json:"-"`
 	Anomalies    []Anomaly `json:"anomalies"`
 	AnomalyCount int64     `json:"anomaly_count"`
 	// Truncated is set when a list was cut at MaxListed.
@@ -415,7 +414,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return a.Key < b.Key
 	})
 	sort.Slice(rep.Unreadable, func(i, j int) bool { return rep.Unreadable[i].Key < rep.Unreadable[j].Key })
-	rep.Unverifiable = rep.Counts[Unverifiable]
 	if idx != nil {
 		rep.Sessions.Orphans, rep.Sessions.OrphanBytes = idx.orphans()
 		rep.Sessions.ReferencedCorrupt = rep.ReferencedCorrupt()
