@@ -392,9 +392,11 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := s.b.NewWriter(wctx, key, &blob.WriterOptions{
-		ContentType: opts.ContentType,
-		Metadata:    opts.Metadata,
-		IfNotExist:  opts.IfNotExist,
+		ContentType:    opts.ContentType,
+		Metadata:       opts.Metadata,
+		IfNotExist:     opts.IfNotExist,
+		BufferSize:     opts.PartSize,
+		MaxConcurrency: opts.PartConcurrency,
 	})
 	if err != nil {
 		return s.errorf("put", key, err)

@@ -70,6 +70,11 @@ type PutOptions struct {
 	// ModTime, when non-zero, is set as the object's modification time where the
 	// store supports it (local stores); restore uses it to put back exact mtimes.
 	ModTime time.Time
+	// PartSize and PartConcurrency tune uploads to buckets: the bytes sent per
+	// request of a multipart upload and how many parts are in flight at once.
+	// Zero lets the driver choose. Local stores ignore them.
+	PartSize        int
+	PartConcurrency int
 }
 
 // Store is a place that holds blobs. Implementations are safe for concurrent use.
