@@ -1,0 +1,297 @@
+package migrate_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
+)
+
+var pngHead = []byte("\x89PNG\r\n\x1a\n")
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func digest(b []byte) string {
+	d := sha256.Sum256(b)
+	return hex.EncodeToString(d[:])
+}
+
+// writeBlob writes content under its content-addressed name in dir.
+func writeBlob(t testing.TB, dir string, content []byte, ext string) string {
+	t.Helper()
+	name := digest(content) + ext
+	must(t, os.WriteFile(filepath.Join(dir, name), content, 0o600))
+	return name
+}
+
+func openLocal(t testing.TB, dir string) store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), dir)
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func openBucket(t testing.TB, url string) store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), url)
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func journal(t testing.TB, path string) *migrate.Journal {
+	t.Helper()
+	j, err := migrate.OpenJournal(path)
+	must(t, err)
+	t.Cleanup(func() { j.Close() })
+	return j
+}
+
+func copyAll(t testing.TB, opts migrate.Options) *migrate.Report {
+	t.Helper()
+	rep, err := migrate.Copy(context.Background(), opts)
+	must(t, err)
+	return rep
+}
+
+func readObject(t testing.TB, st store.Store, key string) []byte {
+	t.Helper()
+	rc, err := st.Open(context.Background(), key)
+	must(t, err)
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	must(t, err)
+	return b
+}
+
+// TestCopy: every blob lands with its sha256 metadata and Content-Type; a
+// corrupt blob is not uploaded; links and temporary files are left alone; a
+// rerun uploads nothing; a fresh journal finds the copies in place.
+func TestCopy(t *testing.T) {
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	png := append(append([]byte{}, pngHead...), "a picture"...)
+	pngName := writeBlob(t, dir, png, ".png")
+	pdf := []byte("%PDF-1.7 a document")
+	binName := writeBlob(t, dir, pdf, ".bin") // a PDF stored as .bin
+	opaque := []byte("opaque bytes")
+	must(t, os.WriteFile(filepath.Join(dir, "0b1e5c3a9d2f4e6b8a7c5d3e1f2a4b6c.jpg"), opaque, 0o600))
+	corrupt := []byte("will be damaged")
+	corruptName := writeBlob(t, dir, corrupt, ".png")
+	must(t, os.WriteFile(filepath.Join(dir, corruptName), []byte("damaged bytes!!"), 0o600))
+	must(t, os.Symlink("/etc/passwd", filepath.Join(dir, "link.png")))
+	must(t, os.WriteFile(filepath.Join(dir, pngName+".tmp"), []byte("partial"), 0o600))
+
+	src := openLocal(t, dir)
+	dst := openBucket(t, srv.Bucket(t, "media"))
+	jpath := filepath.Join(t.TempDir(), "j.jsonl")
+	j := journal(t, jpath)
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j, Jobs: 3})
+	if rep.Copied != 3 || rep.Corrupt != 1 || rep.Skipped != 2 || rep.Failed != 0 || rep.Conflicts != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if rep.CorruptList[0].Key != corruptName || rep.CorruptList[0].Actual != digest([]byte("damaged bytes!!")) {
+		t.Fatalf("corrupt list %+v", rep.CorruptList)
+	}
+	if _, err := dst.Stat(context.Background(), corruptName); !isNotExist(err) {
+		t.Fatalf("corrupt blob was uploaded: %v", err)
+	}
+	for key, want := range map[string]struct {
+		body []byte
+		ct   string
+	}{
+		pngName:                                {png, "image/png"},
+		binName:                                {pdf, "application/pdf"},
+		"0b1e5c3a9d2f4e6b8a7c5d3e1f2a4b6c.jpg": {opaque, "application/octet-stream"},
+	} {
+		attrs, err := dst.Stat(context.Background(), key)
+		must(t, err)
+		if attrs.Metadata[migrate.MetadataKey] != digest(want.body) || attrs.ContentType != want.ct {
+			t.Errorf("%s: metadata %v, content type %q, want %s and %s", key, attrs.Metadata, attrs.ContentType, digest(want.body), want.ct)
+		}
+		if got := readObject(t, dst, key); !bytes.Equal(got, want.body) {
+			t.Errorf("%s: object holds %q", key, got)
+		}
+	}
+
+	// Rerun with the same journal: everything proven is skipped without I/O.
+	must(t, j.Close())
+	j2 := journal(t, jpath)
+	if n := len(j2.State().Copied); n != 3 {
+		t.Fatalf("journal lists %d proven copies, want 3", n)
+	}
+	rep = copyAll(t, migrate.Options{From: src, To: dst, Journal: j2})
+	if rep.Resumed != 3 || rep.Copied != 0 || rep.BytesRead != int64(len("damaged bytes!!")) {
+		t.Fatalf("rerun: %+v", rep)
+	}
+
+	// A fresh journal: the objects are found in place, not uploaded again.
+	rep = copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "k.jsonl"))})
+	if rep.Existing != 3 || rep.Copied != 0 {
+		t.Fatalf("fresh journal: %+v", rep)
+	}
+}
+
+func isNotExist(err error) bool { return errors.Is(err, store.ErrNotExist) }
+
+// TestConflict: an object with other content under the same key is reported and
+// kept, unless Overwrite.
+func TestConflict(t *testing.T) {
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	name := writeBlob(t, dir, []byte("ours"), ".png")
+	src := openLocal(t, dir)
+	dst := openBucket(t, srv.Bucket(t, "media"))
+	must(t, dst.Put(context.Background(), name, strings.NewReader("theirs"), store.PutOptions{}))
+
+	dry := copyAll(t, migrate.Options{From: src, To: dst, DryRun: true})
+	if dry.Conflicts != 1 || dry.Copied != 0 {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j"))})
+	if rep.Conflicts != 1 || rep.Copied != 0 || !strings.Contains(rep.ConflictList[0].Reason, "--overwrite") {
+		t.Fatalf("report %+v", rep)
+	}
+	if got := readObject(t, dst, name); string(got) != "theirs" {
+		t.Fatalf("conflicting object was overwritten: %q", got)
+	}
+	rep = copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j")), Overwrite: true})
+	if rep.Copied != 1 || rep.Conflicts != 0 {
+		t.Fatalf("overwrite: %+v", rep)
+	}
+	if got := readObject(t, dst, name); string(got) != "ours" {
+		t.Fatalf("object holds %q after overwrite", got)
+	}
+}
+
+// TestDryRunChangesNothing: a dry run classifies and writes nothing.
+func TestDryRunChangesNothing(t *testing.T) {
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	for i := range 5 {
+		writeBlob(t, dir, fmt.Appendf(nil, "blob %d", i), ".bin")
+	}
+	src := openLocal(t, dir)
+	dst := openBucket(t, srv.Bucket(t, "media"))
+	rep := copyAll(t, migrate.Options{From: src, To: dst, DryRun: true})
+	if rep.Copied != 5 || rep.Selected != 5 {
+		t.Fatalf("dry run: %+v", rep)
+	}
+	n := 0
+	must(t, dst.List(context.Background(), "", func(store.Entry) error { n++; return nil }))
+	if n != 0 {
+		t.Fatalf("dry run wrote %d objects", n)
+	}
+}
+
+// TestSelection: --include and --older-than narrow what is copied.
+func TestSelection(t *testing.T) {
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	old := writeBlob(t, dir, []byte("old png"), ".png")
+	writeBlob(t, dir, []byte("new png"), ".png")
+	oldPDF := writeBlob(t, dir, []byte("old pdf"), ".pdf")
+	then := time.Now().Add(-40 * 24 * time.Hour)
+	must(t, os.Chtimes(filepath.Join(dir, old), then, then))
+	must(t, os.Chtimes(filepath.Join(dir, oldPDF), then, then))
+	src := openLocal(t, dir)
+	dst := openBucket(t, srv.Bucket(t, "media"))
+	rep := copyAll(t, migrate.Options{From: src, To: dst, DryRun: true,
+		Select: migrate.Selection{Include: []string{"*.png"}, OlderThan: 30 * 24 * time.Hour}})
+	if rep.Selected != 1 || rep.Copied != 1 {
+		t.Fatalf("selection: %+v", rep)
+	}
+	if _, err := migrate.Copy(context.Background(), migrate.Options{From: src, To: dst, DryRun: true, Select: migrate.Selection{Include: []string{"[x"}}}); err == nil {
+		t.Fatal("a malformed pattern was accepted")
+	}
+}
+
+// slowDown answers 503 SlowDown to the first uploads, more often than the SDK
+// retries by itself.
+type slowDown struct {
+	next    http.Handler
+	mu      sync.Mutex
+	refused int
+	budget  int
+}
+
+func (s *slowDown) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPut {
+		s.mu.Lock()
+		refuse := s.refused < s.budget
+		if refuse {
+			s.refused++
+		}
+		s.mu.Unlock()
+		if refuse {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			return
+		}
+	}
+	s.next.ServeHTTP(w, r)
+}
+
+// TestThrottled: a server that answers 503 for a while still gets every blob,
+// each proven.
+func TestThrottled(t *testing.T) {
+	var sd *slowDown
+	srv := storetest.StartS3(t, func(h http.Handler) http.Handler {
+		sd = &slowDown{next: h, budget: 12}
+		return sd
+	})
+	dir := t.TempDir()
+	for i := range 4 {
+		writeBlob(t, dir, fmt.Appendf(nil, "blob %d", i), ".bin")
+	}
+	src := openLocal(t, dir)
+	dst := openBucket(t, srv.Bucket(t, "media"))
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j")), Jobs: 2})
+	if rep.Copied != 4 || rep.Failed != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if sd.refused != sd.budget {
+		t.Fatalf("the server refused %d uploads, want %d", sd.refused, sd.budget)
+	}
+}
+
+// TestBandwidthLimit: --bwlimit spreads the bytes over time.
+func TestBandwidthLimit(t *testing.T) {
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	for i := range 4 {
+		writeBlob(t, dir, bytes.Repeat([]byte{byte(i)}, 256<<10), ".bin")
+	}
+	src := openLocal(t, dir)
+	dst := openBucket(t, srv.Bucket(t, "media"))
+	// 1 MiB at 512 KiB/s with a one-second burst needs at least one second more.
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j")), BandwidthLimit: 512 << 10})
+	if rep.Copied != 4 {
+		t.Fatalf("report %+v", rep)
+	}
+	if rep.Seconds < 0.9 {
+		t.Fatalf("1 MiB at 512 KiB/s took %.2fs", rep.Seconds)
+	}
+}

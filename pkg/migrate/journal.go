@@ -1,0 +1,269 @@
+package migrate
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+)
+
+// The journal is a JSON Lines file, one record per step, appended and never
+// rewritten. A run that is killed leaves at most a torn last line, which the
+// next run ignores; everything before it is trusted.
+//
+// Record types ("t"):
+//
+//	start     a run began: source, destination, options
+//	copied    a blob's copy is proven: key, size, mod time, sha256, object URL
+//	rewrite   a session unit is about to be rewritten: place, the sha256 of the
+//	          unit before and after, and each replacement with its offset
+//	trashed   source blobs were moved to the gc trash run named
+//	rolledback a unit was restored by rollback
+const journalVersion = 1
+
+// Record is one line of the journal.
+type Record struct {
+	T    string    `json:"t"`
+	Time time.Time `json:"time"`
+
+	// start
+	Version int    `json:"version,omitempty"`
+	From    string `json:"from,omitempty"`
+	To      string `json:"to,omitempty"`
+
+	// copied
+	Key     string    `json:"key,omitempty"`
+	Size    int64     `json:"size,omitempty"`
+	ModTime time.Time `json:"mod_time,omitzero"`
+	SHA256  string    `json:"sha256,omitempty"`
+	URL     string    `json:"url,omitempty"`
+
+	// rewrite, rolledback
+	Place     *ref.Place    `json:"place,omitempty"`
+	OldSHA256 string        `json:"old_sha256,omitempty"`
+	NewSHA256 string        `json:"new_sha256,omitempty"`
+	Edits     []Replacement `json:"edits,omitempty"`
+
+	// trashed
+	Run   string `json:"run,omitempty"`
+	Count int64  `json:"count,omitempty"`
+}
+
+// Replacement is one reference rewritten inside a session unit: at byte offset
+// At of the unit as it was, the bytes Old became New. Old and New are the bytes
+// as stored (JSON-escaped inside a JSON string).
+type Replacement struct {
+	At  int64  `json:"at"`
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// Journal records what a migration did, so that a rerun resumes and rollback
+// can undo the rewrites. It is safe for concurrent use.
+type Journal struct {
+	path string
+
+	mu       sync.Mutex
+	f        *os.File
+	w        *bufio.Writer
+	unsynced int
+
+	state *JournalState
+}
+
+// JournalState is what a journal says so far.
+type JournalState struct {
+	Runs   int                // start records
+	From   string             // source of the first run
+	To     string             // destination of the first run
+	Copied map[string]Record  // proven copies by source key
+	Units  map[string]*Record // latest rewrite record by unit (see unitID)
+	Order  []string           // units in the order they were first rewritten
+	Trash  []string           // gc trash runs holding deleted sources
+}
+
+// OpenJournal opens (creating if needed) the journal at path and reads what it
+// already holds. A torn last line — a run killed while appending — is ignored;
+// any other malformed line is an error naming its line number.
+func OpenJournal(path string) (*Journal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	st, good, err := ReadJournal(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	// Cut a torn tail so that the next record starts on a line of its own.
+	if err := f.Truncate(good); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if _, err := f.Seek(good, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	return &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10), state: st}, nil
+}
+
+// ReadJournal parses a journal. It returns the state and the length of the
+// well-formed prefix (everything but a torn last line).
+func ReadJournal(r io.Reader) (*JournalState, int64, error) {
+	st := &JournalState{Copied: map[string]Record{}, Units: map[string]*Record{}}
+	br := bufio.NewReaderSize(r, 256<<10)
+	var good int64
+	for line := 1; ; line++ {
+		b, err := br.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			// A record longer than the buffer (a rewrite with many edits).
+			more := append([]byte(nil), b...)
+			b, err = br.ReadSlice('\n')
+			b = append(more, b...)
+		}
+		if err == io.EOF {
+			if len(bytes.TrimSpace(b)) > 0 {
+				// Torn last line: check it is at least not a complete record
+				// followed by garbage, then drop it.
+				return st, good, nil
+			}
+			return st, good + int64(len(b)), nil
+		}
+		if err != nil {
+			return nil, good, err
+		}
+		good += int64(len(b))
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		var rec Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, good, fmt.Errorf("line %d is not a journal record (%v); the journal was edited or damaged: move it aside to start over", line, err)
+		}
+		if err := st.apply(rec); err != nil {
+			return nil, good, fmt.Errorf("line %d: %w", line, err)
+		}
+	}
+}
+
+func (st *JournalState) apply(rec Record) error {
+	switch rec.T {
+	case "start":
+		if rec.Version > journalVersion {
+			return fmt.Errorf("written by a newer mediactl (journal version %d)", rec.Version)
+		}
+		if st.Runs == 0 {
+			st.From, st.To = rec.From, rec.To
+		}
+		st.Runs++
+	case "copied":
+		if rec.Key == "" || rec.SHA256 == "" {
+			return errors.New("copied record without key or sha256")
+		}
+		st.Copied[rec.Key] = rec
+	case "rewrite", "rolledback":
+		if rec.Place == nil {
+			return fmt.Errorf("%s record without place", rec.T)
+		}
+		id := unitID(*rec.Place)
+		if _, ok := st.Units[id]; !ok {
+			st.Order = append(st.Order, id)
+		}
+		r := rec
+		st.Units[id] = &r
+	case "trashed":
+		st.Trash = append(st.Trash, rec.Run)
+	default:
+		return fmt.Errorf("unknown record type %q", rec.T)
+	}
+	return nil
+}
+
+// unitID names a session unit independently of how its source was spelled:
+// a document by its path, a value by table, row key and column.
+func unitID(p ref.Place) string {
+	if p.Table != "" {
+		return "sql\x00" + p.Table + "\x00" + p.Key + "\x00" + p.Column
+	}
+	return "doc\x00" + p.Document
+}
+
+// Path is the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// State is what the journal held when it was opened, updated by every append.
+func (j *Journal) State() *JournalState { return j.state }
+
+// Append adds a record. Records are buffered; Sync makes them durable.
+func (j *Journal) Append(rec Record) error {
+	if rec.Time.IsZero() {
+		rec.Time = time.Now().UTC()
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.state.apply(rec); err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := j.w.Write(b); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	j.unsynced++
+	return nil
+}
+
+// Sync writes buffered records and fsyncs the file.
+func (j *Journal) Sync() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.syncLocked()
+}
+
+func (j *Journal) syncLocked() error {
+	if err := j.w.Flush(); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	if j.unsynced == 0 {
+		return nil
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	j.unsynced = 0
+	return nil
+}
+
+// AppendSync adds a record and makes it durable before returning: for steps
+// that must be journaled before they happen (a session rewrite).
+func (j *Journal) AppendSync(rec Record) error {
+	if err := j.Append(rec); err != nil {
+		return err
+	}
+	return j.Sync()
+}
+
+// Close syncs and closes the journal.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	err := j.syncLocked()
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,642 @@
+// Package migrate moves blobs from a store on one host's disk to a bucket that
+// every pod can read, proves each copy, rewrites the session references to
+// point at the copies, and can undo the rewrites.
+//
+// A migration has three phases; each is safe to interrupt and to run again.
+//
+//  1. [Copy] uploads every selected blob with its Content-Type and its sha256
+//     in the object's metadata. The digest is computed while the bytes stream
+//     out: a content-addressed blob whose bytes do not match its name is not
+//     uploaded. After each upload the object's attributes are read back — size
+//     and sha256 metadata must match, and the MD5 too when the backend reports
+//     one — and only then is the copy journaled as proven.
+//  2. [Rewrite] replaces, in every session source, each reference to a proven
+//     copy with the copy's URL, journaling every replacement before it is
+//     written, so that [Rollback] restores the original bytes exactly.
+//  3. Deleting the sources (done by the caller with package gc's trash, see
+//     [Deletable]) is allowed only for blobs whose copy is proven and that no
+//     session still points at.
+//
+// The [Journal] ties the phases together: a rerun skips copies it proves and
+// rollback reads the rewrites from it. An object that already exists in the
+// destination with the same size and sha256 is skipped; one with other content
+// is a conflict and is never overwritten unless asked.
+package migrate
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"path"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// MetadataKey is the object metadata entry that holds a copy's sha256 (lower-case
+// hex). verify --fast and verify of opaque names read it.
+const MetadataKey = "sha256"
+
+// DefaultJobs is the number of uploads in flight when Options.Jobs is 0. Uploads
+// wait on the network far more than on the CPU, so it is above the core count.
+const DefaultJobs = 8
+
+// Progress is told about bytes read from the source.
+type Progress interface{ Add(n int64) }
+
+// Selection picks the blobs to migrate. The zero value selects every blob.
+type Selection struct {
+	// Include holds glob patterns (path.Match syntax); a blob is selected when
+	// its key or its base name matches one. Empty selects all.
+	Include []string
+	// OlderThan selects only blobs last modified more than this long ago.
+	OlderThan time.Duration
+}
+
+// Options configure Copy.
+type Options struct {
+	From store.Store // where the blobs are
+	To   store.Store // a bucket store (store.Bucket) they are copied to
+
+	Select Selection
+	// Now is the reference time of OlderThan; zero means time.Now().
+	Now time.Time
+
+	Jobs int // uploads at once; 0 means DefaultJobs
+	// BandwidthLimit caps the bytes per second read for upload across all
+	// jobs; 0 means no limit.
+	BandwidthLimit int64
+	// PartSize is the multipart part size in bytes (0: the driver's default).
+	PartSize int
+
+	// Overwrite replaces objects that exist with other content (conflicts)
+	// instead of reporting them.
+	Overwrite bool
+	// VerifyDownload reads every copied object back and hashes it.
+	VerifyDownload bool
+	// DryRun changes nothing: it classifies every blob as to copy, already
+	// there, conflicting or corrupt (for existing objects, by their metadata).
+	DryRun bool
+
+	// Journal records each proven copy; proven copies it already lists are
+	// skipped. Required unless DryRun.
+	Journal *Journal
+
+	Progress Progress
+	// MaxListed caps each problem list of the report (counts stay exact);
+	// 0 means 10,000.
+	MaxListed int
+}
+
+// Problem is one blob that was not copied, or not proven.
+type Problem struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+	// Expected and Actual are sha256 digests, for corrupt blobs and conflicts.
+	Expected string `json:"expected_sha256,omitempty"`
+	Actual   string `json:"actual_sha256,omitempty"`
+}
+
+// Report says what Copy did (or, in a dry run, would do).
+type Report struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	DryRun bool   `json:"dry_run"`
+
+	Selected      int64 `json:"selected"` // blobs the selection picked
+	SelectedBytes int64 `json:"selected_bytes"`
+	// Copied were uploaded and proven in this run (in a dry run: would be uploaded).
+	Copied      int64 `json:"copied"`
+	CopiedBytes int64 `json:"copied_bytes"`
+	// Existing were already in the destination with the same size and sha256.
+	Existing      int64 `json:"existing"`
+	ExistingBytes int64 `json:"existing_bytes"`
+	// Resumed were proven by an earlier run, according to the journal.
+	Resumed      int64 `json:"resumed"`
+	ResumedBytes int64 `json:"resumed_bytes"`
+
+	Conflicts int64 `json:"conflicts"` // the destination holds other content under the key
+	Corrupt   int64 `json:"corrupt"`   // content-addressed blobs whose bytes do not match their name
+	Failed    int64 `json:"failed"`    // I/O errors, unproven copies: the run is incomplete
+	Skipped   int64 `json:"skipped"`   // symlinks, non-regular and temporary files: never migrated
+
+	ConflictList []Problem `json:"conflict_list"`
+	CorruptList  []Problem `json:"corrupt_list"`
+	FailedList   []Problem `json:"failed_list"`
+	SkippedList  []Problem `json:"skipped_list"`
+
+	Seconds float64 `json:"seconds"`
+	// BytesRead counts source bytes read (uploads and hashing).
+	BytesRead int64 `json:"bytes_read"`
+	// Interrupted is set when the context ended before every blob was handled.
+	Interrupted bool `json:"interrupted"`
+}
+
+// Complete reports whether every selected blob was handled: copied, found in
+// place, or classified as a conflict or corrupt. Only then may the sources of
+// the proven copies be deleted without a second look.
+func (r *Report) Complete() bool { return !r.Interrupted && r.Failed == 0 }
+
+// Proven reports whether the journal (after Copy) holds a proven copy of every
+// blob this run selected that is not a conflict, corrupt or skipped.
+func (r *Report) Proven() int64 { return r.Copied + r.Existing + r.Resumed }
+
+var errDigestMismatch = errors.New("sha256 of the bytes read differs")
+
+// Copy uploads the selected blobs of opts.From to opts.To and proves each copy.
+// It returns an error only when it could not run at all (bad options, the
+// listing failed); problems with single blobs are in the report.
+func Copy(ctx context.Context, opts Options) (*Report, error) {
+	to, ok := opts.To.(store.Bucket)
+	if !ok {
+		return nil, fmt.Errorf("migrate: the destination %s is not a bucket", opts.To.Location())
+	}
+	if opts.Journal == nil && !opts.DryRun {
+		return nil, errors.New("migrate: a journal is required")
+	}
+	for _, p := range opts.Select.Include {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("migrate: --include %q: %w", p, err)
+		}
+	}
+	m := &migration{
+		opts:    opts,
+		to:      to,
+		rep:     &Report{From: opts.From.Location(), To: opts.To.Location(), DryRun: opts.DryRun},
+		limiter: newLimiter(opts.BandwidthLimit),
+		maxList: opts.MaxListed,
+	}
+	if m.maxList <= 0 {
+		m.maxList = 10000
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if opts.Select.OlderThan > 0 {
+		m.cutoff = now.Add(-opts.Select.OlderThan)
+	}
+	if opts.Journal != nil {
+		m.proven = opts.Journal.State().Copied
+	}
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = DefaultJobs
+	}
+	start := time.Now()
+	work := make(chan job, jobs*4)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				if ctx.Err() != nil {
+					continue
+				}
+				m.one(ctx, j)
+			}
+		}()
+	}
+	listErr := m.produce(ctx, work)
+	close(work)
+	wg.Wait()
+	m.rep.Seconds = time.Since(start).Seconds()
+	m.rep.BytesRead = m.bytesRead.Load()
+	if ctx.Err() != nil {
+		m.rep.Interrupted = true
+	}
+	if opts.Journal != nil {
+		if err := opts.Journal.Sync(); err != nil {
+			return m.rep, err
+		}
+	}
+	sortProblems(m.rep)
+	if listErr != nil && ctx.Err() == nil {
+		return m.rep, listErr
+	}
+	return m.rep, nil
+}
+
+type job struct {
+	e       store.Entry
+	exists  bool // the listing of the destination holds the key
+	dstSize int64
+}
+
+type migration struct {
+	opts    Options
+	to      store.Bucket
+	rep     *Report
+	limiter *limiter
+	maxList int
+	cutoff  time.Time
+	proven  map[string]Record // from earlier runs; read-only while workers run
+
+	mu        sync.Mutex
+	bytesRead atomic.Int64
+}
+
+// produce lists the source and the destination side by side (both listings are
+// in key order) and hands each selected blob to the workers, marked with
+// whether the destination already has its key: one listing request per
+// thousand objects instead of one request per blob.
+func (m *migration) produce(ctx context.Context, work chan<- job) error {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dst := make(chan store.Entry, 4096)
+	var dstErr error
+	go func() {
+		defer close(dst)
+		dstErr = m.to.List(lctx, "", func(e store.Entry) error {
+			select {
+			case dst <- e:
+				return nil
+			case <-lctx.Done():
+				return lctx.Err()
+			}
+		})
+	}()
+	cur, more := <-dst
+	err := m.opts.From.List(ctx, "", func(e store.Entry) error {
+		if !m.selected(e) {
+			return nil
+		}
+		if !e.Regular() {
+			what := "not a regular file"
+			if e.Link != "" {
+				what = "a symbolic link to " + e.Link + " (never followed)"
+			}
+			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: what})
+			return nil
+		}
+		if blobname.IsTemporary(e.Key) {
+			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: "a temporary file left by an interrupted write"})
+			return nil
+		}
+		for more && cur.Key < e.Key {
+			cur, more = <-dst
+		}
+		j := job{e: e}
+		if more && cur.Key == e.Key {
+			j.exists, j.dstSize = true, cur.Size
+		}
+		m.mu.Lock()
+		m.rep.Selected++
+		m.rep.SelectedBytes += e.Size
+		m.mu.Unlock()
+		select {
+		case work <- j:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	cancel()
+	for range dst { // let the destination listing end
+	}
+	if err != nil {
+		return fmt.Errorf("migrate: list %s: %w", m.opts.From.Location(), err)
+	}
+	if dstErr != nil && !errors.Is(dstErr, context.Canceled) {
+		// Without the listing every key is still checked by a conditional
+		// write, so this only costs requests; but say so.
+		return fmt.Errorf("migrate: list %s: %w", m.opts.To.Location(), dstErr)
+	}
+	return nil
+}
+
+func (m *migration) selected(e store.Entry) bool {
+	if !m.cutoff.IsZero() && !e.ModTime.Before(m.cutoff) {
+		return false
+	}
+	if len(m.opts.Select.Include) == 0 {
+		return true
+	}
+	base := path.Base(e.Key)
+	for _, p := range m.opts.Select.Include {
+		if ok, _ := path.Match(p, e.Key); ok {
+			return true
+		}
+		if ok, _ := path.Match(p, base); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *migration) problem(count *int64, list *[]Problem, p Problem) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	*count++
+	if len(*list) < m.maxList {
+		*list = append(*list, p)
+	}
+}
+
+func (m *migration) count(n, b *int64, size int64) {
+	m.mu.Lock()
+	*n++
+	*b += size
+	m.mu.Unlock()
+}
+
+// one handles one blob.
+func (m *migration) one(ctx context.Context, j job) {
+	e := j.e
+	if rec, ok := m.proven[e.Key]; ok && rec.Size == e.Size && rec.ModTime.Equal(e.ModTime) {
+		m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
+		return
+	}
+	name, ca := blobname.Parse(e.Key)
+	want := ""
+	if ca {
+		want = hex.EncodeToString(name.Digest[:])
+	}
+	if j.exists {
+		m.existing(ctx, e, want)
+		return
+	}
+	if m.opts.DryRun {
+		m.count(&m.rep.Copied, &m.rep.CopiedBytes, e.Size)
+		return
+	}
+	m.upload(ctx, e, want)
+}
+
+// existing decides what to do about a key the destination already holds.
+func (m *migration) existing(ctx context.Context, e store.Entry, want string) {
+	var attrs store.Entry
+	err := store.RetryThrottled(ctx, func() (err error) {
+		attrs, err = m.to.Stat(ctx, e.Key)
+		return err
+	})
+	if errors.Is(err, store.ErrNotExist) {
+		// Deleted since it was listed.
+		if m.opts.DryRun {
+			m.count(&m.rep.Copied, &m.rep.CopiedBytes, e.Size)
+			return
+		}
+		m.upload(ctx, e, want)
+		return
+	}
+	if err != nil {
+		m.fail(e.Key, err)
+		return
+	}
+	if want == "" {
+		// An opaque name: only hashing the source tells what it should hold.
+		if want, err = m.hashSource(ctx, e); err != nil {
+			m.fail(e.Key, err)
+			return
+		}
+	}
+	have := attrs.Metadata[MetadataKey]
+	if attrs.Size == e.Size && have == want {
+		m.count(&m.rep.Existing, &m.rep.ExistingBytes, e.Size)
+		if !m.opts.DryRun {
+			m.journalCopied(e, want)
+		}
+		return
+	}
+	if m.opts.Overwrite {
+		if m.opts.DryRun {
+			m.count(&m.rep.Copied, &m.rep.CopiedBytes, e.Size)
+			return
+		}
+		m.upload(ctx, e, want)
+		return
+	}
+	reason := fmt.Sprintf("the destination holds other content under this key (%d bytes, here %d)", attrs.Size, e.Size)
+	if have == "" {
+		reason = fmt.Sprintf("the destination holds an object without sha256 metadata under this key (%d bytes, here %d), written by another tool", attrs.Size, e.Size)
+	}
+	m.problem(&m.rep.Conflicts, &m.rep.ConflictList, Problem{Key: e.Key, Reason: reason + "; --overwrite replaces it", Expected: want, Actual: have})
+}
+
+func (m *migration) fail(key string, err error) {
+	m.problem(&m.rep.Failed, &m.rep.FailedList, Problem{Key: key, Reason: err.Error()})
+}
+
+// hashSource reads a blob once to learn its digest: an opaque name says nothing
+// about the content, and the digest must be in the metadata before the upload
+// starts.
+func (m *migration) hashSource(ctx context.Context, e store.Entry) (string, error) {
+	rc, err := m.opts.From.Open(ctx, e.Key)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, ctxReader{ctx, rc})
+	m.bytesRead.Add(n)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", e.Key, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// upload copies one blob and proves the copy.
+func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
+	ca := want != ""
+	if !ca {
+		var err error
+		if want, err = m.hashSource(ctx, e); err != nil {
+			m.fail(e.Key, err)
+			return
+		}
+	}
+	var src *hashingReader
+	attempt := func() error {
+		rc, err := m.opts.From.Open(ctx, e.Key)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		src = &hashingReader{r: ctxReader{ctx, rc}, sha: sha256.New(), md5: md5.New(), want: want, lim: m.limiter, progress: m.opts.Progress, read: &m.bytesRead}
+		head, err := src.peek(512)
+		if err != nil {
+			return err
+		}
+		return m.to.Put(ctx, e.Key, src, store.PutOptions{
+			ContentType: ContentType(e.Key, head),
+			Metadata:    map[string]string{MetadataKey: want},
+			IfNotExist:  !m.opts.Overwrite,
+			PartSize:    m.opts.PartSize,
+		})
+	}
+	err := store.RetryThrottled(ctx, attempt)
+	switch {
+	case errors.Is(err, errDigestMismatch):
+		if ca {
+			m.problem(&m.rep.Corrupt, &m.rep.CorruptList, Problem{Key: e.Key, Reason: "sha256 of the bytes differs from the name: not uploaded (see mediactl verify)", Expected: want, Actual: src.digest()})
+		} else {
+			m.fail(e.Key, errors.New("changed while it was being copied: not uploaded; run again"))
+		}
+		return
+	case errors.Is(err, store.ErrExist):
+		// Written by someone else since the listing: judge it like any object found there.
+		m.existing(ctx, e, want)
+		return
+	case err != nil:
+		m.fail(e.Key, err)
+		return
+	}
+	if err := m.prove(ctx, e, want, src); err != nil {
+		m.fail(e.Key, fmt.Errorf("copy not proven: %w", err))
+		return
+	}
+	m.count(&m.rep.Copied, &m.rep.CopiedBytes, e.Size)
+	m.journalCopied(e, want)
+}
+
+// prove reads the copy's attributes back (and with VerifyDownload its bytes).
+func (m *migration) prove(ctx context.Context, e store.Entry, want string, src *hashingReader) error {
+	if src.n != e.Size {
+		return fmt.Errorf("read %d bytes but the blob had %d when listed: it changed; run again", src.n, e.Size)
+	}
+	var attrs store.Entry
+	err := store.RetryThrottled(ctx, func() (err error) {
+		attrs, err = m.to.Stat(ctx, e.Key)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if attrs.Size != src.n {
+		return fmt.Errorf("the object has %d bytes, %d were sent", attrs.Size, src.n)
+	}
+	if got := attrs.Metadata[MetadataKey]; got != want {
+		return fmt.Errorf("the object's sha256 metadata is %q, want %s", got, want)
+	}
+	if attrs.MD5 != nil && !slices.Equal(attrs.MD5, src.md5.Sum(nil)) {
+		return fmt.Errorf("the object's MD5 %x differs from the bytes sent (%x)", attrs.MD5, src.md5.Sum(nil))
+	}
+	if m.opts.VerifyDownload {
+		var got string
+		err := store.RetryThrottled(ctx, func() error {
+			rc, err := m.to.Open(ctx, e.Key)
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			h := sha256.New()
+			if _, err := io.Copy(h, ctxReader{ctx, rc}); err != nil {
+				return err
+			}
+			got = hex.EncodeToString(h.Sum(nil))
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("download: %w", err)
+		}
+		if got != want {
+			return fmt.Errorf("downloaded bytes hash to %s, want %s", got, want)
+		}
+	}
+	return nil
+}
+
+func (m *migration) journalCopied(e store.Entry, sum string) {
+	err := m.opts.Journal.Append(Record{T: "copied", Key: e.Key, Size: e.Size, ModTime: e.ModTime, SHA256: sum, URL: ObjectURL(m.to, e.Key)})
+	if err != nil {
+		m.fail(e.Key, err)
+	}
+}
+
+// ObjectURL is the URL of key in a bucket store: scheme://bucket/prefix/key.
+func ObjectURL(b store.Bucket, key string) string {
+	return b.Scheme() + "://" + b.Name() + "/" + b.Prefix() + key
+}
+
+// hashingReader hashes what it passes on and, at the end, refuses to report
+// EOF when the digest is not the expected one: the upload is then aborted
+// instead of completed.
+type hashingReader struct {
+	r        io.Reader
+	head     []byte
+	sha, md5 hash.Hash
+	want     string
+	n        int64
+	lim      *limiter
+	progress Progress
+	read     *atomic.Int64
+}
+
+// peek reads up to n bytes ahead, for content sniffing; they are passed on first.
+func (h *hashingReader) peek(n int) ([]byte, error) {
+	buf := make([]byte, n)
+	k, err := io.ReadFull(h.r, buf)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, err
+	}
+	h.head = buf[:k]
+	return h.head, nil
+}
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	var n int
+	var err error
+	if len(h.head) > 0 {
+		n = copy(p, h.head)
+		h.head = h.head[n:]
+	} else {
+		n, err = h.r.Read(p)
+	}
+	if n > 0 {
+		h.sha.Write(p[:n])
+		h.md5.Write(p[:n])
+		h.n += int64(n)
+		h.read.Add(int64(n))
+		if h.progress != nil {
+			h.progress.Add(int64(n))
+		}
+		h.lim.wait(n)
+	}
+	if err == io.EOF && h.digest() != h.want {
+		return n, errDigestMismatch
+	}
+	return n, err
+}
+
+func (h *hashingReader) digest() string { return hex.EncodeToString(h.sha.Sum(nil)) }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
+
+func sortProblems(r *Report) {
+	for _, l := range [][]Problem{r.ConflictList, r.CorruptList, r.FailedList, r.SkippedList} {
+		slices.SortFunc(l, func(a, b Problem) int {
+			if a.Key < b.Key {
+				return -1
+			}
+			if a.Key > b.Key {
+				return 1
+			}
+			return 0
+		})
+	}
+	for _, l := range []*[]Problem{&r.ConflictList, &r.CorruptList, &r.FailedList, &r.SkippedList} {
+		if *l == nil {
+			*l = []Problem{}
+		}
+	}
+}
