@@ -44,8 +44,23 @@ type pgSource struct {
 }
 
 func openPostgres(ctx context.Context, spec, query string) (Source, error) {
-	shown := redactURL(spec)
-	cfg, err := pgx.ParseConfig(spec)
+	cfg, shown, host, err := pgConfig(spec)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s: %w", host, err)
+	}
+	return &pgSource{spec: shown, query: query, host: host, conn: conn}, nil
+}
+
+// pgConfig parses a connection URL. shown is the URL without password, host the
+// server's host:port (or socket folder) for messages.
+func pgConfig(spec string) (cfg *pgx.ConnConfig, shown, host string, err error) {
+	shown = redactURL(spec)
+	cfg, err = pgx.ParseConfig(spec)
 	if err != nil {
 		// Parse errors can quote the URL; report only what is safe to show.
 		detail := "cannot parse it"
@@ -58,7 +73,7 @@ func openPostgres(ctx context.Context, spec, query string) (Source, error) {
 				}
 			}
 		}
-		return nil, usagef("%s is not a valid PostgreSQL URL (%s); the form is postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…]", shown, detail)
+		return nil, "", "", usagef("%s is not a valid PostgreSQL URL (%s); the form is postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…]", shown, detail)
 	}
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
@@ -66,21 +81,16 @@ func openPostgres(ctx context.Context, spec, query string) (Source, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "mediactl"
 	}
-	cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	if cfg.ConnectTimeout == 0 {
 		// Without connect_timeout in the URL, an unreachable host would hang
 		// until the OS gives up.
 		cfg.ConnectTimeout = pgConnectTimeout
 	}
-	host := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	host = net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
 	if strings.HasPrefix(cfg.Host, "/") {
 		host = cfg.Host // a unix socket folder
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s: %w", host, err)
-	}
-	return &pgSource{spec: shown, query: query, host: host, conn: conn}, nil
+	return cfg, shown, host, nil
 }
 
 func (s *pgSource) String() string { return s.spec }
@@ -141,6 +151,8 @@ type pgTable struct {
 	name        string
 	partitioned bool
 	cols        []string // text-like columns
+	colTypes    []uint32 // their types
+	colTypeSQL  []string // their types as SQL (format_type), e.g. "character varying(200)"
 	pk          []string
 }
 
@@ -154,7 +166,8 @@ func (t *pgTable) label() string {
 
 func pgTables(ctx context.Context, tx pgx.Tx, types pgTypes) ([]*pgTable, error) {
 	rows, err := tx.Query(ctx, `
-SELECT c.oid, n.nspname::text, c.relname::text, c.relkind = 'p', a.attname::text, a.atttypid
+SELECT c.oid, n.nspname::text, c.relname::text, c.relkind = 'p', a.attname::text, a.atttypid,
+  pg_catalog.format_type(a.atttypid, a.atttypmod)
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -171,11 +184,11 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 	byOID := map[uint32]*pgTable{}
 	for rows.Next() {
 		var (
-			oid, typ          uint32
-			schema, name, col string
-			partitioned       bool
+			oid, typ                   uint32
+			schema, name, col, typeSQL string
+			partitioned                bool
 		)
-		if err := rows.Scan(&oid, &schema, &name, &partitioned, &col, &typ); err != nil {
+		if err := rows.Scan(&oid, &schema, &name, &partitioned, &col, &typ, &typeSQL); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -187,6 +200,8 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 		}
 		if types.textLike(typ) {
 			t.cols = append(t.cols, col)
+			t.colTypes = append(t.colTypes, typ)
+			t.colTypeSQL = append(t.colTypeSQL, typeSQL)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -257,42 +272,13 @@ func (s *pgSource) walkTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func
 // readTable streams one table. fnErr is an error from fn (it stops the walk as
 // is); err is a problem reading the table.
 func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func(Item) error, c *Counts) (fnErr, err error) {
-	var keyNames, sel []string
-	switch {
-	case len(t.pk) > 0:
-		keyNames = t.pk
-		for _, k := range t.pk {
-			sel = append(sel, pgIdent(k)+"::text")
-		}
-	case t.partitioned:
-		// A ctid is only unique within one partition.
-		keyNames = []string{"tableoid", "ctid"}
-		sel = []string{"tableoid::regclass::text", "ctid::text"}
-	default:
-		keyNames = []string{"ctid"}
-		sel = []string{"ctid::text"}
-	}
-	nk := len(sel)
-	for _, col := range t.cols {
-		sel = append(sel, pgIdent(col)+"::text")
-	}
-	from := pgIdent(t.schema) + "." + pgIdent(t.name)
-	if !t.partitioned {
-		from = "ONLY " + from // not the rows of tables inheriting from it: they are read on their own
-	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + from
-	if len(t.pk) > 0 {
-		var order []string
-		for _, k := range t.pk {
-			order = append(order, pgIdent(k))
-		}
-		q += " ORDER BY " + strings.Join(order, ", ")
-	}
+	q, keyNames := pgTableSelect(t)
 	rows, err := tx.Query(ctx, q, pgx.QueryExecModeDescribeExec, pgTextFormats)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	nk := len(keyNames)
 	label := t.label()
 	for rows.Next() {
 		c.Rows++
@@ -315,6 +301,43 @@ func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func
 		}
 	}
 	return nil, rows.Err()
+}
+
+// pgTableSelect is the query reading a table: its key (the primary key, else
+// the ctid, with the tableoid for a partitioned table) then its text-like
+// columns, all as text. keyNames name the key's values for Place.Key.
+func pgTableSelect(t *pgTable) (q string, keyNames []string) {
+	var sel []string
+	switch {
+	case len(t.pk) > 0:
+		keyNames = t.pk
+		for _, k := range t.pk {
+			sel = append(sel, pgIdent(k)+"::text")
+		}
+	case t.partitioned:
+		// A ctid is only unique within one partition.
+		keyNames = []string{"tableoid", "ctid"}
+		sel = []string{"tableoid::regclass::text", "ctid::text"}
+	default:
+		keyNames = []string{"ctid"}
+		sel = []string{"ctid::text"}
+	}
+	for _, col := range t.cols {
+		sel = append(sel, pgIdent(col)+"::text")
+	}
+	from := pgIdent(t.schema) + "." + pgIdent(t.name)
+	if !t.partitioned {
+		from = "ONLY " + from // not the rows of tables inheriting from it: they are read on their own
+	}
+	q = "SELECT " + strings.Join(sel, ", ") + " FROM " + from
+	if len(t.pk) > 0 {
+		var order []string
+		for _, k := range t.pk {
+			order = append(order, pgIdent(k))
+		}
+		q += " ORDER BY " + strings.Join(order, ", ")
+	}
+	return q, keyNames
 }
 
 func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn func(Item) error, c *Counts) error {

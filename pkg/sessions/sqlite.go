@@ -177,37 +177,14 @@ func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, 
 	if len(cols) == 0 {
 		return nil
 	}
-	// The key: the primary key, else the rowid under a name no column shadows.
-	keyNames := pk
-	if len(keyNames) == 0 {
-		taken := map[string]bool{}
-		for _, col := range cols {
-			taken[strings.ToLower(col)] = true
-		}
-		for _, alias := range []string{"rowid", "_rowid_", "oid"} {
-			if !taken[alias] {
-				keyNames = []string{alias}
-				break
-			}
-		}
-	}
-	// Unary + keeps each value and its storage class but drops the declared type,
-	// so that the driver hands TEXT in DATE/DATETIME columns over as text instead
-	// of parsing it into a time.
-	var sel []string
-	for _, k := range keyNames {
-		sel = append(sel, "+"+sqliteIdent(k))
-	}
-	for _, col := range cols {
-		sel = append(sel, "+"+sqliteIdent(col))
-	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+sqliteIdent(table))
+	keyNames := sqliteKeyNames(cols, pk)
+	rows, err := tx.QueryContext(ctx, sqliteSelect(table, keyNames, cols))
 	if err != nil {
 		return tableErr(err)
 	}
 	defer rows.Close()
-	vals := make([]any, len(sel))
-	ptrs := make([]any, len(sel))
+	vals := make([]any, len(keyNames)+len(cols))
+	ptrs := make([]any, len(keyNames)+len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
@@ -280,6 +257,39 @@ func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) 
 		return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// sqliteKeyNames is what identifies a row: the primary key, else the rowid under
+// a name no column shadows; nil when every rowid alias is a column's name.
+func sqliteKeyNames(cols, pk []string) []string {
+	if len(pk) > 0 {
+		return pk
+	}
+	taken := map[string]bool{}
+	for _, col := range cols {
+		taken[strings.ToLower(col)] = true
+	}
+	for _, alias := range []string{"rowid", "_rowid_", "oid"} {
+		if !taken[alias] {
+			return []string{alias}
+		}
+	}
+	return nil
+}
+
+// sqliteSelect reads a table's key columns, then all its columns. Unary + keeps
+// each value and its storage class but drops the declared type, so that the
+// driver hands TEXT in DATE/DATETIME columns over as text instead of parsing it
+// into a time.
+func sqliteSelect(table string, keyNames, cols []string) string {
+	var sel []string
+	for _, k := range keyNames {
+		sel = append(sel, "+"+sqliteIdent(k))
+	}
+	for _, col := range cols {
+		sel = append(sel, "+"+sqliteIdent(col))
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " FROM " + sqliteIdent(table)
 }
 
 // textValue returns a TEXT or BLOB value as bytes the caller owns. database/sql
