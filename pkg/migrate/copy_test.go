@@ -259,7 +259,7 @@ func (s *slowDown) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestThrottled(t *testing.T) {
 	var sd *slowDown
 	srv := storetest.StartS3(t, func(h http.Handler) http.Handler {
-		sd = &slowDown{next: h, budget: 12}
+		sd = &slowDown{next: h, budget: 8}
 		return sd
 	})
 	dir := t.TempDir()
