@@ -53,8 +53,9 @@ type Record struct {
 	Edits     []Replacement `json:"edits,omitempty"`
 
 	// trashed
-	Run   string `json:"run,omitempty"`
-	Count int64  `json:"count,omitempty"`
+	Run      string `json:"run,omitempty"`
+	Count    int64  `json:"count,omitempty"`
+	TrashDir string `json:"trash_dir,omitempty"` // when the trash was kept outside the store
 }
 
 // Replacement is one reference rewritten inside a session unit: at byte offset
@@ -87,7 +88,33 @@ type JournalState struct {
 	Copied map[string]Record  // proven copies by source key
 	Units  map[string]*Record // latest rewrite record by unit (see unitID)
 	Order  []string           // units in the order they were first rewritten
-	Trash  []string           // gc trash runs holding deleted sources
+	Trash  []TrashRun         // gc trash runs holding deleted sources
+}
+
+// TrashRun is a gc trash run that holds sources --delete-source moved.
+type TrashRun struct {
+	Run      string
+	TrashDir string // "" for the store's own trash
+}
+
+// Rate is the upload rate, in bytes per second, of the copies the journal
+// records (0 when it cannot tell).
+func (st *JournalState) Rate() float64 {
+	var first, last time.Time
+	var bytes int64
+	for _, r := range st.Copied {
+		if first.IsZero() || r.Time.Before(first) {
+			first = r.Time
+		}
+		if r.Time.After(last) {
+			last = r.Time
+		}
+		bytes += r.Size
+	}
+	if d := last.Sub(first).Seconds(); d >= 1 {
+		return float64(bytes) / d
+	}
+	return 0
 }
 
 // OpenJournal opens (creating if needed) the journal at path and reads what it
@@ -172,7 +199,13 @@ func (st *JournalState) apply(rec Record) error {
 			return errors.New("copied record without key or sha256")
 		}
 		st.Copied[rec.Key] = rec
-	case "rewrite", "rolledback":
+	case "rolledback":
+		// Rollback decides by content, not by this record: a rollback that was
+		// prepared but not committed is simply tried again.
+		if rec.Place == nil {
+			return errors.New("rolledback record without place")
+		}
+	case "rewrite":
 		if rec.Place == nil {
 			return fmt.Errorf("%s record without place", rec.T)
 		}
@@ -183,7 +216,7 @@ func (st *JournalState) apply(rec Record) error {
 		r := rec
 		st.Units[id] = &r
 	case "trashed":
-		st.Trash = append(st.Trash, rec.Run)
+		st.Trash = append(st.Trash, TrashRun{Run: rec.Run, TrashDir: rec.TrashDir})
 	default:
 		return fmt.Errorf("unknown record type %q", rec.T)
 	}

@@ -315,15 +315,27 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	return nil
 }
 
-func (m *migration) selected(e store.Entry) bool {
-	if !m.cutoff.IsZero() && !e.ModTime.Before(m.cutoff) {
+func (m *migration) selected(e store.Entry) bool { return m.opts.Select.match(e, m.cutoff) }
+
+// Match reports whether the selection picks e, with now as the reference time
+// of OlderThan.
+func (s Selection) Match(e store.Entry, now time.Time) bool {
+	var cutoff time.Time
+	if s.OlderThan > 0 {
+		cutoff = now.Add(-s.OlderThan)
+	}
+	return s.match(e, cutoff)
+}
+
+func (s Selection) match(e store.Entry, cutoff time.Time) bool {
+	if !cutoff.IsZero() && !e.ModTime.Before(cutoff) {
 		return false
 	}
-	if len(m.opts.Select.Include) == 0 {
+	if len(s.Include) == 0 {
 		return true
 	}
 	base := path.Base(e.Key)
-	for _, p := range m.opts.Select.Include {
+	for _, p := range s.Include {
 		if ok, _ := path.Match(p, e.Key); ok {
 			return true
 		}

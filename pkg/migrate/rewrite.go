@@ -1,0 +1,235 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// RewriteOptions configure Rewrite.
+type RewriteOptions struct {
+	Sources  []sessions.Rewriter
+	Replacer *Replacer
+	// Journal receives a "rewrite" record for every unit, made durable before
+	// the unit is written.
+	Journal *Journal
+	// MaxListed caps the lists of the report; 0 means 10,000.
+	MaxListed int
+}
+
+// UnitNote is a session unit, or a reference in one, that was left as it was.
+type UnitNote struct {
+	Place  ref.Place `json:"place"`
+	Reason string    `json:"reason"`
+}
+
+// RewriteReport says what Rewrite (or Rollback) changed.
+type RewriteReport struct {
+	Units      int64 `json:"units"`      // documents and values read
+	Changed    int64 `json:"changed"`    // units written
+	References int64 `json:"references"` // references rewritten (or restored)
+	Retried    int64 `json:"retried"`    // units re-read because another writer changed them
+	// Kept counts references to migrated blobs left pointing at the source
+	// ({bucket, path} pairs, text that could not be placed), and Problems the
+	// units left untouched (malformed, changing on every attempt, unwritable).
+	Kept         int64      `json:"kept"`
+	KeptList     []UnitNote `json:"kept_list"`
+	Problems     int64      `json:"problems"`
+	ProblemList  []UnitNote `json:"problem_list"`
+	Interrupted  bool       `json:"interrupted"`
+	maxListed    int
+	mu           sync.Mutex
+	pendingEdits map[string][]Replacement
+}
+
+// Complete reports whether every unit was read and every intended change made.
+func (r *RewriteReport) Complete() bool { return !r.Interrupted && r.Problems == 0 }
+
+func (r *RewriteReport) note(count *int64, list *[]UnitNote, n UnitNote) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*count++
+	if len(*list) < r.maxListed {
+		*list = append(*list, n)
+	}
+}
+
+func newRewriteReport(maxListed int) *RewriteReport {
+	if maxListed <= 0 {
+		maxListed = 10000
+	}
+	return &RewriteReport{KeptList: []UnitNote{}, ProblemList: []UnitNote{}, maxListed: maxListed, pendingEdits: map[string][]Replacement{}}
+}
+
+// Rewrite replaces, in every source, each reference to a migrated blob by the
+// new text opts.Replacer gives. Every unit's replacements go to the journal,
+// synced, before the unit is written. Units that cannot be handled (malformed
+// JSON, changed by another writer on every attempt) are left as they are and
+// listed; the sources' blobs they point at then stay referenced.
+func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
+	rep := newRewriteReport(opts.MaxListed)
+	edit := func(place ref.Place, old []byte) ([]byte, error) {
+		ue, err := opts.Replacer.Find(place, old)
+		if err != nil {
+			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{place, err.Error()})
+			return nil, nil
+		}
+		for _, k := range ue.Kept {
+			rep.note(&rep.Kept, &rep.KeptList, UnitNote{place, k})
+		}
+		if len(ue.Edits) == 0 {
+			return nil, nil
+		}
+		out, err := Apply(old, ue.Edits)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", place, err)
+		}
+		rep.mu.Lock()
+		rep.pendingEdits[pendingID(place, old)] = ue.Edits
+		rep.mu.Unlock()
+		return out, nil
+	}
+	prepare := func(c sessions.Change) error {
+		rep.mu.Lock()
+		edits := rep.pendingEdits[pendingID(c.Place, c.Old)]
+		rep.mu.Unlock()
+		if edits == nil {
+			return fmt.Errorf("%s: a change nobody asked for", c.Place)
+		}
+		place := c.Place
+		return opts.Journal.AppendSync(Record{T: "rewrite", Place: &place, OldSHA256: sha256Hex(c.Old), NewSHA256: sha256Hex(c.New), Edits: edits})
+	}
+	committed := func(c sessions.Change) {
+		rep.mu.Lock()
+		defer rep.mu.Unlock()
+		id := pendingID(c.Place, c.Old)
+		rep.References += int64(len(rep.pendingEdits[id]))
+		delete(rep.pendingEdits, id)
+	}
+	err := runRewriters(ctx, opts.Sources, rep, edit, sessions.RewriteOptions{Prepare: prepare, Committed: committed})
+	return rep, err
+}
+
+func pendingID(p ref.Place, old []byte) string { return unitID(p) + "\x00" + sha256Hex(old) }
+
+// runRewriters runs edit over every source. Problems confined to units are
+// noted in rep; an error stops everything.
+func runRewriters(ctx context.Context, srcs []sessions.Rewriter, rep *RewriteReport, edit sessions.Edit, ro sessions.RewriteOptions) error {
+	for _, src := range srcs {
+		counts, err := src.Rewrite(ctx, edit, ro)
+		rep.Units += counts.Units
+		rep.Changed += counts.Changed
+		rep.Retried += counts.Retried
+		var re *sessions.RewriteError
+		if errors.As(err, &re) {
+			for _, u := range re.Units {
+				rep.note(&rep.Problems, &rep.ProblemList, UnitNote{u.Place, u.Err.Error()})
+			}
+		}
+		if err != nil && (re == nil || err != error(re)) {
+			// Not only units left alone: the source failed or the run stopped.
+			if ctx.Err() != nil {
+				rep.Interrupted = true
+			}
+			return fmt.Errorf("rewrite %s: %w", src, err)
+		}
+	}
+	return nil
+}
+
+// Rollback restores, in every source, each unit the journal says was
+// rewritten: byte for byte when the unit is as the rewrite left it, reference
+// by reference when it changed since (see Revert). Units the journal lists
+// that no source holds any more are reported as problems.
+func Rollback(ctx context.Context, srcs []sessions.Rewriter, j *Journal, maxListed int) (*RewriteReport, error) {
+	rep := newRewriteReport(maxListed)
+	st := j.State()
+	seen := map[string]bool{}
+	restored := map[string]int64{}
+	edit := func(place ref.Place, cur []byte) ([]byte, error) {
+		id := unitID(place)
+		rec := st.Units[id]
+		if rec == nil {
+			return nil, nil
+		}
+		seen[id] = true
+		out, err := Revert(cur, *rec)
+		if err != nil {
+			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{place, err.Error()})
+			return nil, nil
+		}
+		if out != nil {
+			restored[id] = int64(len(rec.Edits))
+		}
+		return out, nil
+	}
+	prepare := func(c sessions.Change) error {
+		place := c.Place
+		return j.AppendSync(Record{T: "rolledback", Place: &place, OldSHA256: sha256Hex(c.Old), NewSHA256: sha256Hex(c.New)})
+	}
+	committed := func(c sessions.Change) { rep.References += restored[unitID(c.Place)] }
+	if err := runRewriters(ctx, srcs, rep, edit, sessions.RewriteOptions{Prepare: prepare, Committed: committed}); err != nil {
+		return rep, err
+	}
+	for _, id := range st.Order {
+		if !seen[id] {
+			rec := st.Units[id]
+			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{*rec.Place, "rewritten by the migration, but no session source given holds it now: pass the same --sessions (or --layout) as the migration"})
+		}
+	}
+	return rep, nil
+}
+
+// CheckReport is what a fresh read of the sessions says about the migrated blobs.
+type CheckReport struct {
+	// StillLocal counts references that still point at a migrated blob in the
+	// source store; List holds the first of them.
+	StillLocal int64        `json:"still_local"`
+	List       []scan.Found `json:"still_local_list"`
+	// Referenced holds the source keys those references name.
+	Referenced map[string]bool `json:"-"`
+	// Complete is false when a source could not be read in full: nothing may
+	// then be concluded about which blobs are unreferenced.
+	Complete bool     `json:"complete"`
+	Problems []string `json:"problems"`
+}
+
+// Check reads the sessions again and finds the references that still point at
+// migrated blobs (migrated reports whether a key of from was migrated).
+func Check(ctx context.Context, srcs []sessions.Source, from store.Store, bases []string, migrated func(key string) bool, maxListed int) (*CheckReport, error) {
+	if maxListed <= 0 {
+		maxListed = 10000
+	}
+	cr := &CheckReport{Referenced: map[string]bool{}, List: []scan.Found{}, Problems: []string{}}
+	rep, err := scan.Run(ctx, scan.Options{
+		Sources: srcs,
+		Stores:  []scan.Target{{Store: from, Resolver: scan.NewResolver(from, bases)}},
+		OnReference: func(f scan.Found) {
+			if f.Status != ref.Inside || !migrated(f.Key) {
+				return
+			}
+			cr.StillLocal++
+			cr.Referenced[f.Key] = true
+			if len(cr.List) < maxListed {
+				cr.List = append(cr.List, f)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cr.Complete = rep.Complete && !rep.Interrupted
+	for _, p := range rep.Problems {
+		cr.Problems = append(cr.Problems, p.Place.String()+": "+p.Err)
+	}
+	slices.SortFunc(cr.List, func(a, b scan.Found) int { return strings.Compare(a.Place.String(), b.Place.String()) })
+	return cr, nil
+}

@@ -1,0 +1,233 @@
+package migrate_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gocloud.dev/blob"
+	_ "modernc.org/sqlite"
+
+	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
+)
+
+// forgeWorkdir builds an agent work directory: blobs in .forge/files/inbound
+// and two sessions naming them, absolutely and relatively.
+func forgeWorkdir(t *testing.T) (root string, blobs []string) {
+	t.Helper()
+	root = t.TempDir()
+	inbound := filepath.Join(root, ".forge", "files", "inbound")
+	sess := filepath.Join(root, ".forge", "sessions")
+	must(t, os.MkdirAll(inbound, 0o700))
+	must(t, os.MkdirAll(sess, 0o700))
+	for i := range 3 {
+		blobs = append(blobs, writeBlob(t, inbound, append(append([]byte{}, pngHead...), fmt.Sprintf("image %d", i)...), ".png"))
+	}
+	doc1 := `{
+  "task_id": "t-1",
+  "messages": [
+    {"role": "user", "content": "What's in this image?",
+     "parts": [
+       {"type": "text", "text": "What's in this image?"},
+       {"type": "image", "media": {"mimeType": "image/png", "uri": "` + filepath.Join(inbound, blobs[0]) + `"}}]},
+    {"role": "assistant", "content": "A cat.", "tool_calls": [{"id": "c", "type": "function",
+      "function": {"name": "crop", "arguments": "{\"path\":\"` + filepath.Join(inbound, blobs[1]) + `\"}"}}]}
+  ],
+  "created_at": "2026-07-01T10:00:00.123456Z"
+}
+`
+	doc2 := `{"task_id":"t-2","messages":[{"role":"user","parts":[{"type":"image","media":{"uri":".forge/files/inbound/` + blobs[1] + `"}}]}]}`
+	must(t, os.WriteFile(filepath.Join(sess, "t-1.json"), []byte(doc1), 0o600))
+	must(t, os.WriteFile(filepath.Join(sess, "t-2.json"), []byte(doc2), 0o640))
+	return root, blobs
+}
+
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	must(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		must(t, err)
+		fi, _ := e.Info()
+		out[e.Name()] = fmt.Sprintf("%v\n%s", fi.Mode(), b)
+	}
+	return out
+}
+
+// TestForgeMigration: copy, rewrite, check and roll back a forge work
+// directory against an S3 server; the rewritten references open through a
+// plain gocloud read, and rollback restores the session files byte for byte.
+func TestForgeMigration(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.StartS3(t, nil)
+	root, blobs := forgeWorkdir(t)
+	inbound := filepath.Join(root, ".forge", "files", "inbound")
+	sessDir := filepath.Join(root, ".forge", "sessions")
+	before := snapshot(t, sessDir)
+
+	src := openLocal(t, inbound)
+	dst := openBucket(t, srv.Bucket(t, "media")+"&prefix=inbound/")
+	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j})
+	if rep.Copied != 3 {
+		t.Fatalf("copy: %+v", rep)
+	}
+
+	rw, err := sessions.OpenRewriter(ctx, sessDir, sessions.Options{})
+	must(t, err)
+	defer rw.Close()
+	proven := j.State().Copied
+	repl := &migrate.Replacer{
+		Resolver: scan.NewResolver(src, []string{root}),
+		Target: func(key string) (string, bool) {
+			r, ok := proven[key]
+			return r.URL, ok
+		},
+	}
+	rr, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})
+	must(t, err)
+	if rr.Changed != 2 || rr.References != 3 || rr.Kept != 0 || rr.Problems != 0 {
+		t.Fatalf("rewrite: %+v", rr)
+	}
+
+	// No session points at the local copies any more.
+	rd, err := sessions.Open(ctx, sessDir, sessions.Options{})
+	must(t, err)
+	defer rd.Close()
+	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, []string{root}, func(k string) bool { _, ok := proven[k]; return ok }, 0)
+	must(t, err)
+	if ck.StillLocal != 0 || !ck.Complete {
+		t.Fatalf("check: %+v", ck)
+	}
+
+	// Each new reference opens through a plain gocloud read, at the bytes of the blob.
+	b1, _ := os.ReadFile(filepath.Join(sessDir, "t-1.json"))
+	want := "s3://media/inbound/" + blobs[0]
+	if !bytes.Contains(b1, []byte(`"uri": "`+want+`"`)) {
+		t.Fatalf("t-1.json after rewrite:\n%s", b1)
+	}
+	bucket, err := blob.OpenBucket(ctx, "s3://media?"+srv.Query())
+	must(t, err)
+	defer bucket.Close()
+	got, err := bucket.ReadAll(ctx, strings.TrimPrefix(want, "s3://media/"))
+	must(t, err)
+	local, _ := os.ReadFile(filepath.Join(inbound, blobs[0]))
+	if !bytes.Equal(got, local) {
+		t.Fatal("the object behind the rewritten reference differs from the blob")
+	}
+
+	// Rollback restores the files exactly, mode included.
+	must(t, j.Close())
+	j2 := journal(t, j.Path())
+	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j2, 0)
+	must(t, err)
+	if rb.Changed != 2 || rb.References != 3 || rb.Problems != 0 {
+		t.Fatalf("rollback: %+v", rb)
+	}
+	after := snapshot(t, sessDir)
+	for name, b := range before {
+		if after[name] != b {
+			t.Errorf("%s after rollback:\n%s\nwant\n%s", name, after[name], b)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("files after rollback: %d, before %d", len(after), len(before))
+	}
+	// A second rollback finds nothing to do.
+	rb, err = migrate.Rollback(ctx, []sessions.Rewriter{rw}, j2, 0)
+	must(t, err)
+	if rb.Changed != 0 || rb.Problems != 0 {
+		t.Fatalf("second rollback: %+v", rb)
+	}
+}
+
+// TestCofferMigration: a coffer SQLite database (WAL) with attachment blocks;
+// rewritten in place, rolled back byte for byte.
+func TestCofferMigration(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.StartS3(t, nil)
+	home := t.TempDir()
+	media := filepath.Join(home, "channel-media")
+	must(t, os.MkdirAll(media, 0o700))
+	opaque := "3f2c1e0d9b8a47c6a5e4d3c2b1a09f8e.jpg"
+	must(t, os.WriteFile(filepath.Join(media, opaque), []byte("\xff\xd8\xffjpeg bytes"), 0o600))
+	other := "77aa0e0d9b8a47c6a5e4d3c2b1a09f8e.jpg"
+	must(t, os.WriteFile(filepath.Join(media, other), []byte("\xff\xd8\xffnot migrated"), 0o600))
+
+	dbPath := filepath.Join(home, "coffer.db")
+	db, err := sql.Open("sqlite", "file:"+dbPath)
+	must(t, err)
+	defer db.Close()
+	for _, q := range []string{
+		`PRAGMA journal_mode=WAL`,
+		`CREATE TABLE chat_messages(id TEXT PRIMARY KEY, conversation_id TEXT, seq INTEGER, role TEXT, content TEXT)`,
+		`INSERT INTO chat_messages VALUES ('m1','c1',1,'user','[{"type":"text","text":"look"},{"type":"attachment","path":"` + filepath.Join(media, opaque) + `","mime":"image/jpeg","filename":"photo.jpg"}]')`,
+		`INSERT INTO chat_messages VALUES ('m2','c1',2,'user','[{"type":"attachment","path":"` + filepath.Join(media, other) + `","mime":"image/jpeg"}]')`,
+		`INSERT INTO chat_messages VALUES ('m3','c1',3,'assistant','[{"type":"text","text":"a cat"}]')`,
+	} {
+		_, err := db.Exec(q)
+		must(t, err)
+	}
+	dump := func() string {
+		rows, err := db.Query(`SELECT id, content FROM chat_messages ORDER BY id`)
+		must(t, err)
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var id, content string
+			must(t, rows.Scan(&id, &content))
+			fmt.Fprintf(&b, "%s %s\n", id, content)
+		}
+		return b.String()
+	}
+	before := dump()
+
+	src := openLocal(t, media)
+	dst := openBucket(t, srv.Bucket(t, "coffer"))
+	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j, Select: migrate.Selection{Include: []string{"3f2c*"}}})
+	if rep.Copied != 1 {
+		t.Fatalf("copy: %+v", rep)
+	}
+	rw, err := sessions.OpenRewriter(ctx, "sqlite:"+dbPath, sessions.Options{})
+	must(t, err)
+	defer rw.Close()
+	proven := j.State().Copied
+	repl := &migrate.Replacer{Resolver: scan.NewResolver(src, nil), Target: func(key string) (string, bool) { r, ok := proven[key]; return r.URL, ok }}
+	rr, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})
+	must(t, err)
+	if rr.Changed != 1 || rr.References != 1 {
+		t.Fatalf("rewrite: %+v", rr)
+	}
+	var content string
+	must(t, db.QueryRow(`SELECT content FROM chat_messages WHERE id='m1'`).Scan(&content))
+	if !strings.Contains(content, `"path":"s3://coffer/`+opaque+`"`) || !strings.Contains(content, `"filename":"photo.jpg"`) {
+		t.Fatalf("m1 after rewrite: %s", content)
+	}
+	rc, err := dst.Open(ctx, opaque)
+	must(t, err)
+	body, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(body) != "\xff\xd8\xffjpeg bytes" {
+		t.Fatalf("object: %q", body)
+	}
+	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j, 0)
+	must(t, err)
+	if rb.Changed != 1 || rb.Problems != 0 {
+		t.Fatalf("rollback: %+v", rb)
+	}
+	if after := dump(); after != before {
+		t.Fatalf("after rollback:\n%s\nwant\n%s", after, before)
+	}
+}
