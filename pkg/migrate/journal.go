@@ -3,6 +3,8 @@ package migrate
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,10 +87,31 @@ type JournalState struct {
 	Runs   int                // start records
 	From   string             // source of the first run
 	To     string             // destination of the first run
-	Copied map[string]Record  // proven copies by source key
+	Copied map[string]Proof   // proven copies by source key
 	Units  map[string]*Record // latest rewrite record by unit (see unitID)
 	Order  []string           // units in the order they were first rewritten
 	Trash  []TrashRun         // gc trash runs holding deleted sources
+}
+
+// Proof is what the journal keeps in memory of a proven copy: enough to skip
+// it on a rerun and to rewrite references to it, in 56 bytes plus the key.
+type Proof struct {
+	Size    int64
+	ModTime int64 // Unix nanoseconds of the source when it was copied
+	At      int64 // Unix seconds when the copy was proven
+	SHA256  [32]byte
+}
+
+// Digest is the copy's sha256 in lower-case hex.
+func (p Proof) Digest() string { return hex.EncodeToString(p.SHA256[:]) }
+
+// Proven returns the proof of key's copy. It is safe to call while records
+// are appended.
+func (j *Journal) Proven(key string) (Proof, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	p, ok := j.state.Copied[key]
+	return p, ok
 }
 
 // TrashRun is a gc trash run that holds sources --delete-source moved.
@@ -100,19 +123,16 @@ type TrashRun struct {
 // Rate is the upload rate, in bytes per second, of the copies the journal
 // records (0 when it cannot tell).
 func (st *JournalState) Rate() float64 {
-	var first, last time.Time
-	var bytes int64
-	for _, r := range st.Copied {
-		if first.IsZero() || r.Time.Before(first) {
-			first = r.Time
+	var first, last, bytes int64
+	for _, p := range st.Copied {
+		if first == 0 || p.At < first {
+			first = p.At
 		}
-		if r.Time.After(last) {
-			last = r.Time
-		}
-		bytes += r.Size
+		last = max(last, p.At)
+		bytes += p.Size
 	}
-	if d := last.Sub(first).Seconds(); d >= 1 {
-		return float64(bytes) / d
+	if last-first >= 1 {
+		return float64(bytes) / float64(last-first)
 	}
 	return 0
 }
@@ -148,7 +168,7 @@ func OpenJournal(path string) (*Journal, error) {
 // ReadJournal parses a journal. It returns the state and the length of the
 // well-formed prefix (everything but a torn last line).
 func ReadJournal(r io.Reader) (*JournalState, int64, error) {
-	st := &JournalState{Copied: map[string]Record{}, Units: map[string]*Record{}}
+	st := &JournalState{Copied: map[string]Proof{}, Units: map[string]*Record{}}
 	br := bufio.NewReaderSize(r, 256<<10)
 	var good int64
 	for line := 1; ; line++ {
@@ -198,7 +218,13 @@ func (st *JournalState) apply(rec Record) error {
 		if rec.Key == "" || rec.SHA256 == "" {
 			return errors.New("copied record without key or sha256")
 		}
-		st.Copied[rec.Key] = rec
+		sum, err := hex.DecodeString(rec.SHA256)
+		if err != nil || len(sum) != sha256.Size {
+			return fmt.Errorf("copied record with a malformed sha256 %q", rec.SHA256)
+		}
+		p := Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix()}
+		copy(p.SHA256[:], sum)
+		st.Copied[rec.Key] = p
 	case "rolledback":
 		// Rollback decides by content, not by this record: a rollback that was
 		// prepared but not committed is simply tried again.
@@ -236,6 +262,8 @@ func unitID(p ref.Place) string {
 func (j *Journal) Path() string { return j.path }
 
 // State is what the journal held when it was opened, updated by every append.
+// Read it only while no records are being appended (Copy appends from many
+// goroutines; use Proven then).
 func (j *Journal) State() *JournalState { return j.state }
 
 // Append adds a record. Records are buffered; Sync makes them durable.

@@ -185,9 +185,6 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Select.OlderThan > 0 {
 		m.cutoff = now.Add(-opts.Select.OlderThan)
 	}
-	if opts.Journal != nil {
-		m.proven = opts.Journal.State().Copied
-	}
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = DefaultJobs
@@ -240,7 +237,6 @@ type migration struct {
 	limiter *limiter
 	maxList int
 	cutoff  time.Time
-	proven  map[string]Record // from earlier runs; read-only while workers run
 
 	mu        sync.Mutex
 	bytesRead atomic.Int64
@@ -365,9 +361,11 @@ func (m *migration) count(n, b *int64, size int64) {
 // one handles one blob.
 func (m *migration) one(ctx context.Context, j job) {
 	e := j.e
-	if rec, ok := m.proven[e.Key]; ok && rec.Size == e.Size && rec.ModTime.Equal(e.ModTime) {
-		m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
-		return
+	if m.opts.Journal != nil {
+		if p, ok := m.opts.Journal.Proven(e.Key); ok && p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() {
+			m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
+			return
+		}
 	}
 	name, ca := blobname.Parse(e.Key)
 	want := ""

@@ -17,6 +17,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
 )
 
@@ -91,8 +92,8 @@ func TestForgeMigration(t *testing.T) {
 	repl := &migrate.Replacer{
 		Resolver: scan.NewResolver(src, []string{root}),
 		Target: func(key string) (string, bool) {
-			r, ok := proven[key]
-			return r.URL, ok
+			_, ok := proven[key]
+			return migrate.ObjectURL(dst.(store.Bucket), key), ok
 		},
 	}
 	rr, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})
@@ -204,7 +205,10 @@ func TestCofferMigration(t *testing.T) {
 	must(t, err)
 	defer rw.Close()
 	proven := j.State().Copied
-	repl := &migrate.Replacer{Resolver: scan.NewResolver(src, nil), Target: func(key string) (string, bool) { r, ok := proven[key]; return r.URL, ok }}
+	repl := &migrate.Replacer{Resolver: scan.NewResolver(src, nil), Target: func(key string) (string, bool) {
+		_, ok := proven[key]
+		return migrate.ObjectURL(dst.(store.Bucket), key), ok
+	}}
 	rr, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})
 	must(t, err)
 	if rr.Changed != 1 || rr.References != 1 {
