@@ -5,7 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,22 +66,90 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// TestForgeMigration: copy, rewrite, check and roll back a forge work
-// directory against an S3 server; the rewritten references open through a
-// plain gocloud read, and rollback restores the session files byte for byte.
-func TestForgeMigration(t *testing.T) {
+// backend is a bucket service the migration tests run against.
+type backend struct {
+	name string
+	// bucket creates a bucket (or container) and returns its URL.
+	bucket func(t *testing.T, name string) string
+}
+
+// backends are S3 (gofakes3 in process, and SeaweedFS started by the test
+// script), GCS (fake-gcs-server in process) and Azure (Azurite), all on 127.0.0.1.
+func backends(t *testing.T) []backend {
+	return []backend{
+		{"s3", func(t *testing.T, name string) string { return storetest.StartS3(t, nil).Bucket(t, name) }},
+		{"seaweedfs", func(t *testing.T, name string) string { return storetest.SeaweedFS(t).Bucket(t, name) }},
+		{"gcs", func(t *testing.T, name string) string { return storetest.StartGCS(t).Bucket(t, name) }},
+		{"azure", func(t *testing.T, name string) string { return storetest.StartAzurite(t).Container(t, name) }},
+	}
+}
+
+// withPrefix adds a key prefix to a bucket URL.
+func withPrefix(u, prefix string) string {
+	if strings.Contains(u, "?") {
+		return u + "&prefix=" + prefix
+	}
+	return u + "?prefix=" + prefix
+}
+
+// readRef reads the object a rewritten reference names with a plain gocloud
+// read: the reference's scheme and bucket must be those of bucketURL (which
+// adds only how to reach the server).
+func readRef(t *testing.T, reference, bucketURL string) []byte {
+	t.Helper()
+	r, err := url.Parse(reference)
+	must(t, err)
+	b, err := url.Parse(bucketURL)
+	must(t, err)
+	if r.Scheme != b.Scheme || r.Host != b.Host {
+		t.Fatalf("reference %s does not name bucket %s://%s", reference, b.Scheme, b.Host)
+	}
+	q := b.Query()
+	q.Del("prefix")
+	b.RawQuery = q.Encode()
+	bucket, err := blob.OpenBucket(context.Background(), b.String())
+	must(t, err)
+	defer bucket.Close()
+	body, err := bucket.ReadAll(context.Background(), strings.TrimPrefix(r.Path, "/"))
+	must(t, err)
+	return body
+}
+
+func TestMigration(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Run("forge", func(t *testing.T) { testForgeMigration(t, b) })
+			t.Run("coffer", func(t *testing.T) { testCofferMigration(t, b) })
+		})
+	}
+}
+
+// testForgeMigration: copy, rewrite, check and roll back a forge work
+// directory; the rewritten references open through a plain gocloud read, and
+// rollback restores the session files byte for byte. On SeaweedFS one blob is
+// above 16 MiB, so that it goes up in parts.
+func testForgeMigration(t *testing.T, be backend) {
 	ctx := context.Background()
-	srv := storetest.StartS3(t, nil)
 	root, blobs := forgeWorkdir(t)
 	inbound := filepath.Join(root, ".forge", "files", "inbound")
 	sessDir := filepath.Join(root, ".forge", "sessions")
 	before := snapshot(t, sessDir)
 
+	want := 3
+	if be.name == "seaweedfs" {
+		big := make([]byte, 20<<20)
+		for i := range big {
+			big[i] = byte(i * 7)
+		}
+		writeBlob(t, inbound, big, ".bin")
+		want++
+	}
 	src := openLocal(t, inbound)
-	dst := openBucket(t, srv.Bucket(t, "media")+"&prefix=inbound/")
+	bucketURL := be.bucket(t, "media")
+	dst := openBucket(t, withPrefix(bucketURL, "inbound/"))
 	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
-	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j})
-	if rep.Copied != 3 {
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j, VerifyDownload: true})
+	if rep.Copied != int64(want) || rep.Failed != 0 {
 		t.Fatalf("copy: %+v", rep)
 	}
 
@@ -114,17 +182,12 @@ func TestForgeMigration(t *testing.T) {
 
 	// Each new reference opens through a plain gocloud read, at the bytes of the blob.
 	b1, _ := os.ReadFile(filepath.Join(sessDir, "t-1.json"))
-	want := "s3://media/inbound/" + blobs[0]
-	if !bytes.Contains(b1, []byte(`"uri": "`+want+`"`)) {
+	newRef := migrate.ObjectURL(dst.(store.Bucket), blobs[0])
+	if !bytes.Contains(b1, []byte(`"uri": "`+newRef+`"`)) {
 		t.Fatalf("t-1.json after rewrite:\n%s", b1)
 	}
-	bucket, err := blob.OpenBucket(ctx, "s3://media?"+srv.Query())
-	must(t, err)
-	defer bucket.Close()
-	got, err := bucket.ReadAll(ctx, strings.TrimPrefix(want, "s3://media/"))
-	must(t, err)
 	local, _ := os.ReadFile(filepath.Join(inbound, blobs[0]))
-	if !bytes.Equal(got, local) {
+	if !bytes.Equal(readRef(t, newRef, bucketURL), local) {
 		t.Fatal("the object behind the rewritten reference differs from the blob")
 	}
 
@@ -153,11 +216,10 @@ func TestForgeMigration(t *testing.T) {
 	}
 }
 
-// TestCofferMigration: a coffer SQLite database (WAL) with attachment blocks;
+// testCofferMigration: a coffer SQLite database (WAL) with attachment blocks;
 // rewritten in place, rolled back byte for byte.
-func TestCofferMigration(t *testing.T) {
+func testCofferMigration(t *testing.T, be backend) {
 	ctx := context.Background()
-	srv := storetest.StartS3(t, nil)
 	home := t.TempDir()
 	media := filepath.Join(home, "channel-media")
 	must(t, os.MkdirAll(media, 0o700))
@@ -195,7 +257,8 @@ func TestCofferMigration(t *testing.T) {
 	before := dump()
 
 	src := openLocal(t, media)
-	dst := openBucket(t, srv.Bucket(t, "coffer"))
+	bucketURL := be.bucket(t, "coffer")
+	dst := openBucket(t, bucketURL)
 	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
 	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j, Select: migrate.Selection{Include: []string{"3f2c*"}}})
 	if rep.Copied != 1 {
@@ -216,14 +279,11 @@ func TestCofferMigration(t *testing.T) {
 	}
 	var content string
 	must(t, db.QueryRow(`SELECT content FROM chat_messages WHERE id='m1'`).Scan(&content))
-	if !strings.Contains(content, `"path":"s3://coffer/`+opaque+`"`) || !strings.Contains(content, `"filename":"photo.jpg"`) {
+	newRef := migrate.ObjectURL(dst.(store.Bucket), opaque)
+	if !strings.Contains(content, `"path":"`+newRef+`"`) || !strings.Contains(content, `"filename":"photo.jpg"`) {
 		t.Fatalf("m1 after rewrite: %s", content)
 	}
-	rc, err := dst.Open(ctx, opaque)
-	must(t, err)
-	body, _ := io.ReadAll(rc)
-	rc.Close()
-	if string(body) != "\xff\xd8\xffjpeg bytes" {
+	if body := readRef(t, newRef, bucketURL); string(body) != "\xff\xd8\xffjpeg bytes" {
 		t.Fatalf("object: %q", body)
 	}
 	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j, 0)
