@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# bench/migrate.sh — mediactl migrate against rclone copy, uploading the same stores to
+# the same S3 server (SeaweedFS on 127.0.0.1).
+#
+# 1. Generates (once, cached in $BENCH_DIR) two flat stores of content-addressed blobs
+#    (<sha256>.bin): 20,000 blobs of 100 KiB (1.9 GiB) and 40 blobs of 50 MiB (2 GiB),
+#    and warms the page cache before each run.
+# 2. Starts SeaweedFS with scripts/services/seaweedfs.sh, or reuses the one running.
+# 3. For each store, uploads it into a fresh bucket with
+#      rclone copy DIR w:BUCKET --transfers N
+#    and into another fresh bucket with
+#      mediactl migrate --store DIR --to 's3://BUCKET?endpoint=…' --jobs N -q -o json
+#    timing each under /usr/bin/time -v (wall time, peak RSS), checks that the bucket
+#    holds every blob, and reports MB/s and the throughput ratio mediactl/rclone.
+#    Results go to bench/out/migrate.json; buckets are deleted afterwards (or the
+#    server stopped, when this script started it).
+#
+#   bench/migrate.sh                # both tools, N = 8
+#   bench/migrate.sh --jobs 16      # both tools, N = 16
+#   bench/migrate.sh --rclone-only  # the peer half alone
+#
+# Needs: go, rclone and /usr/bin/time (installed with apt-get when missing and run as
+# root). Debian's rclone fails when AWS_CA_BUNDLE is set, so it runs without it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BENCH_DIR=${BENCH_DIR:-/tmp/mediactl-bench}
+jobs=8
+rclone_only=false
+while [ $# -gt 0 ]; do
+  case $1 in
+    --jobs) jobs=${2:?--jobs needs a number}; shift 2 ;;
+    --jobs=*) jobs=${1#--jobs=}; shift ;;
+    --rclone-only) rclone_only=true; shift ;;
+    *) echo "usage: bench/migrate.sh [--jobs N] [--rclone-only]" >&2; exit 2 ;;
+  esac
+done
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "bench/migrate.sh: --jobs $jobs is not a positive number" >&2; exit 2; }
+
+die() { echo "bench/migrate.sh: $*" >&2; exit 1; }
+
+# need CMD PACKAGE: installs PACKAGE with apt-get when CMD is missing.
+need() {
+  command -v "$1" >/dev/null && return 0
+  [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null ||
+    die "$1 missing: apt-get install -y $2"
+  echo "bench/migrate.sh: installing $2 with apt-get" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; } ||
+    die "apt-get install $2 failed"
+}
+need rclone rclone
+need /usr/bin/time time
+
+mkdir -p "$BENCH_DIR" bench/out
+bin="$BENCH_DIR/mediactl"
+go build -o "$bin" ./cmd/mediactl
+
+small="$BENCH_DIR/migrate-small" large="$BENCH_DIR/migrate-large"
+if [ ! -f "$small.done" ]; then
+  rm -rf "$small"; go run ./bench/genblobs -dir "$small" -count 20000 -min 100KiB -max 100KiB; touch "$small.done"
+fi
+if [ ! -f "$large.done" ]; then
+  rm -rf "$large"; go run ./bench/genblobs -dir "$large" -count 40 -min 50MiB -max 50MiB; touch "$large.done"
+fi
+
+started=false
+if ! exports=$(scripts/services/seaweedfs.sh status 2>/dev/null); then
+  exports=$(scripts/services/seaweedfs.sh start)
+  started=true
+fi
+eval "$exports"
+endpoint=$MEDIACTL_TEST_SEAWEEDFS
+
+# The S3 remote "w:" of rclone, and the credentials of both tools.
+export RCLONE_CONFIG_W_TYPE=s3 RCLONE_CONFIG_W_PROVIDER=Other RCLONE_CONFIG_W_ENDPOINT="$endpoint"
+export RCLONE_CONFIG_W_ACCESS_KEY_ID="$MEDIACTL_TEST_SEAWEEDFS_KEY" RCLONE_CONFIG_W_SECRET_ACCESS_KEY="$MEDIACTL_TEST_SEAWEEDFS_SECRET"
+export RCLONE_CONFIG_W_FORCE_PATH_STYLE=true RCLONE_CONFIG_W_REGION=us-east-1
+export AWS_ACCESS_KEY_ID="$MEDIACTL_TEST_SEAWEEDFS_KEY" AWS_SECRET_ACCESS_KEY="$MEDIACTL_TEST_SEAWEEDFS_SECRET"
+export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+unset AWS_PROFILE AWS_SESSION_TOKEN
+rclone() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }
+
+buckets=()
+cleanup() {
+  if $started; then
+    scripts/services/seaweedfs.sh stop >/dev/null 2>&1 || true
+  else
+    for b in "${buckets[@]}"; do rclone purge "w:$b" >/dev/null 2>&1 || true; done
+  fi
+}
+trap cleanup EXIT
+
+run_id=$(date +%s)
+results="$BENCH_DIR/migrate-results.txt"
+: >"$results"
+
+# run SET DIR TOOL: uploads DIR into a fresh bucket with TOOL, appends
+# "SET TOOL seconds peak_kib objects bytes" to $results.
+run() {
+  local set=$1 dir=$2 tool=$3
+  local bucket="bench-$set-$tool-$run_id" log="$BENCH_DIR/migrate-$set-$tool"
+  buckets+=("$bucket")
+  rclone mkdir "w:$bucket" || die "could not create bucket $bucket on $endpoint"
+  find "$dir" -type f -print0 | xargs -0 cat >/dev/null # page cache
+  echo "bench/migrate.sh: $set: $tool into $bucket" >&2
+  local rc=0
+  case $tool in
+    rclone)
+      /usr/bin/time -v -o "$log.time" env -u AWS_CA_BUNDLE rclone --config /dev/null \
+        copy "$dir" "w:$bucket" --transfers "$jobs" >"$log.out" 2>&1 || rc=$?
+      ;;
+    mediactl)
+      /usr/bin/time -v -o "$log.time" "$bin" migrate --store "$dir" \
+        --to "s3://$bucket?endpoint=$endpoint&use_path_style=true&region=us-east-1" \
+        --jobs "$jobs" -q -o json >"$log.json" 2>"$log.out" || rc=$?
+      ;;
+  esac
+  [ "$rc" -eq 0 ] || { tail -n 20 "$log.out" >&2; die "$tool on $set exited $rc; see $log.out"; }
+  local size
+  size=$(rclone size "w:$bucket" --json) || die "rclone size w:$bucket failed"
+  python3 - "$set" "$tool" "$log.time" "$size" >>"$results" <<'PY'
+import json, re, sys
+set_, tool, timefile, size = sys.argv[1:]
+t = open(timefile).read()
+wall = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", t).group(1)
+secs = 0.0
+for part in wall.split(":"):
+    secs = secs * 60 + float(part)
+rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1))
+s = json.loads(size)
+print(set_, tool, secs, rss, s["count"], s["bytes"])
+PY
+}
+
+# check_mediactl: the mediactl step fails here, clearly, while the command does
+# not exist yet (mediactl exits 0 on an unknown command, so the help text is checked).
+check_mediactl() {
+  local help
+  help=$("$bin" migrate --help 2>&1) || true
+  [[ $help == *--to* ]] ||
+    die "mediactl migrate is not available in this build: \`mediactl migrate --help\` says: $(head -n 1 <<<"$help")"
+}
+
+for set in small large; do
+  dir=$small; [ "$set" = large ] && dir=$large
+  run "$set" "$dir" rclone
+  if ! $rclone_only; then
+    check_mediactl
+    run "$set" "$dir" mediactl
+  fi
+done
+
+python3 - "$results" "$small" "$large" "$jobs" "$(nproc)" "$(env -u AWS_CA_BUNDLE rclone version 2>/dev/null | head -n 1)" <<'PY'
+import json, os, sys
+results, small, large, jobs, cpus, rversion = sys.argv[1:]
+dirs = {"small": small, "large": large}
+src = {}
+for name, d in dirs.items():
+    files = [os.path.join(d, f) for f in os.listdir(d)]
+    src[name] = (len(files), sum(os.path.getsize(f) for f in files))
+rows = {}
+for line in open(results):
+    set_, tool, secs, rss, count, nbytes = line.split()
+    rows.setdefault(set_, {})[tool] = dict(seconds=float(secs), peak_rss_kib=int(rss), objects=int(count), bytes=int(nbytes))
+out = {"jobs": int(jobs), "cpus": int(cpus), "rclone": rversion, "sets": {}}
+print(f"migrate benchmark ({cpus} CPUs), SeaweedFS on 127.0.0.1, {jobs} parallel transfers, stores in page cache")
+ok = True
+for set_, tools in rows.items():
+    count, nbytes = src[set_]
+    label = f"{count} blobs of {nbytes / count / 2**10:.0f} KiB" if nbytes / count < 2**20 else f"{count} blobs of {nbytes / count / 2**20:.0f} MiB"
+    print(f"  {set_}: {label}, {nbytes / 2**30:.2f} GiB")
+    for tool, r in tools.items():
+        r["mb_per_s"] = nbytes / r["seconds"] / 1e6
+        complete = r["objects"] == count and r["bytes"] == nbytes
+        ok = ok and complete
+        note = "" if complete else f"  INCOMPLETE: bucket holds {r['objects']} objects, {r['bytes']} bytes"
+        cmd = "rclone copy" if tool == "rclone" else "mediactl migrate"
+        print(f"    {cmd:<17} {r['seconds']:8.2f} s  {r['mb_per_s']:7.1f} MB/s  peak RSS {r['peak_rss_kib'] / 1024:6.0f} MiB{note}")
+    if "rclone" in tools and "mediactl" in tools:
+        ratio = tools["mediactl"]["mb_per_s"] / tools["rclone"]["mb_per_s"]
+        tools["ratio_mediactl_rclone"] = ratio
+        print(f"    ratio mediactl/rclone {ratio:.2f} (throughput; above 1 means mediactl is faster)")
+    out["sets"][set_] = dict(blobs=count, bytes=nbytes, **tools)
+json.dump(out, open("bench/out/migrate.json", "w"), indent=2)
+sys.exit(0 if ok else 1)
+PY
