@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 //	rewrite   a session unit is about to be rewritten: place, the sha256 of the
 //	          unit before and after, and each replacement with its offset
 //	trashed   source blobs were moved to the gc trash run named
+//	restored  rollback put that trash run back
 //	rolledback a unit was restored by rollback
 const journalVersion = 1
 
@@ -244,6 +246,9 @@ func (st *JournalState) apply(rec Record) error {
 		st.Units[id] = &r
 	case "trashed":
 		st.Trash = append(st.Trash, TrashRun{Run: rec.Run, TrashDir: rec.TrashDir})
+	case "restored":
+		// Rollback put a trash run back: a second rollback leaves it alone.
+		st.Trash = slices.DeleteFunc(st.Trash, func(r TrashRun) bool { return r.Run == rec.Run })
 	default:
 		return fmt.Errorf("unknown record type %q", rec.T)
 	}
