@@ -170,9 +170,7 @@ func (w *filesRewriter) rewriteFile(ctx context.Context, r *rewriteRun, d *fileD
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if attempt == 0 {
-			r.c.Units++
-		} else {
+		if attempt > 0 {
 			r.c.Retried++
 		}
 		old, st, err := readFileAt(d, name)
@@ -183,6 +181,9 @@ func (w *filesRewriter) rewriteFile(ctx context.Context, r *rewriteRun, d *fileD
 			}
 			r.fail(place, err)
 			return nil
+		}
+		if attempt == 0 {
+			r.c.Units++
 		}
 		nw, ok, err := r.callEdit(place, old)
 		if err != nil || !ok {

@@ -681,3 +681,24 @@ func TestRewriteFilesSubfolderSwapped(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestRewriteFilesCanceled: a canceled context stops the rewrite after the unit
+// at hand.
+func TestRewriteFilesCanceled(t *testing.T) {
+	dir := t.TempDir()
+	writeMode(t, filepath.Join(dir, "a.json"), forgeSession("a", localRef), 0o600)
+	writeMode(t, filepath.Join(dir, "b.json"), forgeSession("b", localRef), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	edit := func(p ref.Place, old []byte) ([]byte, error) {
+		cancel()
+		return bytes.ReplaceAll(old, []byte(localRef), []byte(bucketRef)), nil
+	}
+	c, err := openRewriter(t, dir).Rewrite(ctx, edit, RewriteOptions{})
+	if !errors.Is(err, context.Canceled) || c.Units != 1 || c.Changed > 1 {
+		t.Fatalf("counts %+v, err %v", c, err)
+	}
+	if got := readString(t, filepath.Join(dir, "b.json")); got != forgeSession("b", localRef) {
+		t.Errorf("b.json written after the cancel: %q", got)
+	}
+}
