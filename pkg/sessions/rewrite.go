@@ -159,8 +159,8 @@ func plural(n int, one, many string) string {
 // A folder or a file is rewritten file by file: the new version is written to a
 // temporary file beside the original (".<name>.<random>.tmp", which session
 // readers skip), with the original's mode (and owner, when running as root), and
-// synced; it then takes the original's place only if the original is still what
-// was read. On Linux, renameat2(RENAME_EXCHANGE) swaps the two files atomically
+// synced (a file whose owner cannot be kept is not rewritten); it then takes
+// the original's place only if the original is still what was read. On Linux, renameat2(RENAME_EXCHANGE) swaps the two files atomically
 // and the old one is compared after the swap (a writer that renamed its own new
 // version in between is detected, and its version swapped back); elsewhere, or
 // where the file system refuses the exchange, the original is re-read and
@@ -168,7 +168,21 @@ func plural(n int, one, many string) string {
 // the spec itself may not be a link to a file (name the file), links inside a
 // folder are skipped as Walk skips them.
 //
-// SQL sources are not rewritable yet.
+// A SQLite database (sqlite:PATH) is read in one read snapshot, as Walk reads
+// it, through the read-only connection, and written through a second,
+// read-write connection in short write transactions of up to 500 values (BEGIN
+// IMMEDIATE, with a busy timeout): a live writer in WAL mode keeps working. Each
+// UPDATE is a compare-and-swap on the primary key (or rowid) and the value as
+// read, and keeps its storage class (TEXT stays TEXT, BLOB stays BLOB; a new
+// text that the column's affinity would turn into a number is refused). A table
+// whose rowid is hidden by columns, or a row whose key is NULL, cannot be
+// addressed: a change there is reported as Failed. In another journal mode than
+// WAL a reader blocks writers, so the changes are kept in memory and written
+// after the read. A change to a primary key column is refused (Failed): it would
+// change which row the place names. A value the database refuses (a constraint,
+// a trigger) fails alone; the rest of its batch is written.
+//
+// PostgreSQL sources are not rewritable yet.
 //
 // Bucket sources and Options.Query (--sessions-query) are refused with an error
 // wrapping [ErrUsage].
@@ -189,6 +203,13 @@ func OpenRewriter(ctx context.Context, spec string, opts Options) (Rewriter, err
 			return nil, err
 		}
 		return newFilesRewriter(s), nil
+	case *sqliteSource:
+		w, err := openSQLiteRewriter(ctx, s)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		return w, nil
 	}
 	src.Close()
 	return nil, usagef("rewriting %s is not supported", src)

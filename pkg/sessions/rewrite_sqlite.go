@@ -1,0 +1,337 @@
+package sessions
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"modernc.org/sqlite"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+)
+
+// sqliteRewriter reads through the source's read-only connection and writes
+// through a read-write one of its own; see OpenRewriter.
+type sqliteRewriter struct {
+	src *sqliteSource
+	db  *sql.DB // read-write, one connection
+}
+
+func openSQLiteRewriter(ctx context.Context, src *sqliteSource) (*sqliteRewriter, error) {
+	abs, err := filepath.Abs(src.path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", sqliteWriteDSN(abs))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s read-write: %w", src.path, err)
+	}
+	return &sqliteRewriter{src: src, db: db}, nil
+}
+
+// sqliteWriteDSN opens an existing database read-write (mode=rw never creates
+// it); transactions begin IMMEDIATE, taking the write lock up front, and wait up
+// to the busy timeout for a live writer to finish its own.
+func sqliteWriteDSN(abs string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	return u.String() + "?mode=rw&_txlock=immediate&_busy_timeout=" + strconv.Itoa(sqliteBusyTimeoutMS)
+}
+
+func (w *sqliteRewriter) String() string { return w.src.spec }
+
+func (w *sqliteRewriter) Close() error {
+	return errors.Join(w.db.Close(), w.src.Close())
+}
+
+func (w *sqliteRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOptions) (RewriteCounts, error) {
+	r := newRewriteRun(w.src.spec, edit, opts)
+	var mode string
+	if err := w.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return r.result(fmt.Errorf("read the journal mode of %s: %w", w.src.path, err))
+	}
+	s := &sqlRewrite{r: r, b: &sqliteBackend{db: w.db}, deferWrites: !strings.EqualFold(mode, "wal")}
+	err := w.read(ctx, s)
+	if err == nil {
+		// After the read transaction ended: without WAL, it blocked our writes.
+		err = s.flush(ctx)
+	}
+	return r.result(err)
+}
+
+// read reads every table in one read transaction, as Walk does, and offers every
+// TEXT or BLOB value.
+func (w *sqliteRewriter) read(ctx context.Context, s *sqlRewrite) error {
+	tx, err := w.src.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read transaction on %s: %w", w.src.path, err)
+	}
+	defer tx.Rollback()
+	tables, err := sqliteTables(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("list tables of %s: %w", w.src.path, err)
+	}
+	for _, t := range tables {
+		fatal, err := w.readTable(ctx, tx, t, s)
+		if fatal != nil {
+			return fatal
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.r.fail(ref.Place{Source: w.src.spec, Table: t, Offset: -1}, fmt.Errorf("read table %s: %w", t, err))
+		}
+	}
+	return nil
+}
+
+// readTable offers a table's values. fatal stops the rewrite; err is a problem
+// reading this table.
+func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string, s *sqlRewrite) (fatal, err error) {
+	cols, pk, err := sqliteColumns(ctx, tx, table)
+	if err != nil || len(cols) == 0 {
+		return nil, err
+	}
+	keyNames := sqliteKeyNames(cols, pk)
+	rows, err := tx.QueryContext(ctx, sqliteSelect(table, keyNames, cols))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	vals := make([]any, len(keyNames)+len(cols))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	nk := len(keyNames)
+	isKey := keyColumns(cols, keyNames)
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		key := ""
+		var keyVals []any
+		for i, v := range vals {
+			if i < nk {
+				continue
+			}
+			var blob bool
+			switch v.(type) {
+			case string:
+			case []byte:
+				blob = true
+			default:
+				continue // not text: not a unit
+			}
+			text, _ := textValue(v)
+			unaddressable := ""
+			if keyVals == nil && nk > 0 {
+				key = renderKey(keyNames, vals[:nk])
+				keyVals = append([]any(nil), vals[:nk]...)
+			}
+			switch {
+			case isKey[i-nk]:
+				unaddressable = keyColumnRefusal
+			case nk == 0:
+				unaddressable = "the table has no primary key and columns named rowid, _rowid_ and oid hide its rowid: its rows cannot be found again, so they are not rewritten"
+			case hasNil(keyVals):
+				unaddressable = "the row's primary key holds NULL: it cannot be found again safely, so it is not rewritten"
+			}
+			u := &sqlUnit{
+				place:         ref.Place{Source: w.src.spec, Table: table, Key: key, Column: cols[i-nk], Offset: -1},
+				old:           text,
+				cell:          &sqliteCell{table: table, keyNames: keyNames, keyVals: keyVals, col: cols[i-nk], blob: blob},
+				unaddressable: unaddressable,
+			}
+			if err := s.offer(ctx, u); err != nil {
+				return err, nil
+			}
+		}
+	}
+	return nil, rows.Err()
+}
+
+// keyColumnRefusal is why a value of a key column is not rewritten.
+const keyColumnRefusal = "the value is part of the row's primary key: rewriting it would change which row it is (and break references to the row), so it is not rewritten"
+
+// keyColumns tells which of cols are key columns.
+func keyColumns(cols, keyNames []string) []bool {
+	is := make([]bool, len(cols))
+	for i, c := range cols {
+		for _, k := range keyNames {
+			if strings.EqualFold(c, k) {
+				is[i] = true
+			}
+		}
+	}
+	return is
+}
+
+func hasNil(vals []any) bool {
+	for _, v := range vals {
+		if v == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sqliteCell finds a value again: its table, the row's key and the column, and
+// the value's storage class.
+type sqliteCell struct {
+	table    string
+	keyNames []string
+	keyVals  []any
+	col      string
+	blob     bool // stored as BLOB, else TEXT
+}
+
+// where is the row condition, with the key values as arguments ?first…
+func (c *sqliteCell) where(first int) string {
+	var b strings.Builder
+	for i, k := range c.keyNames {
+		if i > 0 {
+			b.WriteString(" AND ")
+		}
+		fmt.Fprintf(&b, "%s = ?%d", sqliteIdent(k), first+i)
+	}
+	return b.String()
+}
+
+// value binds text with the cell's storage class.
+func (c *sqliteCell) value(text []byte) any {
+	if c.blob {
+		return text
+	}
+	return string(text)
+}
+
+func (c *sqliteCell) class() string {
+	if c.blob {
+		return "blob"
+	}
+	return "text"
+}
+
+// sqliteBackend writes through the rewriter's read-write connection.
+type sqliteBackend struct {
+	db *sql.DB
+	tx *sql.Tx
+}
+
+// sqliteRefused is a value SQLite would not keep as it is.
+type sqliteRefused struct{ msg string }
+
+func (e *sqliteRefused) Error() string { return e.msg }
+
+func (b *sqliteBackend) normalize(_ context.Context, u *sqlUnit) ([]byte, error) {
+	return u.new, nil // TEXT and BLOB are kept byte for byte
+}
+
+func (b *sqliteBackend) begin(ctx context.Context) error {
+	tx, err := b.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see sqliteWriteDSN)
+	if err != nil {
+		return err
+	}
+	b.tx = tx
+	return nil
+}
+
+func (b *sqliteBackend) commit(context.Context) error {
+	tx := b.tx
+	b.tx = nil
+	return tx.Commit()
+}
+
+func (b *sqliteBackend) rollback(context.Context) error {
+	if b.tx == nil {
+		return nil
+	}
+	tx := b.tx
+	b.tx = nil
+	return tx.Rollback()
+}
+
+// cas: the row by its key, and the value compared byte for byte, storage class
+// included (unary + drops the column's affinity, COLLATE BINARY its collation).
+// RETURNING typeof tells whether the column's affinity turned the new text into
+// a number; the caller then rolls back.
+func (b *sqliteBackend) cas(ctx context.Context, u *sqlUnit) ([]byte, bool, error) {
+	c := u.cell.(*sqliteCell)
+	col := sqliteIdent(c.col)
+	n := len(c.keyNames)
+	q := fmt.Sprintf("UPDATE %s SET %s = ?1 WHERE %s AND +%s = ?%d COLLATE BINARY RETURNING typeof(%s)",
+		sqliteIdent(c.table), col, c.where(2), col, n+2, col)
+	args := make([]any, 0, n+2)
+	args = append(args, c.value(u.new))
+	args = append(args, c.keyVals...)
+	args = append(args, c.value(u.old))
+	var typ string
+	err := b.tx.QueryRowContext(ctx, q, args...).Scan(&typ)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case typ != c.class():
+		return nil, false, &sqliteRefused{fmt.Sprintf("SQLite would store the new value as %s, not %s (the column's declared type converts it): not written", typ, c.class())}
+	}
+	return u.new, true, nil
+}
+
+func (b *sqliteBackend) reread(ctx context.Context, u *sqlUnit) ([]byte, bool, error) {
+	c := u.cell.(*sqliteCell)
+	q := fmt.Sprintf("SELECT +%s FROM %s WHERE %s", sqliteIdent(c.col), sqliteIdent(c.table), c.where(1))
+	var v any
+	err := b.db.QueryRowContext(ctx, q, c.keyVals...).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	switch v := v.(type) {
+	case string:
+		c.blob = false
+		return []byte(v), true, nil
+	case []byte:
+		c.blob = true
+		return v, true, nil
+	}
+	return nil, false, nil // NULL or a number now: no longer a unit
+}
+
+// unitError: SQLite refused the statement (a constraint, a trigger's RAISE, a
+// value too big, a table that is gone), as opposed to the database being busy,
+// read-only, full or broken.
+func (b *sqliteBackend) unitError(err error) bool {
+	var refused *sqliteRefused
+	if errors.As(err, &refused) {
+		return true
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case 1, // SQLITE_ERROR: no such table or column, a trigger's error
+		18, // SQLITE_TOOBIG
+		19, // SQLITE_CONSTRAINT: also RAISE(ABORT) in a trigger
+		20, // SQLITE_MISMATCH
+		25: // SQLITE_RANGE
+		return true
+	}
+	return false
+}
+
+func (b *sqliteBackend) conflictError(error) bool { return false }
