@@ -153,6 +153,7 @@ type pgTable struct {
 	cols        []string // text-like columns
 	colTypes    []uint32 // their types
 	colTypeSQL  []string // their types as SQL (format_type), e.g. "character varying(200)"
+	colTypeSQL0 []string // the same without type modifier, e.g. "character varying"
 	pk          []string
 }
 
@@ -167,7 +168,7 @@ func (t *pgTable) label() string {
 func pgTables(ctx context.Context, tx pgx.Tx, types pgTypes) ([]*pgTable, error) {
 	rows, err := tx.Query(ctx, `
 SELECT c.oid, n.nspname::text, c.relname::text, c.relkind = 'p', a.attname::text, a.atttypid,
-  pg_catalog.format_type(a.atttypid, a.atttypmod)
+  pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.format_type(a.atttypid, NULL)
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -184,11 +185,11 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 	byOID := map[uint32]*pgTable{}
 	for rows.Next() {
 		var (
-			oid, typ                   uint32
-			schema, name, col, typeSQL string
-			partitioned                bool
+			oid, typ                             uint32
+			schema, name, col, typeSQL, typeSQL0 string
+			partitioned                          bool
 		)
-		if err := rows.Scan(&oid, &schema, &name, &partitioned, &col, &typ, &typeSQL); err != nil {
+		if err := rows.Scan(&oid, &schema, &name, &partitioned, &col, &typ, &typeSQL, &typeSQL0); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -202,6 +203,7 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 			t.cols = append(t.cols, col)
 			t.colTypes = append(t.colTypes, typ)
 			t.colTypeSQL = append(t.colTypeSQL, typeSQL)
+			t.colTypeSQL0 = append(t.colTypeSQL0, typeSQL0)
 		}
 	}
 	if err := rows.Err(); err != nil {

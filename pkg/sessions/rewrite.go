@@ -178,11 +178,22 @@ func plural(n int, one, many string) string {
 // whose rowid is hidden by columns, or a row whose key is NULL, cannot be
 // addressed: a change there is reported as Failed. In another journal mode than
 // WAL a reader blocks writers, so the changes are kept in memory and written
-// after the read. A change to a primary key column is refused (Failed): it would
-// change which row the place names. A value the database refuses (a constraint,
-// a trigger) fails alone; the rest of its batch is written.
+// after the read.
 //
-// PostgreSQL sources are not rewritable yet.
+// PostgreSQL is read in one REPEATABLE READ READ ONLY snapshot, as Walk reads it,
+// and written through a second connection in short READ COMMITTED transactions of
+// up to 500 values, each UPDATE a compare-and-swap on the primary key and the
+// value's text form, the new text converted by the column's own type. Before
+// Prepare, the new text is converted to the column's type and back, so that the
+// journal holds the text the database will keep (jsonb's, an array's); a type
+// that would change a string (a length limit) refuses the change instead. A row
+// lock held elsewhere for more than 10 s counts as a change under the rewriter.
+// Tables without a primary key are not rewritten (a ctid changes with every
+// update): a value there that edit wants to change is reported as Failed.
+//
+// In both databases a change to a primary key column is refused (Failed): it
+// would change which row the place names. A value the database refuses (a
+// constraint, a trigger) fails alone; the rest of its batch is written.
 //
 // Bucket sources and Options.Query (--sessions-query) are refused with an error
 // wrapping [ErrUsage].
@@ -205,6 +216,13 @@ func OpenRewriter(ctx context.Context, spec string, opts Options) (Rewriter, err
 		return newFilesRewriter(s), nil
 	case *sqliteSource:
 		w, err := openSQLiteRewriter(ctx, s)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		return w, nil
+	case *pgSource:
+		w, err := openPostgresRewriter(ctx, s, spec)
 		if err != nil {
 			s.Close()
 			return nil, err
