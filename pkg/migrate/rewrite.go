@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
@@ -23,6 +25,15 @@ type RewriteOptions struct {
 	Journal *Journal
 	// MaxListed caps the lists of the report; 0 means 10,000.
 	MaxListed int
+	// MinIdle leaves session files alone that were modified less than this long
+	// ago: a session the agent is writing right now could be saved again from
+	// the agent's memory (undoing the rewrite) or, worse, read by the agent in
+	// the instant the new version is being installed. They are listed as busy;
+	// a later run rewrites them. Rows of a database need no such wait: each
+	// update there is a compare-and-swap inside a transaction.
+	MinIdle time.Duration
+	// Now is the reference time of MinIdle; zero means time.Now().
+	Now time.Time
 }
 
 // UnitNote is a session unit, or a reference in one, that was left as it was.
@@ -40,10 +51,14 @@ type RewriteReport struct {
 	// Kept counts references to migrated blobs left pointing at the source
 	// ({bucket, path} pairs, text that could not be placed), and Problems the
 	// units left untouched (malformed, changing on every attempt, unwritable).
-	Kept         int64      `json:"kept"`
-	KeptList     []UnitNote `json:"kept_list"`
-	Problems     int64      `json:"problems"`
-	ProblemList  []UnitNote `json:"problem_list"`
+	Kept        int64      `json:"kept"`
+	KeptList    []UnitNote `json:"kept_list"`
+	Problems    int64      `json:"problems"`
+	ProblemList []UnitNote `json:"problem_list"`
+	// Busy counts session files left alone because they were modified within
+	// MinIdle; run again later.
+	Busy         int64      `json:"busy"`
+	BusyList     []UnitNote `json:"busy_list"`
 	Interrupted  bool       `json:"interrupted"`
 	maxListed    int
 	mu           sync.Mutex
@@ -51,7 +66,7 @@ type RewriteReport struct {
 }
 
 // Complete reports whether every unit was read and every intended change made.
-func (r *RewriteReport) Complete() bool { return !r.Interrupted && r.Problems == 0 }
+func (r *RewriteReport) Complete() bool { return !r.Interrupted && r.Problems == 0 && r.Busy == 0 }
 
 func (r *RewriteReport) note(count *int64, list *[]UnitNote, n UnitNote) {
 	r.mu.Lock()
@@ -66,7 +81,7 @@ func newRewriteReport(maxListed int) *RewriteReport {
 	if maxListed <= 0 {
 		maxListed = 10000
 	}
-	return &RewriteReport{KeptList: []UnitNote{}, ProblemList: []UnitNote{}, maxListed: maxListed, pendingEdits: map[string][]Replacement{}}
+	return &RewriteReport{KeptList: []UnitNote{}, ProblemList: []UnitNote{}, BusyList: []UnitNote{}, maxListed: maxListed, pendingEdits: map[string][]Replacement{}}
 }
 
 // Rewrite replaces, in every source, each reference to a migrated blob by the
@@ -76,7 +91,19 @@ func newRewriteReport(maxListed int) *RewriteReport {
 // listed; the sources' blobs they point at then stay referenced.
 func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 	rep := newRewriteReport(opts.MaxListed)
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
 	edit := func(place ref.Place, old []byte) ([]byte, error) {
+		if opts.MinIdle > 0 && place.Table == "" && place.Document != "" {
+			if fi, err := os.Lstat(place.Document); err == nil && now.Sub(fi.ModTime()) < opts.MinIdle {
+				if ue, err := opts.Replacer.Find(place, old); err == nil && len(ue.Edits) > 0 {
+					rep.note(&rep.Busy, &rep.BusyList, UnitNote{place, fmt.Sprintf("modified %s ago, less than the idle time %s: the agent may be writing it; run again later", now.Sub(fi.ModTime()).Round(time.Second), opts.MinIdle)})
+				}
+				return nil, nil
+			}
+		}
 		ue, err := opts.Replacer.Find(place, old)
 		if err != nil {
 			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{place, err.Error()})
