@@ -2,6 +2,8 @@ package ref
 
 import (
 	"bytes"
+	"encoding/hex"
+	"hash/maphash"
 	"path"
 	"strings"
 	"sync"
@@ -25,20 +27,54 @@ import (
 // embedded JSON all keep the blob. A false "referenced" only keeps a blob; a
 // false "unreferenced" would lose data.
 //
-// Add every blob first, then call Mark from any number of goroutines.
+// Add every blob first, then call Mark from any number of goroutines. The first
+// call of Mark, Lookup or Referenced freezes the index: Add panics after it.
+//
+// The index is compact, since a store may hold millions of blobs: a blob with a
+// content-addressed name ("<sha256 hex><ext>", see package blobname) costs its
+// 32-byte digest and a 4-byte id of its folder and extension, and its key is
+// only rendered on demand (Key, AppendKey); other keys are kept as strings. The
+// lookup tables are open-addressed arrays of 32-bit ids, built once when the
+// index freezes, and the marks are a bitset: about 42 bytes per
+// content-addressed blob in all.
 type Index struct {
-	byToken map[string][]int32
-	// byDigest holds the first blob of each digest; more blobs with the same
-	// digest (another folder or extension) are in moreDigest. Content-addressed
+	n       int
+	digests chunks[blobname.Digest] // by id; zero for other names
+	names   chunks[uint32]          // by id: a kind, or otherName|i for others[i]
+	kinds   []kind
+	kindIDs map[kind]uint32
+	others  []string // keys without a content-addressed name
+
+	freezeOnce sync.Once
+	frozen     atomic.Bool
+	seed       maphash.Seed
+	marks      []uint32 // bitset by id, set atomically
+	// byDigest: open addressing over content-addressed ids (id+1; 0 is empty),
+	// one slot per distinct digest; later ids with the same digest (another
+	// folder or extension) are in moreDigest under the first. Content-addressed
 	// names need no token entries: any token holding their digest marks them.
-	byDigest   map[blobname.Digest]int32
-	moreDigest map[blobname.Digest][]int32
-	odd        []oddName // names that are not a single token
-	marks      []atomic.Bool
-	keys       []string
-	idsOnce    sync.Once
-	ids        map[string]int32 // built on the first Lookup
+	byDigest   []uint32
+	moreDigest map[uint32][]uint32
+	// byToken: open addressing over the names and stems of other blobs that
+	// are single tokens, one slot per distinct token (see tokenOf); more
+	// blobs with that token are in moreToken under the first entry.
+	byToken   []uint32
+	moreToken map[uint32][]uint32
+	odd       []oddName // names that are not a single token
+
+	lookupOnce sync.Once
+	otherIDs   map[string]int32 // built on the first Lookup of another key
 }
+
+// kind is the folder and extension of a content-addressed key:
+// key = dir + hex(digest) + ext.
+type kind struct{ dir, ext string }
+
+const (
+	otherName = 1 << 31
+	// maxBlobs keeps ids, and id<<1|1 + 1 in a token entry, within 32 bits.
+	maxBlobs = 1<<31 - 1
+)
 
 type oddName struct {
 	name []byte
@@ -47,61 +83,328 @@ type oddName struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{byToken: map[string][]int32{}, byDigest: map[blobname.Digest]int32{}, moreDigest: map[blobname.Digest][]int32{}}
+	return &Index{kindIDs: map[kind]uint32{}}
 }
 
 // Add registers a blob by its store key and returns its id (0, 1, 2, …).
 func (x *Index) Add(key string) int {
-	id := int32(len(x.keys))
-	x.keys = append(x.keys, key)
-	x.marks = append(x.marks, atomic.Bool{})
-	name := path.Base(key)
-	if n, ok := blobname.Parse(name); ok {
-		if _, dup := x.byDigest[n.Digest]; dup {
-			x.moreDigest[n.Digest] = append(x.moreDigest[n.Digest], id)
-		} else {
-			x.byDigest[n.Digest] = id
+	if x.frozen.Load() {
+		panic("ref: Index.Add after Mark, Lookup or Referenced")
+	}
+	id := x.n
+	if id >= maxBlobs {
+		panic("ref: Index holds at most 2^31-1 blobs")
+	}
+	// A content-addressed name is kept as its digest and the id of its folder
+	// and extension. Any other key is kept as it is, with the digest of its
+	// base name when that is content-addressed (it is marked by digest then).
+	n, ca := blobname.Parse(path.Base(key))
+	name := uint32(otherName)
+	if dir, ok := compactDir(key); ca && ok {
+		k := kind{dir, n.Ext}
+		kid, seen := x.kindIDs[k]
+		if !seen && len(x.kinds) < otherName {
+			// Copies: the key may share the memory of a larger buffer.
+			k = kind{strings.Clone(dir), strings.Clone(n.Ext)}
+			kid, seen = uint32(len(x.kinds)), true
+			x.kinds = append(x.kinds, k)
+			x.kindIDs[k] = kid
 		}
-		return int(id)
+		if seen {
+			name = kid
+		}
 	}
-	if !isToken(name) {
-		x.odd = append(x.odd, oddName{[]byte(name), id})
-		return int(id)
+	if name == otherName {
+		name |= uint32(len(x.others))
+		x.others = append(x.others, key)
 	}
-	x.byToken[name] = append(x.byToken[name], id)
-	if stem := strings.TrimSuffix(name, path.Ext(name)); stem != name && stem != "" {
-		x.byToken[stem] = append(x.byToken[stem], id)
+	x.digests.add(n.Digest) // zero when not content-addressed
+	x.names.add(name)
+	x.n++
+	return id
+}
+
+// compactDir returns the folder of key when key is that folder and its base
+// name (no trailing slash): key renders back from the two.
+func compactDir(key string) (string, bool) {
+	i := strings.LastIndexByte(key, '/') + 1
+	if i == len(key) {
+		return "", false
 	}
-	return int(id)
+	return key[:i], true
 }
 
 // Len is the number of blobs added.
-func (x *Index) Len() int { return len(x.keys) }
+func (x *Index) Len() int { return x.n }
 
 // Key returns the key of blob id.
-func (x *Index) Key(id int) string { return x.keys[id] }
+func (x *Index) Key(id int) string {
+	if s, ok := x.other(id); ok {
+		return s
+	}
+	var buf [512]byte
+	return string(x.AppendKey(buf[:0], id))
+}
 
-// Lookup returns the id of the blob added with key. Call it only once every
-// blob is added.
+// AppendKey appends the key of blob id to dst.
+func (x *Index) AppendKey(dst []byte, id int) []byte {
+	if s, ok := x.other(id); ok {
+		return append(dst, s...)
+	}
+	k := x.kinds[x.names.at(id)]
+	d := x.digests.at(id)
+	dst = append(dst, k.dir...)
+	dst = hex.AppendEncode(dst, d[:])
+	return append(dst, k.ext...)
+}
+
+// CompareKeys compares the keys of blobs a and b as strings.Compare would.
+func (x *Index) CompareKeys(a, b int) int {
+	na, nb := x.names.at(a), x.names.at(b)
+	if na&otherName == 0 && nb&otherName == 0 && x.kinds[na].dir == x.kinds[nb].dir {
+		// The same folder, then 64 lower-case hex digits, whose order is
+		// their digests' byte order, then the extension.
+		da, db := x.digests.at(a), x.digests.at(b)
+		if c := bytes.Compare(da[:], db[:]); c != 0 {
+			return c
+		}
+		return strings.Compare(x.kinds[na].ext, x.kinds[nb].ext)
+	}
+	var ba, bb [256]byte
+	return bytes.Compare(x.AppendKey(ba[:0], a), x.AppendKey(bb[:0], b))
+}
+
+func (x *Index) other(id int) (string, bool) {
+	if n := x.names.at(id); n&otherName != 0 {
+		return x.others[n&^otherName], true
+	}
+	return "", false
+}
+
+// Lookup returns the id of the blob added with key.
 func (x *Index) Lookup(key string) (int, bool) {
-	x.idsOnce.Do(func() {
-		x.ids = make(map[string]int32, len(x.keys))
-		for i, k := range x.keys {
-			x.ids[k] = int32(i)
+	x.freeze()
+	n, ca := blobname.Parse(path.Base(key))
+	if dir, ok := compactDir(key); ca && ok {
+		kid, ok := x.kindIDs[kind{dir, n.Ext}]
+		if ok {
+			found := -1
+			x.eachWithDigest(&n.Digest, func(id uint32) {
+				if found < 0 && x.names.at(int(id)) == kid {
+					found = int(id)
+				}
+			})
+			if found >= 0 {
+				return found, true
+			}
+		}
+		// Not added as a content-addressed key: perhaps as another (more
+		// folder and extension pairs than ids for them).
+	}
+	x.lookupOnce.Do(func() {
+		x.otherIDs = make(map[string]int32, len(x.others))
+		for id := range x.n {
+			if s, ok := x.other(id); ok {
+				if _, dup := x.otherIDs[s]; !dup {
+					x.otherIDs[s] = int32(id)
+				}
+			}
 		}
 	})
-	id, ok := x.ids[key]
+	id, ok := x.otherIDs[key]
 	return int(id), ok
 }
 
 // Referenced reports whether blob id was marked.
-func (x *Index) Referenced(id int) bool { return x.marks[id].Load() }
+func (x *Index) Referenced(id int) bool {
+	x.freeze()
+	return atomic.LoadUint32(&x.marks[id>>5])&(1<<(id&31)) != 0
+}
+
+func (x *Index) mark(id uint32) {
+	w, bit := &x.marks[id>>5], uint32(1)<<(id&31)
+	if atomic.LoadUint32(w)&bit == 0 {
+		atomic.OrUint32(w, bit)
+	}
+}
+
+// freeze builds the lookup tables, once every blob is added.
+func (x *Index) freeze() {
+	x.freezeOnce.Do(x.build)
+}
+
+func (x *Index) build() {
+	x.seed = maphash.MakeSeed()
+	x.marks = make([]uint32, (x.n+31)/32)
+	// What the rule looks for, by base name: a content-addressed name its
+	// digest, a single token itself and its stem, anything else a substring.
+	const (
+		byDigest = iota
+		byName
+		byNameAndStem
+		bySubstring
+	)
+	how := func(id int) (int, string) {
+		s, ok := x.other(id)
+		if !ok {
+			return byDigest, ""
+		}
+		name := path.Base(s)
+		switch _, ca := blobname.Parse(name); {
+		case ca:
+			return byDigest, name
+		case !isToken(name):
+			return bySubstring, name
+		}
+		if stem := stemOf(name); stem != name && stem != "" {
+			return byNameAndStem, name
+		}
+		return byName, name
+	}
+	nDigests, nTokens := 0, 0
+	for id := range x.n {
+		switch h, _ := how(id); h {
+		case byDigest:
+			nDigests++
+		case byName:
+			nTokens++
+		case byNameAndStem:
+			nTokens += 2
+		}
+	}
+	if nDigests > 0 {
+		x.byDigest = make([]uint32, tableSize(nDigests))
+	}
+	if nTokens > 0 {
+		x.byToken = make([]uint32, tableSize(nTokens))
+	}
+	for id := range x.n {
+		switch h, name := how(id); h {
+		case byDigest:
+			x.insertDigest(uint32(id))
+		case bySubstring:
+			x.odd = append(x.odd, oddName{[]byte(name), int32(id)})
+		case byNameAndStem:
+			x.insertToken(uint32(id)<<1|1, stemOf(name))
+			fallthrough
+		case byName:
+			x.insertToken(uint32(id)<<1, name)
+		}
+	}
+	x.frozen.Store(true)
+}
+
+// tableSize gives n entries a load of at most 2/3.
+func tableSize(n int) int { return n + n/2 + 1 }
+
+// slot maps a hash onto a table of size n.
+func slot(h uint64, n int) int { return int((h >> 32) * uint64(n) >> 32) }
+
+func (x *Index) insertDigest(id uint32) {
+	d := x.digests.at(int(id))
+	i := slot(maphash.Bytes(x.seed, d[:]), len(x.byDigest))
+	for {
+		e := x.byDigest[i]
+		if e == 0 {
+			x.byDigest[i] = id + 1
+			return
+		}
+		if x.digests.at(int(e-1)) == d {
+			if x.moreDigest == nil {
+				x.moreDigest = map[uint32][]uint32{}
+			}
+			x.moreDigest[e-1] = append(x.moreDigest[e-1], id)
+			return
+		}
+		if i++; i == len(x.byDigest) {
+			i = 0
+		}
+	}
+}
+
+// eachWithDigest calls fn with every content-addressed blob of digest d.
+func (x *Index) eachWithDigest(d *blobname.Digest, fn func(uint32)) {
+	if len(x.byDigest) == 0 {
+		return
+	}
+	i := slot(maphash.Bytes(x.seed, d[:]), len(x.byDigest))
+	for {
+		e := x.byDigest[i]
+		if e == 0 {
+			return
+		}
+		if x.digests.at(int(e-1)) == *d {
+			fn(e - 1)
+			for _, id := range x.moreDigest[e-1] {
+				fn(id)
+			}
+			return
+		}
+		if i++; i == len(x.byDigest) {
+			i = 0
+		}
+	}
+}
+
+// A token entry is id<<1 for a blob's name, id<<1|1 for its stem; the table
+// holds entry+1.
+func (x *Index) tokenOf(entry uint32) string {
+	name := path.Base(x.others[x.names.at(int(entry>>1))&^otherName])
+	if entry&1 != 0 {
+		return stemOf(name)
+	}
+	return name
+}
+
+func (x *Index) insertToken(entry uint32, tok string) {
+	i := slot(maphash.String(x.seed, tok), len(x.byToken))
+	for {
+		e := x.byToken[i]
+		if e == 0 {
+			x.byToken[i] = entry + 1
+			return
+		}
+		if x.tokenOf(e-1) == tok {
+			if x.moreToken == nil {
+				x.moreToken = map[uint32][]uint32{}
+			}
+			x.moreToken[e-1] = append(x.moreToken[e-1], entry)
+			return
+		}
+		if i++; i == len(x.byToken) {
+			i = 0
+		}
+	}
+}
+
+func (x *Index) markByToken(tok []byte) {
+	i := slot(maphash.Bytes(x.seed, tok), len(x.byToken))
+	for {
+		e := x.byToken[i]
+		if e == 0 {
+			return
+		}
+		if x.tokenOf(e-1) == string(tok) { // no allocation: a comparison
+			x.mark((e - 1) >> 1)
+			for _, more := range x.moreToken[e-1] {
+				x.mark(more >> 1)
+			}
+			return
+		}
+		if i++; i == len(x.byToken) {
+			i = 0
+		}
+	}
+}
+
+func stemOf(name string) string { return strings.TrimSuffix(name, path.Ext(name)) }
 
 // Mark marks every blob that s refers to under the retention rule.
 func (x *Index) Mark(s []byte) {
+	x.freeze()
 	for _, o := range x.odd {
 		if bytes.Contains(s, o.name) {
-			x.marks[o.id].Store(true)
+			x.mark(uint32(o.id))
 		}
 	}
 	for i := 0; i < len(s); {
@@ -119,17 +422,15 @@ func (x *Index) Mark(s []byte) {
 }
 
 func (x *Index) markToken(tok []byte) {
-	for {
-		for _, id := range x.byToken[string(tok)] { // no allocation: map lookup by string(bytes)
-			x.marks[id].Store(true)
-		}
+	for len(x.byToken) > 0 {
+		x.markByToken(tok)
 		// "ab….png." at the end of a sentence names "ab….png".
 		if len(tok) == 0 || tok[len(tok)-1] != '.' {
 			break
 		}
 		tok = tok[:len(tok)-1]
 	}
-	if len(tok) < blobname.DigestLen {
+	if len(tok) < blobname.DigestLen || len(x.byDigest) == 0 {
 		return
 	}
 	for i := 0; i < len(tok); {
@@ -142,17 +443,29 @@ func (x *Index) markToken(tok []byte) {
 			j++
 		}
 		if j-i == blobname.DigestLen {
-			if d, ok := blobname.ParseDigest(string(tok[i:j])); ok {
-				if id, ok := x.byDigest[d]; ok {
-					x.marks[id].Store(true)
-					for _, id := range x.moreDigest[d] {
-						x.marks[id].Store(true)
-					}
-				}
-			}
+			var d blobname.Digest
+			decodeHex(&d, tok[i:j])
+			x.eachWithDigest(&d, x.mark)
 		}
 		i = j
 	}
+}
+
+// decodeHex decodes 64 hex digits of either case, already checked by isHex.
+func decodeHex(d *blobname.Digest, s []byte) {
+	for k := range d {
+		d[k] = unhex(s[2*k])<<4 | unhex(s[2*k+1])
+	}
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 func isToken(s string) bool {

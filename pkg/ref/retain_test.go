@@ -1,6 +1,9 @@
 package ref
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"path"
 	"strings"
 	"testing"
 )
@@ -56,5 +59,197 @@ func TestIndexDigestRunMustBeExact(t *testing.T) {
 	x.Mark([]byte("x" + a + ".bin"))
 	if !x.Referenced(id) {
 		t.Fatal("digest inside a token not matched")
+	}
+}
+
+// indexPools are small, so that random keys and strings collide often: the
+// same digest under two folders or extensions, a name that is another blob's
+// stem, digests in either case, names with spaces.
+var (
+	poolDirs   = []string{"", "a/", "u/t/uploads/", "x//y/", "./"}
+	poolExts   = []string{"", ".png", ".jpg", ".abc", ".tar", ".PNG", ".toolongext", "."}
+	poolOpaque = []string{"f.png", "noext", "my photo.jpg", ".hidden", "a.b.c", "a.b", "f", "photo.png", "ünï.png", "4f1c2a7e.jpg", "x.png.", "a..b"}
+	poolSeps   = []string{" ", "/", ".", "..", `"`, "0", "x", "é", "-", "_", "\n", "sha256:"}
+)
+
+func poolDigest(i int) string { return digest(fmt.Sprint("blob", i%6)) }
+
+func randomKey(r *rand.Rand) string {
+	var k string
+	switch r.IntN(4) {
+	case 0:
+		k = poolDirs[r.IntN(len(poolDirs))] + poolOpaque[r.IntN(len(poolOpaque))]
+	case 1:
+		k = poolDirs[r.IntN(len(poolDirs))] + strings.ToUpper(poolDigest(r.IntN(6))) + poolExts[r.IntN(len(poolExts))]
+	default:
+		k = poolDirs[r.IntN(len(poolDirs))] + poolDigest(r.IntN(6)) + poolExts[r.IntN(len(poolExts))]
+	}
+	if r.IntN(20) == 0 {
+		k += "/"
+	}
+	return k
+}
+
+func randomText(r *rand.Rand, keys []string) []byte {
+	var b strings.Builder
+	for range r.IntN(6) {
+		switch r.IntN(7) {
+		case 0:
+			b.WriteString(poolSeps[r.IntN(len(poolSeps))])
+		case 1:
+			d := poolDigest(r.IntN(7))
+			if r.IntN(2) == 0 {
+				d = strings.ToUpper(d)
+			}
+			b.WriteString(d)
+		case 2:
+			b.WriteString(poolDigest(r.IntN(6)) + "f") // 65 hex characters
+		case 3:
+			b.WriteString(poolOpaque[r.IntN(len(poolOpaque))])
+		default:
+			if len(keys) == 0 {
+				continue
+			}
+			k := keys[r.IntN(len(keys))]
+			switch r.IntN(3) {
+			case 0:
+				b.WriteString(k)
+			case 1:
+				b.WriteString(path.Base(k))
+			default:
+				name := path.Base(k)
+				b.WriteString(strings.TrimSuffix(name, path.Ext(name)))
+			}
+		}
+		if r.IntN(3) == 0 {
+			b.WriteString(poolSeps[r.IntN(len(poolSeps))])
+		}
+	}
+	return []byte(b.String())
+}
+
+// checkAgainstOracle adds keys to an Index and to the oracle, marks both with
+// texts, and compares every mark, key, lookup and key order.
+func checkAgainstOracle(t *testing.T, keys []string, texts [][]byte) {
+	t.Helper()
+	x, o := NewIndex(), newOracleIndex()
+	for _, k := range keys {
+		if a, b := x.Add(k), o.Add(k); a != b {
+			t.Fatalf("Add(%q) = %d, oracle %d", k, a, b)
+		}
+	}
+	for _, s := range texts {
+		x.Mark(s)
+		o.Mark(s)
+	}
+	if x.Len() != len(keys) {
+		t.Fatalf("Len = %d, want %d", x.Len(), len(keys))
+	}
+	for id, k := range keys {
+		if got, want := x.Referenced(id), o.marks[id]; got != want {
+			t.Fatalf("blob %d %q: referenced = %v, oracle %v\nkeys %q\ntexts %q", id, k, got, want, keys, texts)
+		}
+		if got := x.Key(id); got != k {
+			t.Fatalf("Key(%d) = %q, want %q", id, got, k)
+		}
+		if got := string(x.AppendKey([]byte("pre"), id)); got != "pre"+k {
+			t.Fatalf("AppendKey(%d) = %q", id, got)
+		}
+		if got, ok := x.Lookup(k); !ok || keys[got] != k {
+			t.Fatalf("Lookup(%q) = %d, %v", k, got, ok)
+		}
+	}
+	if _, ok := x.Lookup(digest("absent") + ".png"); ok {
+		t.Fatal("Lookup found a key never added")
+	}
+	for a := range keys {
+		for b := range keys {
+			if got, want := x.CompareKeys(a, b), strings.Compare(keys[a], keys[b]); got != want {
+				t.Fatalf("CompareKeys(%q, %q) = %d, want %d", keys[a], keys[b], got, want)
+			}
+		}
+	}
+}
+
+// TestIndexAgreesWithOracle: on random stores and session strings the
+// compact index marks exactly the blobs the map-based rule marks.
+func TestIndexAgreesWithOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	rounds := 3000
+	if testing.Short() {
+		rounds = 300
+	}
+	for range rounds {
+		keys := make([]string, r.IntN(30))
+		for i := range keys {
+			keys[i] = randomKey(r)
+		}
+		texts := make([][]byte, r.IntN(8))
+		for i := range texts {
+			texts[i] = randomText(r, keys)
+		}
+		checkAgainstOracle(t, keys, texts)
+	}
+}
+
+// FuzzIndex: keys and one session string from arbitrary bytes; the index must
+// agree with the oracle.
+func FuzzIndex(f *testing.F) {
+	f.Add("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png\nu/f.png\nmy photo.jpg", "see 9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08 and f.png.")
+	f.Add("a/b.tar\nb\n.x", "b. a/b.tar")
+	f.Fuzz(func(t *testing.T, keyList, text string) {
+		keys := strings.Split(keyList, "\n")
+		if len(keys) > 64 {
+			keys = keys[:64]
+		}
+		checkAgainstOracle(t, keys, [][]byte{[]byte(text)})
+	})
+}
+
+func TestIndexAddAfterMarkPanics(t *testing.T) {
+	x := NewIndex()
+	x.Add("a.png")
+	x.Mark([]byte("a.png"))
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Add after Mark did not panic: the new blob could never be marked")
+		}
+	}()
+	x.Add("b.png")
+}
+
+// TestIndexManyBlobs crosses chunk boundaries and checks every key and mark.
+func TestIndexManyBlobs(t *testing.T) {
+	const n = 3*chunkLen + 17
+	x := NewIndex()
+	key := func(i int) string { return fmt.Sprintf("%064x.png", i*7919) }
+	for i := range n {
+		if id := x.Add(key(i)); id != i {
+			t.Fatalf("id %d for blob %d", id, i)
+		}
+	}
+	for i := 0; i < n; i += 3 {
+		x.Mark([]byte("/srv/inbound/" + key(i)))
+	}
+	for i := range n {
+		if got, want := x.Referenced(i), i%3 == 0; got != want {
+			t.Fatalf("blob %d: referenced %v", i, got)
+		}
+		if x.Key(i) != key(i) {
+			t.Fatalf("Key(%d) = %s", i, x.Key(i))
+		}
+	}
+}
+
+// TestIndexMarkDoesNotAllocate: Mark runs on every string of every session.
+func TestIndexMarkDoesNotAllocate(t *testing.T) {
+	x := NewIndex()
+	a := digest("a")
+	x.Add(a + ".png")
+	x.Add("u/t/f.png")
+	x.Add("my photo.jpg")
+	s := []byte("see /srv/inbound/" + strings.ToUpper(a) + ".png and u/t/f.png. or my photo.jpg")
+	if n := testing.AllocsPerRun(100, func() { x.Mark(s) }); n != 0 {
+		t.Fatalf("Mark allocates %v times per string", n)
 	}
 }

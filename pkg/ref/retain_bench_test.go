@@ -1,0 +1,65 @@
+package ref
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// BenchmarkIndexMillion adds 1,000,000 content-addressed keys
+// (MEDIACTL_BENCH_BLOBS to change it) and marks half of them with forge
+// session strings. It reports the bytes the index keeps per blob
+// (live-B/blob) and the time per marked string (ns/mark).
+func BenchmarkIndexMillion(b *testing.B) {
+	n := 1_000_000
+	if s := os.Getenv("MEDIACTL_BENCH_BLOBS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	key := func(i int) string {
+		d := sha256.Sum256(strconv.AppendInt(nil, int64(i), 10))
+		return fmt.Sprintf("%x.png", d)
+	}
+	texts := make([][]byte, 0, (n+1)/2)
+	for i := 0; i < n; i += 2 {
+		texts = append(texts, []byte("/srv/agent/.forge/files/inbound/"+key(i)))
+	}
+	var live uint64
+	var markNs float64
+	for b.Loop() {
+		runtime.GC()
+		base := heapObjects()
+		x := NewIndex()
+		for i := range n {
+			x.Add(key(i)) // a fresh string, as a listing gives: the index must not keep it
+		}
+		start := time.Now()
+		for _, s := range texts {
+			x.Mark(s)
+		}
+		markNs = float64(time.Since(start).Nanoseconds()) / float64(len(texts))
+		runtime.GC()
+		live = heapObjects() - base
+		for i := range n {
+			if x.Referenced(i) != (i%2 == 0) {
+				b.Fatalf("blob %d: referenced %v", i, x.Referenced(i))
+			}
+		}
+		runtime.KeepAlive(x)
+	}
+	b.ReportMetric(float64(live)/float64(n), "live-B/blob")
+	b.ReportMetric(markNs, "ns/mark")
+}
