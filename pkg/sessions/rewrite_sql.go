@@ -119,7 +119,9 @@ func (s *sqlRewrite) writeBatch(ctx context.Context, batch []*sqlUnit) error {
 		}
 	}
 	retry, err := s.writeAll(ctx, ready)
-	if err != nil {
+	if err != nil || stop != nil {
+		// After a Prepare error nothing more is edited or prepared: the units
+		// that changed under us stay as they are.
 		return errors.Join(stop, err)
 	}
 	for _, u := range retry {

@@ -80,8 +80,9 @@ func (w *sqliteRewriter) read(ctx context.Context, s *sqlRewrite) error {
 	if err != nil {
 		return fmt.Errorf("list tables of %s: %w", w.src.path, err)
 	}
+	shadow := sqliteShadowTables(ctx, tx)
 	for _, t := range tables {
-		fatal, err := w.readTable(ctx, tx, t, s)
+		fatal, err := w.readTable(ctx, tx, t, shadow[t], s)
 		if fatal != nil {
 			return fatal
 		}
@@ -97,7 +98,7 @@ func (w *sqliteRewriter) read(ctx context.Context, s *sqlRewrite) error {
 
 // readTable offers a table's values. fatal stops the rewrite; err is a problem
 // reading this table.
-func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string, s *sqlRewrite) (fatal, err error) {
+func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string, shadow bool, s *sqlRewrite) (fatal, err error) {
 	cols, pk, err := sqliteColumns(ctx, tx, table)
 	if err != nil || len(cols) == 0 {
 		return nil, err
@@ -140,6 +141,8 @@ func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string
 				keyVals = append([]any(nil), vals[:nk]...)
 			}
 			switch {
+			case shadow:
+				unaddressable = shadowTableRefusal
 			case isKey[i-nk]:
 				unaddressable = keyColumnRefusal
 			case nk == 0:
@@ -159,6 +162,28 @@ func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string
 		}
 	}
 	return nil, rows.Err()
+}
+
+// shadowTableRefusal is why a value of a shadow table is not rewritten.
+const shadowTableRefusal = "the table holds the data of a virtual table (such as a full-text index): writing it directly would corrupt that table, so it is not rewritten"
+
+// sqliteShadowTables names the tables that hold the data of virtual tables
+// (fts5's name_content, name_data…), which Walk reads as ordinary tables. Where
+// SQLite cannot tell (before 3.37), none.
+func sqliteShadowTables(ctx context.Context, tx *sql.Tx) map[string]bool {
+	shadow := map[string]bool{}
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'`)
+	if err != nil {
+		return shadow
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) == nil {
+			shadow[n] = true
+		}
+	}
+	return shadow
 }
 
 // keyColumnRefusal is why a value of a key column is not rewritten.
