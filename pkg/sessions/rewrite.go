@@ -63,10 +63,12 @@ type RewriteCounts struct {
 	Changed   int64 // units written
 	Retried   int64 // re-reads because the unit changed under us
 	Conflicts int64 // units still changing after Retries: left untouched, named in the error list
-	// Failed counts units left untouched because of a problem confined to each: a
-	// file that could not be read, a temporary file that could not be written
-	// (disk full), a value the database refused, a row without a stable key.
-	// Each is named in the error list.
+	// Failed counts units with a problem confined to each: a file that could not
+	// be read, a temporary file that could not be written (disk full), a value
+	// the database refused, a row without a stable key. Each is named in the
+	// error list and left untouched, unless its message says otherwise (a file
+	// rewritten whose folder could not be synced, or whose old version could not
+	// be removed).
 	Failed int64
 	// Gone counts units deleted by someone else between read and write (a session
 	// file removed by the runtime, a row deleted): nothing is left to rewrite.

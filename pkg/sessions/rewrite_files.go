@@ -315,17 +315,16 @@ func (w *filesRewriter) install(r *rewriteRun, d *fileDir, name string, place re
 func (w *filesRewriter) checkExchange(r *rewriteRun, d *fileDir, name, tmp string, place ref.Place, ch Change, tmpStat *unix.Stat_t) (installResult, error) {
 	out, _, err := readFileAt(d, tmp)
 	if err == nil && bytes.Equal(out, ch.Old) {
-		if err := unix.Unlinkat(d.fd, tmp, 0); err != nil {
-			// The new version is in place; only the old one is left behind, under a
-			// name readers skip.
-			r.fail(place, fmt.Errorf("the new version is in place, but the old one could not be removed: %w", &os.PathError{Op: "remove", Path: d.join(tmp), Err: err}))
-			return unitFailed, nil
-		}
+		unlinkErr := unix.Unlinkat(d.fd, tmp, 0)
 		if err := unix.Fsync(d.fd); err != nil {
 			r.fail(place, fmt.Errorf("the new version is in place but the folder could not be synced, it may not survive a crash: %w", &os.PathError{Op: "fsync", Path: d.path, Err: err}))
 			return unitFailed, nil
 		}
 		r.committed(ch)
+		if unlinkErr != nil {
+			// Only the old version is left behind, under a name readers skip.
+			r.fail(place, fmt.Errorf("rewritten, but the old version could not be removed: %w", &os.PathError{Op: "remove", Path: d.join(tmp), Err: unlinkErr}))
+		}
 		return installed, nil
 	}
 	// Someone else's version came out: swap it back.
