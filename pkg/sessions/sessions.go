@@ -2,6 +2,48 @@
 // JSON files, SQLite, Postgres, buckets of JSON objects — and hands every document
 // or text value to a consumer, with its exact place. It does not interpret content:
 // finding references is the job of package ref.
+//
+// # Rewriting
+//
+// [OpenRewriter] opens a folder, a file, sqlite:PATH or a postgres:// URL for
+// writing, for `mediactl migrate` (which replaces references to copied blobs by
+// their bucket URLs) and `migrate rollback` (which puts the old text back).
+// [Rewriter.Rewrite] offers every unit — a whole session file, or one text value
+// of one row — to an [Edit] with the very [ref.Place] that [Source.Walk] reports
+// for it, so that a journal written by one run is matched by a later one. What to
+// change is the Edit's business; the rewriter makes sure a change reaches the
+// store without losing anyone else's:
+//
+//   - A unit is written only if it still holds what Edit saw: a file is swapped in
+//     atomically and the swap undone if the file changed meanwhile; a database
+//     value is updated with a compare-and-swap on its row's primary key and its
+//     old value. A unit that changed is re-read and edited again, up to
+//     RewriteOptions.Retries times, then left as the other writer made it and
+//     reported as a conflict ([ErrConflict]).
+//   - A unit whose Edit returns nil (or its old bytes) is never written.
+//   - RewriteOptions.Prepare sees each change before it is written (journal it
+//     there), RewriteOptions.Committed after it is durable. A prepared change
+//     may never be committed (it conflicted, vanished, was refused, or the
+//     process died): a journal treats it as "Old or New".
+//   - Problems confined to one unit — an unreadable file, a full disk, a value
+//     the database refuses, a row without a primary key, a conflict — leave that
+//     unit untouched, are counted, and come back at the end as a [*RewriteError]
+//     naming every place. An error from Edit or Prepare, a canceled context or a
+//     store that fails as a whole stop the rewrite.
+//   - Writes are short: a file at a time; 500 values per database transaction,
+//     never held while Edit, Prepare or Committed run. A live runtime keeps
+//     working beside the rewrite.
+//
+// Limits: a writer that edits a session file in place (rather than replacing it
+// by rename, as forge does) and writes in the instant after our swap writes into
+// the replaced file, and that edit is lost; where renameat2(RENAME_EXCHANGE) is
+// unavailable, a writer that renames its version in between our last comparison
+// and our rename loses it. Database triggers run on the rewriter's updates.
+// Values of primary key columns are not rewritten (the row's identity would
+// change), nor rows of Postgres tables without a primary key; a SQLite table
+// without one is addressed by rowid, which VACUUM may renumber between a run and
+// its rollback. Sessions kept in a bucket, and --sessions-query, cannot be
+// rewritten.
 package sessions
 
 import (
