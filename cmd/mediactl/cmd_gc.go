@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -180,8 +181,8 @@ func runGC(c *cli.Context) error {
 		if c.Context.Err() != nil {
 			r.ExitCode = exitInterrupted
 		}
-		if del && r.ExitCode == exitOK && len(plan.Candidates) > 0 {
-			bar := newProgress(g, "removing", int64(len(plan.Candidates)))
+		if del && r.ExitCode == exitOK && plan.Candidates.Len() > 0 {
+			bar := newProgress(g, "removing", int64(plan.Candidates.Len()))
 			res, err := plan.Execute(c.Context, st, gc.ExecOptions{NoTrash: noTrash, Jobs: c.Int("jobs"), Progress: bar})
 			bar.Finish()
 			r.Result = res
@@ -200,7 +201,7 @@ func runGC(c *cli.Context) error {
 			}
 		}
 		code = worse(code, r.ExitCode)
-		g.log.Info("gc finished", "store", st.Location(), "candidates", len(plan.Candidates), "exit_code", r.ExitCode)
+		g.log.Info("gc finished", "store", st.Location(), "candidates", plan.Candidates.Len(), "exit_code", r.ExitCode)
 	}
 
 	if f := c.String("plan-out"); f != "" {
@@ -210,14 +211,11 @@ func runGC(c *cli.Context) error {
 				plans = append(plans, r.Plan)
 			}
 		}
-		var buf bytes.Buffer
-		if err := writeJSON(&buf, struct {
+		doc := struct {
 			Schema string     `json:"schema"`
 			Plans  []*gc.Plan `json:"plans"`
-		}{"mediactl.gc-plan/v1", plans}); err != nil {
-			return err
-		}
-		if err := writeFileAtomic(f, buf.Bytes()); err != nil {
+		}{"mediactl.gc-plan/v1", plans}
+		if err := writeFileAtomicFunc(f, func(w io.Writer) error { return writeGCJSON(w, doc, true, plans) }); err != nil {
 			return fmt.Errorf("--plan-out %s: %w", f, err)
 		}
 	}
@@ -235,12 +233,13 @@ func runGC(c *cli.Context) error {
 			DryRun   bool             `json:"dry_run"`
 			Stores   []*gcStoreReport `json:"stores"`
 		}{gcSchema, version(), code, !del, reports}
-		if g.output == "ndjson" {
-			err = writeJSONLine(g.stdout, doc)
-		} else {
-			err = writeJSON(g.stdout, doc)
+		var plans []*gc.Plan
+		for _, r := range reports {
+			if r.Plan != nil {
+				plans = append(plans, r.Plan)
+			}
 		}
-		if err != nil {
+		if err := writeGCJSON(g.stdout, doc, g.output == "json", plans); err != nil {
 			return err
 		}
 	default:
@@ -367,8 +366,8 @@ func printGC(w io.Writer, r *gcStoreReport, o gc.Options, del, quiet bool, trash
 		refs = fmt.Sprintf(", %s referenced", humanize.Comma(p.Referenced))
 	}
 	line := fmt.Sprintf("gc %s (%s): %s blobs (%s)%s; plan: remove %s blobs (%s)", p.Store, what,
-		humanize.Comma(p.Blobs), humanize.Bytes(uint64(p.Bytes)), refs, humanize.Comma(int64(len(p.Candidates))), humanize.Bytes(uint64(p.CandidateBytes)))
-	if len(p.Candidates) > 0 {
+		humanize.Comma(p.Blobs), humanize.Bytes(uint64(p.Bytes)), refs, humanize.Comma(int64(p.Candidates.Len())), humanize.Bytes(uint64(p.CandidateBytes)))
+	if p.Candidates.Len() > 0 {
 		line += fmt.Sprintf(", modified %s to %s", p.Oldest.Format("2006-01-02"), p.Newest.Format("2006-01-02"))
 	}
 	if p.MaxSize > 0 {
@@ -405,7 +404,7 @@ func printGC(w io.Writer, r *gcStoreReport, o gc.Options, del, quiet bool, trash
 		}
 		return
 	}
-	if !del && len(p.Candidates) > 0 && !quiet {
+	if !del && p.Candidates.Len() > 0 && !quiet {
 		fmt.Fprintln(w, "dry run: nothing removed; add --delete to move these blobs to the trash")
 	}
 }
@@ -426,13 +425,26 @@ func fmtAge(d time.Duration) string {
 // writeFileAtomic writes data to path through a temporary file in the same
 // directory and a rename, so readers never see a partial file.
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeFileAtomicFunc is writeFileAtomic with the content written by write.
+func writeFileAtomicFunc(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		f.Close()
 		return err
 	}
@@ -448,6 +460,54 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// writeGCJSON writes doc as writeJSON (indented) or writeJSONLine would, but
+// renders the candidates of its plans one at a time: a plan of a million
+// candidates would otherwise be held whole in memory, several times over,
+// by the encoder. It encodes doc with the plans' candidates left empty, then
+// writes each plan's list where its empty one stands. plans are the plans in
+// doc, in the order doc holds them. "candidates" is a key of plans only, and
+// no JSON string can hold `"candidates":` (an inner quote is escaped), so the
+// k-th such key is the k-th plan's.
+func writeGCJSON(w io.Writer, doc any, indent bool, plans []*gc.Plan) error {
+	encode := writeJSONLine
+	stub := []byte(`"candidates":[]`)
+	if indent {
+		encode, stub = writeJSON, []byte(`"candidates": []`)
+	}
+	saved := make([]gc.Candidates, len(plans))
+	for i, p := range plans {
+		saved[i], p.Candidates = p.Candidates, gc.Candidates{}
+	}
+	var buf bytes.Buffer
+	err := encode(&buf, doc)
+	for i, p := range plans {
+		p.Candidates = saved[i]
+	}
+	if err != nil {
+		return err
+	}
+	b := buf.Bytes()
+	if bytes.Count(b, stub) != len(plans) {
+		return encode(w, doc) // not as expected: encode it whole
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, p := range plans {
+		k := bytes.Index(b, stub)        // the key
+		end := k + len(stub) - len("[]") // where the list goes
+		bw.Write(b[:end])
+		prefix, in := "", ""
+		if indent { // the key's indentation
+			prefix, in = string(b[bytes.LastIndexByte(b[:k], '\n')+1:k]), "  "
+		}
+		if err := p.Candidates.WriteJSON(bw, prefix, in); err != nil {
+			return err
+		}
+		b = b[end+len("[]"):]
+	}
+	bw.Write(b)
+	return bw.Flush()
 }
 
 // writeGCMetrics writes the Prometheus text format for node_exporter's

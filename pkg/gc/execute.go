@@ -131,7 +131,7 @@ func (p *Plan) Execute(ctx context.Context, st store.Store, opts ExecOptions) (*
 		}()
 	}
 	var stopErr error
-	for _, c := range p.Candidates {
+	for c := range p.Candidates.All() {
 		if err := ctx.Err(); err != nil {
 			stopErr = err
 			break
@@ -169,15 +169,20 @@ type batchMover interface {
 func (p *Plan) sweepBatches(ctx context.Context, bm batchMover, res *Result, enc *json.Encoder, progress interface{ Add(int64) }) error {
 	// Large batches: each ends with an fsync of the directories it touched,
 	// which on a directory of a million entries costs tens of milliseconds.
+	// Keys are rendered from the plan one batch at a time.
 	const batch = 65536
-	for start := 0; start < len(p.Candidates); start += batch {
+	n := p.Candidates.Len()
+	cs := make([]Candidate, 0, min(n, batch))
+	moves := make([]store.InternalMove, 0, min(n, batch))
+	for start := 0; start < n; start += batch {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cs := p.Candidates[start:min(start+batch, len(p.Candidates))]
-		moves := make([]store.InternalMove, len(cs))
-		for i, c := range cs {
-			moves[i] = store.InternalMove{Key: c.Key, Name: TrashDir + "/" + res.Run + "/" + c.Key, Size: c.Size, ModTime: c.ModTime}
+		cs, moves = cs[:0], moves[:0]
+		for i := start; i < min(start+batch, n); i++ {
+			c := p.Candidates.At(i)
+			cs = append(cs, c)
+			moves = append(moves, store.InternalMove{Key: c.Key, Name: TrashDir + "/" + res.Run + "/" + c.Key, Size: c.Size, ModTime: c.ModTime})
 		}
 		for i, err := range bm.MoveManyToInternal(ctx, moves) {
 			c := cs[i]

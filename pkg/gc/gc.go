@@ -1,12 +1,18 @@
 // Package gc reclaims blobs that no session needs any more, without ever
 // losing one that is still in use.
 //
-// Work is split restic-style into a plan and its execution. Plan reads the
+// Work is split restic-style into a plan and its execution. MakePlan reads the
 // store and every session, and lists the candidates with their sizes; it
 // changes nothing. Execute is the only code that removes blobs, and it refuses
 // a plan that did not read everything. Removal is reversible by default: a
 // blob is moved into the store's trash (one folder per run) and Restore puts a
 // run back.
+//
+// A plan is built for stores of millions of blobs: it keeps about 60 bytes per
+// blob (a content-addressed key as its 32-byte digest in a ref.Index, size and
+// time in flat arrays) and its candidates as ids into them, 4 bytes each. Keys
+// are rendered when asked for: Plan.Candidates.All, the JSON encoding
+// (Candidates.WriteJSON streams it), and Execute, one batch at a time.
 //
 // The rules that keep data safe:
 //   - Retention is conservative (package ref): a blob counts as referenced when
@@ -22,10 +28,11 @@
 package gc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,8 +101,9 @@ type Plan struct {
 	Bytes      int64 `json:"bytes"`      // their bytes
 	Referenced int64 `json:"referenced"` // blobs sessions refer to (when sessions were read)
 
-	Candidates     []Candidate `json:"candidates"`
-	CandidateBytes int64       `json:"candidate_bytes"`
+	// Candidates are the blobs to remove, oldest first.
+	Candidates     Candidates `json:"candidates"`
+	CandidateBytes int64      `json:"candidate_bytes"`
 	// ReferencedCandidates counts candidates that sessions refer to (age policy
 	// without KeepReferenced): their references will dangle.
 	ReferencedCandidates int64     `json:"referenced_candidates"`
@@ -148,7 +156,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	if fence.IsZero() {
 		fence = time.Now()
 	}
-	p := &Plan{Store: opts.Store.Location(), Policy: opts.Policy, Fence: fence, Complete: true, Candidates: []Candidate{}, Problems: []string{}, MaxSize: opts.MaxSize}
+	p := &Plan{Store: opts.Store.Location(), Policy: opts.Policy, Fence: fence, Complete: true, Problems: []string{}, MaxSize: opts.MaxSize}
 	switch opts.Policy {
 	case Refcount:
 		p.Cutoff = fence.Add(-opts.MinAge)
@@ -157,19 +165,9 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 
 	// Mark: every blob into the index, then every session string marks it.
-	// Without sessions there is nothing to mark: no index.
-	var idx *ref.Index
-	if len(opts.Sessions) > 0 {
-		idx = ref.NewIndex()
-	}
-	// Per blob the plan keeps its size and time; the key is the index's (or,
-	// without sessions, kept here).
-	type blob struct {
-		size  int64
-		mtime int64 // Unix nanoseconds
-	}
-	var blobs []blob
-	var keys []string
+	// The index also keeps the keys, compactly; per blob the plan adds its
+	// size and time.
+	b := &blobs{idx: ref.NewIndex()}
 	list := opts.Store.List
 	if ul, ok := opts.Store.(interface {
 		ListUnordered(context.Context, string, func(store.Entry) error) error
@@ -182,12 +180,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		if !e.Regular() || blobname.IsTemporary(e.Key) {
 			return nil
 		}
-		if idx != nil {
-			idx.Add(e.Key)
-		} else {
-			keys = append(keys, e.Key)
-		}
-		blobs = append(blobs, blob{e.Size, e.ModTime.UnixNano()})
+		b.add(e.Key, e.Size, e.ModTime)
 		p.Blobs++
 		p.Bytes += e.Size
 		return nil
@@ -201,7 +194,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		sr, err := scan.Run(ctx, scan.Options{
 			Sources:   opts.Sessions,
 			Jobs:      opts.Jobs,
-			Text:      idx.Mark,
+			Text:      b.idx.Mark,
 			CountOnly: true,
 		})
 		if err != nil {
@@ -225,68 +218,72 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		p.Problems = append(p.Problems, "interrupted while planning")
 	}
 
-	// Sweep decision.
-	referenced := func(i int) bool { return p.SessionsRead && idx.Referenced(i) }
-	var candidates []Candidate
+	// Sweep decision. A candidate is its id, with the referenced bit; two
+	// passes, so that the list is allocated once, at its size.
 	cutoff := p.Cutoff.UnixNano()
-	for i, b := range blobs {
-		if referenced(i) {
+	candidate := func(i int) (id uint32, ok bool) {
+		referenced := p.SessionsRead && b.idx.Referenced(i)
+		switch {
+		case b.mtimes.at(i) >= cutoff:
+			return 0, false // young: its session may not be saved yet
+		case opts.Policy == Refcount && referenced:
+			return 0, false
+		case opts.Policy == Age && opts.KeepReferenced && referenced:
+			return 0, false
+		case referenced:
+			return uint32(i) | referencedBit, true
+		}
+		return uint32(i), true
+	}
+	n := 0
+	for i := range b.idx.Len() {
+		if p.SessionsRead && b.idx.Referenced(i) {
 			p.Referenced++
 		}
-		if b.mtime >= cutoff {
-			continue // young: its session may not be saved yet
+		if _, ok := candidate(i); ok {
+			n++
 		}
-		key := ""
-		if idx != nil {
-			key = idx.Key(i)
-		} else {
-			key = keys[i]
-		}
-		c := Candidate{Key: key, Size: b.size, ModTime: time.Unix(0, b.mtime), Referenced: referenced(i)}
-		switch {
-		case opts.Policy == Refcount && c.Referenced:
-			continue
-		case opts.Policy == Age && opts.KeepReferenced && c.Referenced:
-			continue
-		}
-		candidates = append(candidates, c)
 	}
-	sort.Slice(candidates, func(i, j int) bool {
-		a, b := candidates[i], candidates[j]
-		if !a.ModTime.Equal(b.ModTime) {
-			return a.ModTime.Before(b.ModTime)
+	ids := make([]uint32, 0, n)
+	for i := range b.idx.Len() {
+		if id, ok := candidate(i); ok {
+			ids = append(ids, id)
 		}
-		return a.Key < b.Key
+	}
+	slices.SortFunc(ids, func(x, y uint32) int {
+		i, j := int(x&^referencedBit), int(y&^referencedBit)
+		if c := cmp.Compare(b.mtimes.at(i), b.mtimes.at(j)); c != 0 {
+			return c
+		}
+		return b.idx.CompareKeys(i, j)
 	})
 	p.SizeAfter = p.Bytes
 	if opts.MaxSize > 0 {
 		// Oldest first, only as many as it takes to get under the cap.
-		var take []Candidate
-		for _, c := range candidates {
+		take := 0
+		for _, id := range ids {
 			if p.SizeAfter <= opts.MaxSize {
 				break
 			}
-			take = append(take, c)
-			p.SizeAfter -= c.Size
+			p.SizeAfter -= b.size(int(id &^ referencedBit))
+			take++
 		}
-		candidates = take
+		ids = slices.Clip(ids[:take])
 		p.CapMet = p.SizeAfter <= opts.MaxSize
 	} else {
-		for _, c := range candidates {
-			p.SizeAfter -= c.Size
+		for _, id := range ids {
+			p.SizeAfter -= b.size(int(id &^ referencedBit))
 		}
 	}
-	for _, c := range candidates {
-		p.CandidateBytes += c.Size
-		if c.Referenced {
+	for _, id := range ids {
+		p.CandidateBytes += b.size(int(id &^ referencedBit))
+		if id&referencedBit != 0 {
 			p.ReferencedCandidates++
 		}
 	}
-	if len(candidates) > 0 {
-		p.Oldest, p.Newest = candidates[0].ModTime, candidates[len(candidates)-1].ModTime
-	}
-	if candidates != nil {
-		p.Candidates = candidates
+	p.Candidates = Candidates{ids: ids, blobs: b}
+	if n := len(ids); n > 0 {
+		p.Oldest, p.Newest = p.Candidates.At(0).ModTime, p.Candidates.At(n-1).ModTime
 	}
 	return p, nil
 }
@@ -323,7 +320,7 @@ func (p *Plan) Check(g Guards) error {
 			Override: "--allow-no-references",
 		}
 	}
-	n := int64(len(p.Candidates))
+	n := int64(p.Candidates.Len())
 	if g.MaxDeleteCount > 0 && n > g.MaxDeleteCount {
 		return &RefusedError{
 			Reason:   fmt.Sprintf("the plan removes %d blobs, more than --max-delete %d", n, g.MaxDeleteCount),

@@ -91,8 +91,8 @@ func (f *fixture) plan(t testing.TB, opts gc.Options) *gc.Plan {
 
 func keys(p *gc.Plan) []string {
 	var out []string
-	for _, c := range p.Candidates {
-		out = append(out, c.Key)
+	for k := range p.Candidates.Keys() {
+		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out
@@ -152,7 +152,7 @@ func TestIncompletePlanDeletesNothing(t *testing.T) {
 	f.session(t, "ok.json")
 	must(t, os.WriteFile(filepath.Join(f.sess, "cut.json"), []byte(`{"messages": [`), 0o600))
 	p := f.plan(t, gc.Options{})
-	if p.Complete || len(p.Candidates) != 1 {
+	if p.Complete || p.Candidates.Len() != 1 {
 		t.Fatalf("complete=%v candidates=%v", p.Complete, keys(p))
 	}
 	if err := p.Check(gc.Guards{}); !errors.Is(err, gc.ErrIncomplete) || !strings.Contains(err.Error(), "cut.json") {
@@ -432,12 +432,12 @@ func TestBucket(t *testing.T) {
 	}
 	ap, err := gc.MakePlan(ctx, gc.Options{Store: st, Policy: gc.Age, MaxAge: 48 * time.Hour, Now: later})
 	must(t, err)
-	if len(ap.Candidates) != 3 {
+	if ap.Candidates.Len() != 3 {
 		t.Fatalf("age on S3: %v", keys(ap))
 	}
 	capped, err := gc.MakePlan(ctx, gc.Options{Store: st, Sessions: []sessions.Source{src}, Now: later, MaxSize: p.Bytes - 1})
 	must(t, err)
-	if len(capped.Candidates) != 1 || !capped.CapMet {
+	if capped.Candidates.Len() != 1 || !capped.CapMet {
 		t.Fatalf("size cap on S3: %v (met %v)", keys(capped), capped.CapMet)
 	}
 	res, err := p.Execute(ctx, st, gc.ExecOptions{})

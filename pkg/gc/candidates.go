@@ -1,0 +1,215 @@
+package gc
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"iter"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+)
+
+// Candidates are the blobs a plan would remove, oldest first (then by key).
+// They are held as ids into the plan's index of the store — 4 bytes each — and
+// a candidate's key is only rendered when it is asked for: by At, All, the
+// JSON encoding, or Execute, which renders one batch at a time.
+//
+// The zero value holds no candidate. In JSON, Candidates is an array of
+// Candidate objects, as a []Candidate would be.
+type Candidates struct {
+	ids   []uint32 // blob ids; referencedBit marks those sessions refer to
+	blobs *blobs
+}
+
+const referencedBit = 1 << 31
+
+// blobs are the store's blobs as a plan saw them: keys in the retention
+// index, and size and modification time by id.
+type blobs struct {
+	idx    *ref.Index
+	sizes  chunks[uint32] // bigSize: in bigSizes
+	mtimes chunks[int64]  // Unix nanoseconds
+	// bigSizes holds the sizes of 4 GiB and more (and any negative one).
+	bigSizes map[int]int64
+}
+
+const bigSize = 1<<32 - 1
+
+func (b *blobs) add(key string, size int64, mtime time.Time) {
+	id := b.idx.Add(key)
+	if size < 0 || size >= bigSize {
+		if b.bigSizes == nil {
+			b.bigSizes = map[int]int64{}
+		}
+		b.bigSizes[id] = size
+		b.sizes.add(bigSize)
+	} else {
+		b.sizes.add(uint32(size))
+	}
+	b.mtimes.add(mtime.UnixNano())
+}
+
+func (b *blobs) size(id int) int64 {
+	if s := b.sizes.at(id); s != bigSize {
+		return int64(s)
+	}
+	return b.bigSizes[id]
+}
+
+// Len is the number of candidates.
+func (c Candidates) Len() int { return len(c.ids) }
+
+// At returns candidate i, 0 <= i < Len().
+func (c Candidates) At(i int) Candidate {
+	id := c.ids[i]
+	n := int(id &^ referencedBit)
+	return Candidate{
+		Key:        c.blobs.idx.Key(n),
+		Size:       c.blobs.size(n),
+		ModTime:    time.Unix(0, c.blobs.mtimes.at(n)),
+		Referenced: id&referencedBit != 0,
+	}
+}
+
+// All yields the candidates in order.
+func (c Candidates) All() iter.Seq[Candidate] {
+	return func(yield func(Candidate) bool) {
+		for i := range c.ids {
+			if !yield(c.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Keys yields the candidates' keys in order.
+func (c Candidates) Keys() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for i := range c.ids {
+			if !yield(c.blobs.idx.Key(int(c.ids[i] &^ referencedBit))) {
+				return
+			}
+		}
+	}
+}
+
+// MarshalJSON renders the candidates as a JSON array of Candidate objects.
+// For many candidates, WriteJSON streams them instead.
+func (c Candidates) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := c.WriteJSON(&b, "", "")
+	return b.Bytes(), err
+}
+
+// WriteJSON writes the candidates to w as json.MarshalIndent(list, prefix,
+// indent) would write the equivalent []Candidate (as json.Marshal would when
+// prefix and indent are empty), rendering one candidate at a time, so that
+// memory does not grow with their number.
+func (c Candidates) WriteJSON(w io.Writer, prefix, indent string) error {
+	if len(c.ids) == 0 {
+		_, err := io.WriteString(w, "[]")
+		return err
+	}
+	pretty := prefix != "" || indent != ""
+	var nl1, nl2 []byte // line breaks before an element and before its fields
+	if pretty {
+		nl1 = []byte("\n" + prefix + indent)
+		nl2 = []byte("\n" + prefix + indent + indent)
+	}
+	field := func(b []byte, name string) []byte {
+		b = append(b, nl2...)
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		if pretty {
+			b = append(b, ' ')
+		}
+		return b
+	}
+	b := make([]byte, 0, 64<<10)
+	b = append(b, '[')
+	var key []byte
+	for i, id := range c.ids {
+		n := int(id &^ referencedBit)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, nl1...)
+		b = append(b, '{')
+		b = field(b, "key")
+		key = c.blobs.idx.AppendKey(key[:0], n)
+		b = appendJSONString(b, key)
+		b = append(b, ',')
+		b = field(b, "size")
+		b = strconv.AppendInt(b, c.blobs.size(n), 10)
+		b = append(b, ',')
+		b = field(b, "mod_time")
+		b = append(b, '"')
+		b = time.Unix(0, c.blobs.mtimes.at(n)).AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+		if id&referencedBit != 0 {
+			b = append(b, ',')
+			b = field(b, "referenced")
+			b = append(b, "true"...)
+		}
+		b = append(b, nl1...)
+		b = append(b, '}')
+		if len(b) >= 60<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	if pretty {
+		b = append(b, '\n')
+		b = append(b, prefix...)
+	}
+	b = append(b, ']')
+	_, err := w.Write(b)
+	return err
+}
+
+// appendJSONString appends s as encoding/json renders a string: plain
+// printable ASCII as it is, anything else through encoding/json itself.
+func appendJSONString(b, s []byte) []byte {
+	for _, c := range s {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, err := json.Marshal(string(s))
+			if err != nil { // not for a string
+				panic(err)
+			}
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// chunks is an append-only array in chunks of chunkLen elements: growing it
+// never copies what it holds, so that a million blobs cost no transient second
+// copy. A small one stays small: its first chunk grows as a slice does.
+type chunks[T any] struct {
+	c [][]T
+}
+
+const chunkBits = 16
+const chunkLen = 1 << chunkBits
+
+func (c *chunks[T]) add(v T) {
+	if n := len(c.c); n == 0 || len(c.c[n-1]) == chunkLen {
+		var next []T
+		if n > 0 {
+			next = make([]T, 0, chunkLen)
+		}
+		c.c = append(c.c, next)
+	}
+	last := &c.c[len(c.c)-1]
+	*last = append(*last, v)
+}
+
+func (c *chunks[T]) at(i int) T { return c.c[i>>chunkBits][i&(chunkLen-1)] }

@@ -1,0 +1,25 @@
+package gc
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+)
+
+// TestBlobSizes: sizes are kept in 32 bits, those of 4 GiB and more aside.
+func TestBlobSizes(t *testing.T) {
+	b := &blobs{idx: ref.NewIndex()}
+	sizes := []int64{0, 1, bigSize - 1, bigSize, 5 << 30, 1 << 62, -1}
+	for i, s := range sizes {
+		b.add(string(rune('a'+i))+".bin", s, time.Unix(0, int64(i)))
+	}
+	for i, s := range sizes {
+		if got := b.size(i); got != s {
+			t.Errorf("size of blob %d = %d, want %d", i, got, s)
+		}
+		if got := b.mtimes.at(i); got != int64(i) {
+			t.Errorf("time of blob %d = %d", i, got)
+		}
+	}
+}
