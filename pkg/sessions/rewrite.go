@@ -28,8 +28,10 @@ type Change struct {
 // RewriteOptions tune [Rewriter.Rewrite].
 //
 // Edit, Prepare and Committed are called one at a time, from the goroutine that
-// called Rewrite, and never while the rewriter holds a lock on the store: they may
-// take their time, and may even write to the store themselves.
+// called Rewrite, and never inside one of the rewriter's write transactions: they
+// may take their time. A read snapshot may be open meanwhile (Edit is called as
+// units are read): rows can still be written by others, except in a SQLite
+// database without WAL, where a reader blocks writers.
 type RewriteOptions struct {
 	// Prepare is called with each change before it is committed (journal it and
 	// fsync there); an error skips that change and stops the rewrite.
