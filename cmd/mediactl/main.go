@@ -84,6 +84,7 @@ e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
 			scanCommand(),
 			verifyCommand(),
 			gcCommand(),
+			migrateCommand(),
 			versionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
@@ -91,7 +92,7 @@ e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
 			return usageErr("see 'mediactl --help'", "%v", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(stderr, "mediactl: error: no command %q; the commands are scan, verify, gc, version\n", name)
+			fmt.Fprintf(stderr, "mediactl: error: no command %q; the commands are scan, verify, gc, migrate, version\n", name)
 		},
 	}
 	for _, cmd := range app.Commands {

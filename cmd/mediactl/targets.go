@@ -29,6 +29,9 @@ type targets struct {
 	stores  []store.Store
 	sources []sessions.Source
 	bases   []string // directories relative references are relative to
+	// sessionSpecs are the sources as given (or as a layout chose them), for
+	// commands that open them again for writing.
+	sessionSpecs []string
 }
 
 func (t *targets) Close() {
@@ -89,7 +92,7 @@ func openTargets(c *cli.Context, g *global) (*targets, error) {
 		return nil, usageErr("", "%d session sources given, at most %d are supported", len(sessionSpecs), scan.MaxSources)
 	}
 
-	t := &targets{bases: bases}
+	t := &targets{bases: bases, sessionSpecs: sessionSpecs}
 	ok := false
 	defer func() {
 		if !ok {
