@@ -295,3 +295,54 @@ func testCofferMigration(t *testing.T, be backend) {
 		t.Fatalf("after rollback:\n%s\nwant\n%s", after, before)
 	}
 }
+
+// cancelAfter cancels a context once n bytes were read for upload.
+type cancelAfter struct {
+	n      int64
+	read   int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Add(n int64) {
+	c.read += n
+	if c.read >= c.n {
+		c.cancel()
+	}
+}
+
+// TestResume: a copy interrupted halfway continues where it stopped: nothing
+// proven is uploaded again, nothing is missing at the end. On every backend.
+func TestResume(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var total int64
+			for i := range 12 {
+				body := bytes.Repeat([]byte{byte(i)}, 64<<10+i)
+				writeBlob(t, dir, body, ".bin")
+				total += int64(len(body))
+			}
+			src := openLocal(t, dir)
+			dst := openBucket(t, be.bucket(t, "resume"))
+			jpath := filepath.Join(t.TempDir(), "j.jsonl")
+			ctx, cancel := context.WithCancel(context.Background())
+			j := journal(t, jpath)
+			rep, err := migrate.Copy(ctx, migrate.Options{From: src, To: dst, Journal: j, Jobs: 1, Progress: &cancelAfter{n: total / 2, cancel: cancel}})
+			must(t, err)
+			if !rep.Interrupted || rep.Copied == 0 || rep.Copied >= 12 {
+				t.Fatalf("first run: %+v", rep)
+			}
+			first := rep.Copied
+			must(t, j.Close())
+			rep = copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, jpath)})
+			if rep.Resumed != first || rep.Copied+rep.Existing != 12-first || rep.Failed != 0 {
+				t.Fatalf("rerun after %d copies: %+v", first, rep)
+			}
+			n := 0
+			must(t, dst.List(context.Background(), "", func(store.Entry) error { n++; return nil }))
+			if n != 12 {
+				t.Fatalf("the bucket holds %d objects, want 12", n)
+			}
+		})
+	}
+}
