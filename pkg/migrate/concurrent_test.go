@@ -111,13 +111,6 @@ func TestRewriteBesideAWriter(t *testing.T) {
 	if rr.Changed != 2 || rr.Busy != 0 {
 		t.Fatalf("after the agent stopped: %+v", rr)
 	}
-	rd, err := sessions.Open(ctx, sessDir, sessions.Options{})
-	must(t, err)
-	defer rd.Close()
-	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, []string{root}, func(string) bool { return true }, 0)
-	must(t, err)
-	if ck.StillLocal != 0 || !ck.Complete {
-		t.Fatalf("still local after the agent stopped: %+v", ck.List)
-	}
+	noneLocal(t, sessDir, src, root)
 	t.Logf("agent appended %d and %d messages, all kept", appended[0].Load(), appended[1].Load())
 }

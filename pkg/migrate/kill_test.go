@@ -125,14 +125,7 @@ func TestKillNineAtAnyPoint(t *testing.T) {
 	if _, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j}); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := sessions.Open(ctx, sessDir, sessions.Options{})
-	must(t, err)
-	defer rd.Close()
-	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, []string{root}, func(string) bool { return true }, 0)
-	must(t, err)
-	if ck.StillLocal != 0 || !ck.Complete {
-		t.Fatalf("after the rerun %d references are still local", ck.StillLocal)
-	}
+	noneLocal(t, sessDir, src, root)
 	if n := checkSessions(t, sessDir, inbound, dst); n != 120 {
 		t.Fatalf("%d references rewritten, want 120", n)
 	}
@@ -145,6 +138,19 @@ func TestKillNineAtAnyPoint(t *testing.T) {
 		if after[name] != b {
 			t.Fatalf("%s after rollback differs from the original", name)
 		}
+	}
+}
+
+// noneLocal fails the test when a session in sessDir still points into src.
+func noneLocal(t *testing.T, sessDir string, src store.Store, root string) {
+	t.Helper()
+	rd, err := sessions.Open(context.Background(), sessDir, sessions.Options{})
+	must(t, err)
+	defer rd.Close()
+	ck, err := migrate.Check(context.Background(), []sessions.Source{rd}, src, []string{root}, func(string) bool { return true }, 0)
+	must(t, err)
+	if ck.StillLocal != 0 || !ck.Complete {
+		t.Fatalf("%d references still point at the local store (complete %v): %+v", ck.StillLocal, ck.Complete, ck.List)
 	}
 }
 
