@@ -117,23 +117,25 @@ func TestCandidatesJSON(t *testing.T) {
 func TestCandidatesOrder(t *testing.T) {
 	f := newFixture(t)
 	f.session(t, "s.json")
+	// Three times, each shared by several blobs, which then go by key.
+	base := time.Now().Truncate(time.Second)
 	var want []string
 	for i := range 40 {
 		k := f.blob(t, fmt.Sprint("blob ", i), 48*time.Hour)
-		mt := time.Now().Add(-time.Duration(48+i%3) * time.Hour).Truncate(time.Second)
+		mt := base.Add(-time.Duration(48+i%3) * time.Hour)
 		must(t, os.Chtimes(filepath.Join(f.inbound, k), mt, mt))
 		want = append(want, fmt.Sprintf("%d %s", 2-i%3, k))
 	}
 	must(t, os.MkdirAll(filepath.Join(f.inbound, "sub"), 0o700))
 	must(t, os.WriteFile(filepath.Join(f.inbound, "sub", name("x")), []byte("x"), 0o600))
-	old := time.Now().Add(-49 * time.Hour).Truncate(time.Second)
+	old := base.Add(-49 * time.Hour)
 	must(t, os.Chtimes(filepath.Join(f.inbound, "sub", name("x")), old, old))
 	want = append(want, "1 sub/"+name("x"))
 	slices.Sort(want)
 	p := f.plan(t, gc.Options{})
 	var got []string
 	for c := range p.Candidates.All() {
-		got = append(got, fmt.Sprintf("%d %s", 2-(int(time.Since(c.ModTime).Hours())-48), c.Key))
+		got = append(got, fmt.Sprintf("%d %s", 2-(int(base.Sub(c.ModTime)/time.Hour)-48), c.Key))
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("order\n%v\nwant\n%v", got, want)
