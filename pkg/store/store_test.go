@@ -10,30 +10,14 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	"github.com/fsouza/fake-gcs-server/fakestorage"
-
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
-)
-
-// Environment of the emulator-backed tests.
-const (
-	// AzuriteEnv holds the host:port of a running Azurite blob service, as printed
-	// by scripts/services/azurite.sh start.
-	AzuriteEnv = "MEDIACTL_TEST_AZURITE"
-
-	// The Azurite development account and its published key
-	// (https://learn.microsoft.com/azure/storage/common/storage-use-azurite).
-	azuriteAccount = "devstoreaccount1"
-	azuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
 var ctx = context.Background()
@@ -176,30 +160,11 @@ func TestS3Multipart(t *testing.T) {
 }
 
 // TestGCS runs the suite against GCS as emulated by an in-process fake-gcs-server.
-// gcsblob's default URL opener honors STORAGE_EMULATOR_HOST (host:port, no scheme):
-// it then skips credentials and talks plain HTTP to that host.
 func TestGCS(t *testing.T) {
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		Scheme:     "http",
-		Host:       "127.0.0.1",
-		PublicHost: "127.0.0.1",
-		Writer:     io.Discard,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	u, err := url.Parse(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("STORAGE_EMULATOR_HOST", u.Host)
-
+	srv := storetest.StartGCS(t)
 	var n atomic.Int64
 	storetest.Run(t, func(t *testing.T) store.Store {
-		name := uniqueName("bucket", n.Add(1))
-		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: name})
-		return openT(t, "gs://"+name)
+		return openT(t, srv.Bucket(t, uniqueName("bucket", n.Add(1))))
 	})
 }
 
@@ -210,31 +175,8 @@ func TestGCS(t *testing.T) {
 // which sets MEDIACTL_TEST_AZURITE=127.0.0.1:PORT. Without it the test is skipped,
 // except on CI (CI=true) where it fails.
 func TestAzure(t *testing.T) {
-	addr := os.Getenv(AzuriteEnv)
-	if addr == "" {
-		msg := "azurite not running: start it with scripts/services/azurite.sh (eval \"$(scripts/services/azurite.sh start)\" sets " + AzuriteEnv + ")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	// azureblob's default URL opener reads these once, on first use: shared-key
-	// credentials for the Azurite development account.
-	t.Setenv("AZURE_STORAGE_ACCOUNT", azuriteAccount)
-	t.Setenv("AZURE_STORAGE_KEY", azuriteKey)
-
-	var n atomic.Int64
+	srv := storetest.StartAzurite(t)
 	storetest.Run(t, func(t *testing.T) store.Store {
-		name := uniqueName("container", n.Add(1))
-		s := openT(t, "azblob://"+name+"?protocol=http&domain="+url.QueryEscape(addr)+"&localemu=true")
-		var c *container.Client
-		if !s.(*store.BucketStore).Blob().As(&c) {
-			t.Fatal("azblob bucket does not expose *container.Client")
-		}
-		if _, err := c.Create(ctx, nil); err != nil {
-			t.Fatalf("creating container %s on Azurite at %s: %v", name, addr, err)
-		}
-		t.Cleanup(func() { _, _ = c.Delete(context.Background(), nil) })
-		return s
+		return openT(t, srv.Container(t, "container"))
 	})
 }
