@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -465,44 +464,12 @@ func TestBucket(t *testing.T) {
 	}
 }
 
-// throttle answers S3's 503 SlowDown to the first three delete requests of
-// every key — more than the SDK retries on its own — before passing requests
-// on to the real (gofakes3) server.
-type throttle struct {
-	next    http.Handler
-	mu      sync.Mutex
-	seen    map[string]int
-	refused int
-}
-
-func (t *throttle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodDelete {
-		t.mu.Lock()
-		t.seen[r.URL.Path]++
-		refuse := t.seen[r.URL.Path] <= 3
-		if refuse {
-			t.refused++
-		}
-		t.mu.Unlock()
-		if refuse {
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-			return
-		}
-	}
-	t.next.ServeHTTP(w, r)
-}
-
 // TestBucketThrottled: a bucket that keeps answering 503 SlowDown to deletes,
 // longer than the SDK retries on its own, still gets swept and restored
 // completely: gc backs off and tries again; nothing is lost on the way.
 func TestBucketThrottled(t *testing.T) {
-	var th *throttle
-	srv := storetest.StartS3(t, func(h http.Handler) http.Handler {
-		th = &throttle{next: h, seen: map[string]int{}}
-		return th
-	})
+	th, wrap := storetest.NewSlowDown(http.MethodDelete, 3)
+	srv := storetest.StartS3(t, wrap)
 	ctx := context.Background()
 	st, err := store.Open(ctx, srv.Bucket(t, "slow"))
 	must(t, err)
@@ -514,15 +481,15 @@ func TestBucketThrottled(t *testing.T) {
 	must(t, err)
 	res, err := p.Execute(ctx, st, gc.ExecOptions{Jobs: 8})
 	must(t, err)
-	if res.Trashed != 2 || len(res.Failed) != 0 || th.refused < 6 {
-		t.Fatalf("trashed %d, failed %v, 503s answered %d", res.Trashed, res.Failed, th.refused)
+	if res.Trashed != 2 || len(res.Failed) != 0 || th.Refused() < 6 {
+		t.Fatalf("trashed %d, failed %v, 503s answered %d", res.Trashed, res.Failed, th.Refused())
 	}
 	rr, err := gc.Restore(ctx, st, res.Run)
 	must(t, err)
 	if rr.Restored != 2 {
 		t.Fatalf("restored %d", rr.Restored)
 	}
-	t.Logf("2 blobs swept and restored through %d SlowDown answers", th.refused)
+	t.Logf("2 blobs swept and restored through %d SlowDown answers", th.Refused())
 }
 
 // TestTrashDir: with the trash in a folder of its own, a sweep, the list of

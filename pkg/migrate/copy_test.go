@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -226,42 +225,11 @@ func TestSelection(t *testing.T) {
 	}
 }
 
-// slowDown answers 503 SlowDown to the first uploads, more often than the SDK
-// retries by itself.
-type slowDown struct {
-	next    http.Handler
-	mu      sync.Mutex
-	refused int
-	budget  int
-}
-
-func (s *slowDown) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPut {
-		s.mu.Lock()
-		refuse := s.refused < s.budget
-		if refuse {
-			s.refused++
-		}
-		s.mu.Unlock()
-		if refuse {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-			return
-		}
-	}
-	s.next.ServeHTTP(w, r)
-}
-
 // TestThrottled: a server that answers 503 for a while still gets every blob,
 // each proven.
 func TestThrottled(t *testing.T) {
-	var sd *slowDown
-	srv := storetest.StartS3(t, func(h http.Handler) http.Handler {
-		sd = &slowDown{next: h, budget: 8}
-		return sd
-	})
+	sd, wrap := storetest.NewSlowDown(http.MethodPut, 3)
+	srv := storetest.StartS3(t, wrap)
 	dir := t.TempDir()
 	for i := range 4 {
 		writeBlob(t, dir, fmt.Appendf(nil, "blob %d", i), ".bin")
@@ -272,8 +240,8 @@ func TestThrottled(t *testing.T) {
 	if rep.Copied != 4 || rep.Failed != 0 {
 		t.Fatalf("report %+v", rep)
 	}
-	if sd.refused != sd.budget {
-		t.Fatalf("the server refused %d uploads, want %d", sd.refused, sd.budget)
+	if sd.Refused() != 12 {
+		t.Fatalf("the server refused %d uploads, want 12", sd.Refused())
 	}
 }
 

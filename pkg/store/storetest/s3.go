@@ -1,10 +1,12 @@
 package storetest
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -57,4 +59,50 @@ func (s *S3) Bucket(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return "s3://" + name + "?" + s.Query()
+}
+
+// SlowDown makes an S3 server answer 503 SlowDown — S3's "reduce your request
+// rate" — to the first PerKey requests of one method for every key, before it
+// passes requests on. Three or more outlast the retries of the AWS SDK itself,
+// so a caller's own backoff is what gets the work done.
+type SlowDown struct {
+	method string
+	perKey int
+
+	mu      sync.Mutex
+	seen    map[string]int
+	refused int
+}
+
+// NewSlowDown returns a SlowDown for method and its wrap function for StartS3.
+func NewSlowDown(method string, perKey int) (*SlowDown, func(http.Handler) http.Handler) {
+	s := &SlowDown{method: method, perKey: perKey, seen: map[string]int{}}
+	return s, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == s.method {
+				s.mu.Lock()
+				s.seen[r.URL.Path]++
+				refuse := s.seen[r.URL.Path] <= s.perKey
+				if refuse {
+					s.refused++
+				}
+				s.mu.Unlock()
+				if refuse {
+					io.Copy(io.Discard, r.Body)
+					w.Header().Set("Content-Type", "application/xml")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Refused is how many requests were answered 503 so far.
+func (s *SlowDown) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
 }
