@@ -115,10 +115,13 @@ type estimate struct {
 }
 
 type deleteReport struct {
-	Candidates int64      `json:"candidates"`
-	Kept       int64      `json:"kept_referenced"`
-	Result     *gc.Result `json:"result,omitempty"`
-	Refused    string     `json:"refused,omitempty"`
+	Candidates int64 `json:"candidates"`
+	Kept       int64 `json:"kept_referenced"`
+	// CopyGone are sources kept because their copy is no longer in the
+	// destination as proven.
+	CopyGone []migrate.Problem `json:"kept_copy_gone"`
+	Result   *gc.Result        `json:"result,omitempty"`
+	Refused  string            `json:"refused,omitempty"`
 }
 
 func runMigrate(c *cli.Context) error {
@@ -339,9 +342,12 @@ func runMigrate(c *cli.Context) error {
 			code = worse(code, exitFound)
 		}
 		if deleteSource {
-			rep.Delete = deleteSources(c, g, src, j, ck, cr, code)
+			rep.Delete = deleteSources(c, g, src, dstStore, j, ck, code)
 			if rep.Delete.Result != nil && len(rep.Delete.Result.Failed) > 0 {
 				code = worse(code, exitIncomplete)
+			}
+			if len(rep.Delete.CopyGone) > 0 {
+				code = worse(code, exitFound)
 			}
 		}
 	}
@@ -371,8 +377,8 @@ func copyCode(r *migrate.Report) int {
 // deleteSources moves the proven sources that no session points at into the
 // gc trash. It refuses when anything before it was incomplete: a source is
 // only removed on complete knowledge.
-func deleteSources(c *cli.Context, g *global, src store.Store, j *migrate.Journal, ck *migrate.CheckReport, cr *migrate.Report, code int) *deleteReport {
-	d := &deleteReport{}
+func deleteSources(c *cli.Context, g *global, src, dst store.Store, j *migrate.Journal, ck *migrate.CheckReport, code int) *deleteReport {
+	d := &deleteReport{CopyGone: []migrate.Problem{}}
 	switch {
 	case !ck.Complete:
 		d.Refused = "not every session could be read, so it is unknown which sources are still in use; nothing was deleted"
@@ -381,13 +387,12 @@ func deleteSources(c *cli.Context, g *global, src store.Store, j *migrate.Journa
 		d.Refused = "an earlier step was incomplete; nothing was deleted (run again)"
 		return d
 	}
-	var cands []gc.Candidate
-	for key, p := range j.State().Copied {
-		if ck.Referenced[key] {
-			d.Kept++
-			continue
-		}
-		cands = append(cands, gc.Candidate{Key: key, Size: p.Size, ModTime: time.Unix(0, p.ModTime)})
+	d.Kept = int64(len(ck.Referenced))
+	cands, gone, err := migrate.Deletable(c.Context, j, dst, ck.Referenced, c.Int("jobs"))
+	d.CopyGone = append(d.CopyGone, gone...)
+	if err != nil {
+		d.Refused = err.Error()
+		return d
 	}
 	d.Candidates = int64(len(cands))
 	if len(cands) == 0 {
@@ -555,11 +560,14 @@ func printMigrate(g *global, rep *migrateReport) error {
 		switch {
 		case d.Refused != "":
 			fmt.Fprintf(w, "delete-source refused: %s\n", printable(d.Refused))
-		case d.Result != nil:
+		default:
+			listProblems(w, "source kept", d.CopyGone, int64(len(d.CopyGone)))
+			if d.Result == nil {
+				fmt.Fprintf(w, "delete-source: nothing to move (%d still referenced, %d copies not in place)\n", d.Kept, len(d.CopyGone))
+				break
+			}
 			fmt.Fprintf(w, "moved %d sources (%s) to trash run %s; %d still referenced and kept, %d changed since the copy and kept; undo with: mediactl migrate rollback --journal %s\n",
 				d.Result.Trashed, humanize.IBytes(uint64(d.Result.Bytes)), d.Result.Run, d.Kept, len(d.Result.Skipped), printable(rep.Journal))
-		default:
-			fmt.Fprintf(w, "delete-source: nothing to move (%d still referenced)\n", d.Kept)
 		}
 	}
 	fmt.Fprintf(w, "journal: %s\n", printable(rep.Journal))

@@ -59,8 +59,9 @@ type migrateV1 struct {
 		Problems   []string  `json:"problems"`
 	} `json:"check"`
 	Delete *struct {
-		Candidates int64 `json:"candidates"`
-		Kept       int64 `json:"kept_referenced"`
+		Candidates int64       `json:"candidates"`
+		Kept       int64       `json:"kept_referenced"`
+		CopyGone   []problemV1 `json:"kept_copy_gone"`
 		Result     *struct {
 			Run     string                         `json:"run"`
 			Trashed int64                          `json:"trashed"`

@@ -263,3 +263,29 @@ func TestBandwidthLimit(t *testing.T) {
 		t.Fatalf("1 MiB at 512 KiB/s took %.2fs", rep.Seconds)
 	}
 }
+
+// TestDeletable: a source whose copy vanished or was replaced since it was
+// proven, or that a session still references, is never offered for deletion.
+func TestDeletable(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	var names []string
+	for i := range 4 {
+		names = append(names, writeBlob(t, dir, fmt.Appendf(nil, "blob %d", i), ".bin"))
+	}
+	src := openLocal(t, dir)
+	dst := openBucket(t, srv.Bucket(t, "media"))
+	j := journal(t, filepath.Join(t.TempDir(), "j"))
+	copyAll(t, migrate.Options{From: src, To: dst, Journal: j})
+	must(t, dst.Delete(ctx, names[0]))
+	must(t, dst.Put(ctx, names[1], strings.NewReader("replaced"), store.PutOptions{}))
+	cands, kept, err := migrate.Deletable(ctx, j, dst, map[string]bool{names[2]: true}, 2)
+	must(t, err)
+	if len(cands) != 1 || cands[0].Key != names[3] || cands[0].Size != int64(len("blob 3")) {
+		t.Fatalf("candidates %+v", cands)
+	}
+	if len(kept) != 2 || !strings.Contains(kept[0].Reason+kept[1].Reason, "gone") || !strings.Contains(kept[0].Reason+kept[1].Reason, "no longer the proven one") {
+		t.Fatalf("kept %+v", kept)
+	}
+}
