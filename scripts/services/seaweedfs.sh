@@ -32,6 +32,9 @@
 # Environment:
 #   SEAWEEDFS_PORT           first S3 port to try (default 8333; the next free one is used if busy)
 #   SEAWEEDFS_START_TIMEOUT  seconds to wait for the server to be ready (default 120)
+#   SEAWEEDFS_RUN_DIR        folder of the server's pid, port, log and data (default
+#                            <cache>/seaweedfs/run): another folder is another server,
+#                            e.g. a benchmark's, which a test run's stop leaves alone
 #   MEDIACTL_CACHE_DIR       cache root (default: <repo>/.cache)
 set -euo pipefail
 
@@ -48,7 +51,7 @@ cache_root=${MEDIACTL_CACHE_DIR:-$repo_root/.cache}
 weed_root=$cache_root/seaweedfs
 src_dir=$weed_root/src
 bin=$weed_root/$WEED_VERSION/weed
-run_dir=$weed_root/run
+run_dir=$(realpath -m -- "${SEAWEEDFS_RUN_DIR:-$weed_root/run}")
 data_dir=$run_dir/data
 pid_file=$run_dir/weed.pid
 port_file=$run_dir/weed.port
