@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -22,6 +23,9 @@ import (
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
+
+// migrateGCPercent is the collector's GOGC during migrate, unless GOGC is set.
+const migrateGCPercent = 200
 
 // migrateSchema versions the JSON document of `migrate -o json`; see docs/migrate.md.
 const migrateSchema = "mediactl.migrate/v1"
@@ -131,6 +135,12 @@ func runMigrate(c *cli.Context) error {
 	}
 	if c.NArg() > 0 {
 		return usageErr("the subcommand is rollback; give the store with --store", "unexpected argument %q", c.Args().First())
+	}
+	if os.Getenv("GOGC") == "" {
+		// Copying keeps little alive (buffers, the journal's proofs) and
+		// allocates per request: collecting at 50% growth, the default of the
+		// reading commands, would spend CPU the uploads need.
+		defer debug.SetGCPercent(debug.SetGCPercent(migrateGCPercent))
 	}
 	to := c.String("to")
 	if to == "" {

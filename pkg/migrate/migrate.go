@@ -77,6 +77,10 @@ type Options struct {
 	BandwidthLimit int64
 	// PartSize is the multipart part size in bytes (0: the driver's default).
 	PartSize int
+	// PartConcurrency is how many parts of one large blob are uploaded at
+	// once; 0 keeps about 16 parts in flight over all jobs (at least 2 per
+	// blob). Each part in flight holds a buffer of PartSize bytes.
+	PartConcurrency int
 
 	// Overwrite replaces objects that exist with other content (conflicts)
 	// instead of reporting them.
@@ -188,6 +192,9 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = DefaultJobs
+	}
+	if m.opts.PartConcurrency <= 0 {
+		m.opts.PartConcurrency = max(2, 16/jobs)
 	}
 	start := time.Now()
 	work := make(chan job, jobs*4)
@@ -478,10 +485,11 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 			return err
 		}
 		return m.to.Put(ctx, e.Key, src, store.PutOptions{
-			ContentType: ContentType(e.Key, head),
-			Metadata:    map[string]string{MetadataKey: want},
-			IfNotExist:  !m.opts.Overwrite,
-			PartSize:    m.opts.PartSize,
+			ContentType:     ContentType(e.Key, head),
+			Metadata:        map[string]string{MetadataKey: want},
+			IfNotExist:      !m.opts.Overwrite,
+			PartSize:        m.opts.PartSize,
+			PartConcurrency: m.opts.PartConcurrency,
 		})
 	}
 	err := store.RetryThrottled(ctx, attempt)

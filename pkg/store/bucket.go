@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -401,7 +402,11 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 	if err != nil {
 		return s.errorf("put", key, err)
 	}
-	_, err = io.Copy(w, ctxReader{ctx, r})
+	// blob.Writer's own ReadFrom allocates a fresh 1 MiB buffer per object;
+	// for many small blobs that churn, not the network, would set the pace.
+	bp := copyBuffers.Get().(*[]byte)
+	_, err = io.CopyBuffer(writerOnly{w}, ctxReader{ctx, r}, *bp)
+	copyBuffers.Put(bp)
 	if err == nil {
 		err = ctx.Err() // some drivers would still publish what they buffered
 	}
@@ -418,6 +423,12 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 	}
 	return nil
 }
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// writerOnly hides a writer's ReadFrom, so that io.CopyBuffer uses the buffer
+// it is given.
+type writerOnly struct{ io.Writer }
 
 // Delete removes key; a missing key returns an error wrapping ErrNotExist.
 func (s *BucketStore) Delete(ctx context.Context, key string) error {
