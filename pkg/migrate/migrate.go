@@ -154,6 +154,31 @@ func (r *Report) Complete() bool { return !r.Interrupted && r.Failed == 0 }
 // blob this run selected that is not a conflict, corrupt or skipped.
 func (r *Report) Proven() int64 { return r.Copied + r.Existing + r.Resumed }
 
+// defaultPartSize is the S3 transfer manager's part size when PartSize is 0.
+const defaultPartSize = 8 << 20
+
+func partConcurrency(opts Options) int {
+	if opts.PartConcurrency > 0 {
+		return opts.PartConcurrency
+	}
+	return max(2, 16/max(opts.Jobs, 1))
+}
+
+// BufferBytes estimates the upload buffers Copy holds at once with opts: for
+// each job uploading a large blob, a part being read and the parts in flight.
+// The command uses it as the collector's soft memory limit.
+func BufferBytes(opts Options) int64 {
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = DefaultJobs
+	}
+	part := int64(opts.PartSize)
+	if part <= 0 {
+		part = defaultPartSize
+	}
+	return int64(jobs) * int64(partConcurrency(Options{Jobs: jobs, PartConcurrency: opts.PartConcurrency})+1) * part
+}
+
 var errDigestMismatch = errors.New("sha256 of the bytes read differs")
 
 // Copy uploads the selected blobs of opts.From to opts.To and proves each copy.
@@ -193,9 +218,7 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 	if jobs <= 0 {
 		jobs = DefaultJobs
 	}
-	if m.opts.PartConcurrency <= 0 {
-		m.opts.PartConcurrency = max(2, 16/jobs)
-	}
+	m.opts.PartConcurrency = partConcurrency(opts)
 	start := time.Now()
 	work := make(chan job, jobs*4)
 	var wg sync.WaitGroup
