@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -91,8 +92,13 @@ e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageErr("see 'mediactl --help'", "%v", err)
 		},
-		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(stderr, "mediactl: error: no command %q; the commands are scan, verify, gc, migrate, version\n", name)
+		// Without a command: help; with an unknown one: a usage error (exit 2),
+		// so that a script calling a command this version lacks notices.
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("the commands are scan, verify, gc, migrate and version; see 'mediactl --help'", "no command %q", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
 		},
 	}
 	for _, cmd := range app.Commands {
@@ -175,7 +181,20 @@ func globals(c *cli.Context) (*global, error) {
 	default:
 		return nil, usageErr("use --log-format text or json", "unknown log format %q", f)
 	}
+	// Libraries (the S3 transfer manager) report through the standard
+	// logger; their notices are details for --log-level debug, not lines on
+	// every run's stderr.
+	log.SetFlags(0)
+	log.SetOutput(libraryLog{g.log})
 	return g, nil
+}
+
+// libraryLog forwards the standard logger to mediactl's own, at debug level.
+type libraryLog struct{ l *slog.Logger }
+
+func (w libraryLog) Write(p []byte) (int, error) {
+	w.l.Debug(strings.TrimSpace(string(p)), "from", "library")
+	return len(p), nil
 }
 
 // note tells the operator something about how the command was set up (which
