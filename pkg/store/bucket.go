@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -132,6 +133,14 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 
 	s := &BucketStore{scheme: u.Scheme}
 	open := &url.URL{Scheme: u.Scheme, RawQuery: q.Encode()}
+	if u.Scheme == "s3" && !q.Has("response_checksum_validation") {
+		// Every reader here hashes what it reads against the blob's name or its
+		// sha256 metadata; the SDK's own check adds nothing but a warning on
+		// stderr for each multipart object, whose checksum it cannot validate.
+		oq := maps.Clone(q)
+		oq.Set("response_checksum_validation", "when_required")
+		open.RawQuery = oq.Encode()
+	}
 	var loc url.URL
 	switch u.Scheme {
 	case "s3", "gs", "azblob":
@@ -194,6 +203,7 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 	// Location: the URL an operator would pass back, credentials-free (the
 	// parameter check above admits no secrets), with the prefix in its place.
 	loc = *open
+	loc.RawQuery = q.Encode() // as given, without what was added for the SDK
 	switch u.Scheme {
 	case "s3", "gs", "azblob":
 		loc.Path = "/" + prefix
@@ -422,6 +432,17 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 		return s.errorf("put", key, err)
 	}
 	return nil
+}
+
+// s3MultipartThreshold is the size from which the S3 transfer manager uploads
+// in parts; such objects have no MD5 (their ETag is not one).
+const s3MultipartThreshold = 16 << 20
+
+// ReportsMD5 says whether Stat can report an MD5 for an object of size bytes
+// written by Put: false for S3 objects large enough to go up in parts. A
+// writer that checks copies by MD5 need not compute one then.
+func (s *BucketStore) ReportsMD5(size int64) bool {
+	return !(s.scheme == "s3" && size >= s3MultipartThreshold)
 }
 
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
