@@ -289,3 +289,17 @@ func TestDeletable(t *testing.T) {
 		t.Fatalf("kept %+v", kept)
 	}
 }
+
+// TestMissingBucket: a destination that does not exist stops the run with one
+// error naming it, before any blob is tried.
+func TestMissingBucket(t *testing.T) {
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	writeBlob(t, dir, []byte("x"), ".bin")
+	src := openLocal(t, dir)
+	dst := openBucket(t, "s3://no-such-bucket?"+srv.Query())
+	_, err := migrate.Copy(context.Background(), migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j"))})
+	if err == nil || !strings.Contains(err.Error(), "does not exist: create the bucket first") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/usage"
 )
 
 // MetadataKey is the object metadata entry that holds a copy's sha256 (lower-case
@@ -219,6 +220,9 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 		jobs = DefaultJobs
 	}
 	m.opts.PartConcurrency = partConcurrency(opts)
+	if err := preflight(ctx, opts.To); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	work := make(chan job, jobs*4)
 	var wg sync.WaitGroup
@@ -252,6 +256,22 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 		return m.rep, listErr
 	}
 	return m.rep, nil
+}
+
+var errEnough = errors.New("enough")
+
+// preflight reads the first entry of the destination, so that a bucket that
+// does not exist or credentials that do not work stop the run with one clear
+// error instead of one failure per blob.
+func preflight(ctx context.Context, to store.Store) error {
+	err := to.List(ctx, "", func(store.Entry) error { return errEnough })
+	switch {
+	case err == nil || errors.Is(err, errEnough):
+		return nil
+	case errors.Is(err, store.ErrNotExist):
+		return fmt.Errorf("migrate: the destination %s does not exist: create the bucket first (migrate never creates one): %w: %w", to.Location(), usage.Err, err)
+	}
+	return fmt.Errorf("migrate: the destination %s cannot be listed: %w", to.Location(), err)
 }
 
 type job struct {
@@ -518,6 +538,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 			IfNotExist:      !m.opts.Overwrite,
 			PartSize:        m.opts.PartSize,
 			PartConcurrency: m.opts.PartConcurrency,
+			CallerVerifies:  src.md5 != nil, // prove compares the MD5
 		})
 	}
 	err := store.RetryThrottled(ctx, attempt)

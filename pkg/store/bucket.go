@@ -43,7 +43,12 @@ import (
 // need a content hash of every object must not rely on MD5; migrate records
 // "sha256" in Metadata for that reason.
 type BucketStore struct {
-	b        *blob.Bucket
+	b *blob.Bucket
+	// unsummed, for S3 when the URL leaves the request checksum to the
+	// default, is the same bucket opened so that the SDK neither hashes nor
+	// checksums what it uploads: for Puts whose caller checks the stored
+	// object's MD5 itself (PutOptions.CallerVerifies).
+	unsummed *blob.Bucket
 	scheme   string
 	name     string
 	prefix   string
@@ -199,6 +204,21 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 		b = blob.PrefixedBucket(b, prefix)
 	}
 	s.b = b
+	if u.Scheme == "s3" && !q.Has("request_checksum_calculation") {
+		uq := open.Query()
+		uq.Set("request_checksum_calculation", "when_required")
+		uo := *open
+		uo.RawQuery = uq.Encode()
+		ub, err := blob.OpenBucket(ctx, uo.String())
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("store %s: open bucket: %w", redact(open), err)
+		}
+		if prefix != "" {
+			ub = blob.PrefixedBucket(ub, prefix)
+		}
+		s.unsummed = ub
+	}
 
 	// Location: the URL an operator would pass back, credentials-free (the
 	// parameter check above admits no secrets), with the prefix in its place.
@@ -253,7 +273,12 @@ func (s *BucketStore) Name() string { return s.name }
 func (s *BucketStore) Prefix() string { return s.prefix }
 
 // Close releases the bucket.
-func (s *BucketStore) Close() error { return s.b.Close() }
+func (s *BucketStore) Close() error {
+	if s.unsummed != nil {
+		s.unsummed.Close()
+	}
+	return s.b.Close()
+}
 
 // errorf wraps err with the store location, the operation and the key, mapping
 // gocloud's NotFound to ErrNotExist.
@@ -402,7 +427,11 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 	// Canceling wctx before Close makes the driver abort the upload.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := s.b.NewWriter(wctx, key, &blob.WriterOptions{
+	b := s.b
+	if opts.CallerVerifies && s.unsummed != nil {
+		b = s.unsummed
+	}
+	w, err := b.NewWriter(wctx, key, &blob.WriterOptions{
 		ContentType:    opts.ContentType,
 		Metadata:       opts.Metadata,
 		IfNotExist:     opts.IfNotExist,

@@ -75,6 +75,11 @@ type PutOptions struct {
 	// Zero lets the driver choose. Local stores ignore them.
 	PartSize        int
 	PartConcurrency int
+	// CallerVerifies says the caller reads the stored object's MD5 back and
+	// compares it with the bytes it sent (see BucketStore.ReportsMD5), so the
+	// upload itself need not be hashed by the SDK: on S3 over plain HTTP that
+	// is a second sha256 of every byte. Set it only for such objects.
+	CallerVerifies bool
 }
 
 // Store is a place that holds blobs. Implementations are safe for concurrent use.
