@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mediactl/mediactl/pkg/chunked"
 	"github.com/mediactl/mediactl/pkg/ref"
 )
 
@@ -30,8 +31,8 @@ const referencedBit = 1 << 31
 // index, and size and modification time by id.
 type blobs struct {
 	idx    *ref.Index
-	sizes  chunks[uint32] // bigSize: in bigSizes
-	mtimes chunks[int64]  // Unix nanoseconds
+	sizes  chunked.Array[uint32] // bigSize: in bigSizes
+	mtimes chunked.Array[int64]  // Unix nanoseconds
 	// bigSizes holds the sizes of 4 GiB and more (and any negative one).
 	bigSizes map[int]int64
 }
@@ -45,15 +46,15 @@ func (b *blobs) add(key string, size int64, mtime time.Time) {
 			b.bigSizes = map[int]int64{}
 		}
 		b.bigSizes[id] = size
-		b.sizes.add(bigSize)
+		b.sizes.Add(bigSize)
 	} else {
-		b.sizes.add(uint32(size))
+		b.sizes.Add(uint32(size))
 	}
-	b.mtimes.add(mtime.UnixNano())
+	b.mtimes.Add(mtime.UnixNano())
 }
 
 func (b *blobs) size(id int) int64 {
-	if s := b.sizes.at(id); s != bigSize {
+	if s := b.sizes.At(id); s != bigSize {
 		return int64(s)
 	}
 	return b.bigSizes[id]
@@ -69,7 +70,7 @@ func (c Candidates) At(i int) Candidate {
 	return Candidate{
 		Key:        c.blobs.idx.Key(n),
 		Size:       c.blobs.size(n),
-		ModTime:    time.Unix(0, c.blobs.mtimes.at(n)),
+		ModTime:    time.Unix(0, c.blobs.mtimes.At(n)),
 		Referenced: id&referencedBit != 0,
 	}
 }
@@ -148,7 +149,7 @@ func (c Candidates) WriteJSON(w io.Writer, prefix, indent string) error {
 		b = append(b, ',')
 		b = field(b, "mod_time")
 		b = append(b, '"')
-		b = time.Unix(0, c.blobs.mtimes.at(n)).AppendFormat(b, time.RFC3339Nano)
+		b = time.Unix(0, c.blobs.mtimes.At(n)).AppendFormat(b, time.RFC3339Nano)
 		b = append(b, '"')
 		if id&referencedBit != 0 {
 			b = append(b, ',')
@@ -189,27 +190,3 @@ func appendJSONString(b, s []byte) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
-
-// chunks is an append-only array in chunks of chunkLen elements: growing it
-// never copies what it holds, so that a million blobs cost no transient second
-// copy. A small one stays small: its first chunk grows as a slice does.
-type chunks[T any] struct {
-	c [][]T
-}
-
-const chunkBits = 16
-const chunkLen = 1 << chunkBits
-
-func (c *chunks[T]) add(v T) {
-	if n := len(c.c); n == 0 || len(c.c[n-1]) == chunkLen {
-		var next []T
-		if n > 0 {
-			next = make([]T, 0, chunkLen)
-		}
-		c.c = append(c.c, next)
-	}
-	last := &c.c[len(c.c)-1]
-	*last = append(*last, v)
-}
-
-func (c *chunks[T]) at(i int) T { return c.c[i>>chunkBits][i&(chunkLen-1)] }

@@ -18,7 +18,7 @@ func TestBlobSizes(t *testing.T) {
 		if got := b.size(i); got != s {
 			t.Errorf("size of blob %d = %d, want %d", i, got, s)
 		}
-		if got := b.mtimes.at(i); got != int64(i) {
+		if got := b.mtimes.At(i); got != int64(i) {
 			t.Errorf("time of blob %d = %d", i, got)
 		}
 	}

@@ -224,7 +224,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	candidate := func(i int) (id uint32, ok bool) {
 		referenced := p.SessionsRead && b.idx.Referenced(i)
 		switch {
-		case b.mtimes.at(i) >= cutoff:
+		case b.mtimes.At(i) >= cutoff:
 			return 0, false // young: its session may not be saved yet
 		case opts.Policy == Refcount && referenced:
 			return 0, false
@@ -252,7 +252,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	slices.SortFunc(ids, func(x, y uint32) int {
 		i, j := int(x&^referencedBit), int(y&^referencedBit)
-		if c := cmp.Compare(b.mtimes.at(i), b.mtimes.at(j)); c != 0 {
+		if c := cmp.Compare(b.mtimes.At(i), b.mtimes.At(j)); c != 0 {
 			return c
 		}
 		return b.idx.CompareKeys(i, j)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/chunked"
 )
 
 // Index holds the blobs of a store and marks those that some session string
@@ -39,8 +40,8 @@ import (
 // content-addressed blob in all.
 type Index struct {
 	n       int
-	digests chunks[blobname.Digest] // by id; zero for other names
-	names   chunks[uint32]          // by id: a kind, or otherName|i for others[i]
+	digests chunked.Array[blobname.Digest] // by id; zero for other names
+	names   chunked.Array[uint32]          // by id: a kind, or otherName|i for others[i]
 	kinds   []kind
 	kindIDs map[kind]uint32
 	others  []string // keys without a content-addressed name
@@ -118,8 +119,8 @@ func (x *Index) Add(key string) int {
 		name |= uint32(len(x.others))
 		x.others = append(x.others, key)
 	}
-	x.digests.add(n.Digest) // zero when not content-addressed
-	x.names.add(name)
+	x.digests.Add(n.Digest) // zero when not content-addressed
+	x.names.Add(name)
 	x.n++
 	return id
 }
@@ -151,8 +152,8 @@ func (x *Index) AppendKey(dst []byte, id int) []byte {
 	if s, ok := x.other(id); ok {
 		return append(dst, s...)
 	}
-	k := x.kinds[x.names.at(id)]
-	d := x.digests.at(id)
+	k := x.kinds[x.names.At(id)]
+	d := x.digests.At(id)
 	dst = append(dst, k.dir...)
 	dst = hex.AppendEncode(dst, d[:])
 	return append(dst, k.ext...)
@@ -160,11 +161,11 @@ func (x *Index) AppendKey(dst []byte, id int) []byte {
 
 // CompareKeys compares the keys of blobs a and b as strings.Compare would.
 func (x *Index) CompareKeys(a, b int) int {
-	na, nb := x.names.at(a), x.names.at(b)
+	na, nb := x.names.At(a), x.names.At(b)
 	if na&otherName == 0 && nb&otherName == 0 && x.kinds[na].dir == x.kinds[nb].dir {
 		// The same folder, then 64 lower-case hex digits, whose order is
 		// their digests' byte order, then the extension.
-		da, db := x.digests.at(a), x.digests.at(b)
+		da, db := x.digests.At(a), x.digests.At(b)
 		if c := bytes.Compare(da[:], db[:]); c != 0 {
 			return c
 		}
@@ -175,7 +176,7 @@ func (x *Index) CompareKeys(a, b int) int {
 }
 
 func (x *Index) other(id int) (string, bool) {
-	if n := x.names.at(id); n&otherName != 0 {
+	if n := x.names.At(id); n&otherName != 0 {
 		return x.others[n&^otherName], true
 	}
 	return "", false
@@ -190,7 +191,7 @@ func (x *Index) Lookup(key string) (int, bool) {
 		if ok {
 			found := -1
 			x.eachWithDigest(&n.Digest, func(id uint32) {
-				if found < 0 && x.names.at(int(id)) == kid {
+				if found < 0 && x.names.At(int(id)) == kid {
 					found = int(id)
 				}
 			})
@@ -301,7 +302,7 @@ func tableSize(n int) int { return n + n/2 + 1 }
 func slot(h uint64, n int) int { return int((h >> 32) * uint64(n) >> 32) }
 
 func (x *Index) insertDigest(id uint32) {
-	d := x.digests.at(int(id))
+	d := x.digests.At(int(id))
 	i := slot(maphash.Bytes(x.seed, d[:]), len(x.byDigest))
 	for {
 		e := x.byDigest[i]
@@ -309,7 +310,7 @@ func (x *Index) insertDigest(id uint32) {
 			x.byDigest[i] = id + 1
 			return
 		}
-		if x.digests.at(int(e-1)) == d {
+		if x.digests.At(int(e-1)) == d {
 			if x.moreDigest == nil {
 				x.moreDigest = map[uint32][]uint32{}
 			}
@@ -333,7 +334,7 @@ func (x *Index) eachWithDigest(d *blobname.Digest, fn func(uint32)) {
 		if e == 0 {
 			return
 		}
-		if x.digests.at(int(e-1)) == *d {
+		if x.digests.At(int(e-1)) == *d {
 			fn(e - 1)
 			for _, id := range x.moreDigest[e-1] {
 				fn(id)
@@ -349,7 +350,7 @@ func (x *Index) eachWithDigest(d *blobname.Digest, fn func(uint32)) {
 // A token entry is id<<1 for a blob's name, id<<1|1 for its stem; the table
 // holds entry+1.
 func (x *Index) tokenOf(entry uint32) string {
-	name := path.Base(x.others[x.names.at(int(entry>>1))&^otherName])
+	name := path.Base(x.others[x.names.At(int(entry>>1))&^otherName])
 	if entry&1 != 0 {
 		return stemOf(name)
 	}

@@ -220,7 +220,7 @@ func TestIndexAddAfterMarkPanics(t *testing.T) {
 
 // TestIndexManyBlobs crosses chunk boundaries and checks every key and mark.
 func TestIndexManyBlobs(t *testing.T) {
-	const n = 3*chunkLen + 17
+	const n = 3*65536 + 17 // three chunks of pkg/chunked and some
 	x := NewIndex()
 	key := func(i int) string { return fmt.Sprintf("%064x.png", i*7919) }
 	for i := range n {

@@ -32,9 +32,18 @@ func StartS3(t testing.TB, wrap func(http.Handler) http.Handler) *S3 {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
+	setAWSEnv(t, "mediactl-test", "mediactl-test-secret")
+	return &S3{Backend: backend, Endpoint: srv.URL}
+}
+
+// setAWSEnv gives the test static credentials and points the AWS config files
+// at nothing, so that no client goes looking for cloud credentials or a
+// metadata endpoint.
+func setAWSEnv(t testing.TB, key, secret string) {
 	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID":           "mediactl-test",
-		"AWS_SECRET_ACCESS_KEY":       "mediactl-test-secret",
+		"AWS_ACCESS_KEY_ID":           key,
+		"AWS_SECRET_ACCESS_KEY":       secret,
+		"AWS_SESSION_TOKEN":           "",
 		"AWS_EC2_METADATA_DISABLED":   "true",
 		"AWS_REGION":                  "us-east-1",
 		"AWS_PROFILE":                 "",
@@ -43,7 +52,6 @@ func StartS3(t testing.TB, wrap func(http.Handler) http.Handler) *S3 {
 	} {
 		t.Setenv(k, v)
 	}
-	return &S3{Backend: backend, Endpoint: srv.URL}
 }
 
 // Query is the URL query that reaches this server: endpoint, path-style

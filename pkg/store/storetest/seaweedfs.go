@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -53,18 +52,7 @@ func SeaweedFS(t testing.TB) *Seaweed {
 	if s.AccessKey == "" || s.SecretKey == "" {
 		t.Fatalf("%s is set but %s or %s is not: eval the whole line that scripts/services/seaweedfs.sh start prints", SeaweedEnv, SeaweedKeyEnv, SeaweedSecretEnv)
 	}
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID":           s.AccessKey,
-		"AWS_SECRET_ACCESS_KEY":       s.SecretKey,
-		"AWS_SESSION_TOKEN":           "",
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_REGION":                  "us-east-1",
-		"AWS_PROFILE":                 "",
-		"AWS_CONFIG_FILE":             filepath.Join(t.TempDir(), "no-config"),
-		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "no-credentials"),
-	} {
-		t.Setenv(k, v)
-	}
+	setAWSEnv(t, s.AccessKey, s.SecretKey)
 	return s
 }
 
