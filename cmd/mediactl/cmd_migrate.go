@@ -52,7 +52,9 @@ that no session points at any more are moved to the gc trash (see 'mediactl gc r
 Every step goes to a journal (--journal; by default .mediactl/migrate/ inside the store):
 killed at any point, run the same command again and it continues where it stopped. An object
 that already exists with the same size and sha256 is skipped; one with other content is a
-conflict, never overwritten without --overwrite.
+conflict, never overwritten without --overwrite. Session files modified within
+--rewrite-min-idle (1m) may be in the agent's hands and are left alone as busy: stop the
+agent (and pass --rewrite-min-idle 0), or run again later.
 
 ` + exitCodesHelp,
 		Flags: append(targetFlags(),
