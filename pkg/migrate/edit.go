@@ -97,15 +97,24 @@ func (r *Replacer) Find(place ref.Place, unit []byte) (UnitEdits, error) {
 			}
 		}
 	}
-	if isJSON(unit, document) {
+	walked := false
+	if document || looksLikeJSON(unit) {
 		h := &stringFinder{unit: unit, raws: raws, add: add}
-		if err := jsonwalk.NewBytes(unit, h, jsonwalk.Limits{}).Run(); err != nil {
+		err := jsonwalk.NewBytes(unit, h, jsonwalk.Limits{}).Run()
+		if err == nil {
+			err = h.err
+		}
+		switch {
+		case err == nil:
+			walked = true
+		case document:
 			return UnitEdits{}, fmt.Errorf("%s: %w (left unchanged)", place, err)
+		default:
+			// A value that only looks like JSON is text.
+			out.Edits, found = nil, map[string]bool{}
 		}
-		if h.err != nil {
-			return UnitEdits{}, fmt.Errorf("%s: %w (left unchanged)", place, h.err)
-		}
-	} else {
+	}
+	if !walked {
 		add(unit, 0, false)
 	}
 	for _, raw := range raws {
@@ -117,26 +126,15 @@ func (r *Replacer) Find(place ref.Place, unit []byte) (UnitEdits, error) {
 	return out, nil
 }
 
-// isJSON reports whether a unit is handled as JSON: documents always, column
-// values when they hold a JSON object or array.
-func isJSON(unit []byte, document bool) bool {
-	if document {
-		return true
-	}
+// looksLikeJSON reports whether a column value holds a JSON object or array,
+// as the extractor treats it; the walk over it decides.
+func looksLikeJSON(unit []byte) bool {
 	t := bytes.TrimSpace(unit)
-	if len(t) < 2 || !(t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
-		return false
-	}
-	return jsonwalk.NewBytes(unit, nopHandler{}, jsonwalk.Limits{}).Run() == nil
+	return len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']')
 }
 
-type nopHandler struct{}
-
-func (nopHandler) Begin(*jsonwalk.Walker, byte) error           { return nil }
-func (nopHandler) End(*jsonwalk.Walker, byte) error             { return nil }
-func (nopHandler) String(*jsonwalk.Walker, []byte, int64) error { return nil }
-func (h *stringFinder) Begin(*jsonwalk.Walker, byte) error      { return nil }
-func (h *stringFinder) End(*jsonwalk.Walker, byte) error        { return nil }
+func (h *stringFinder) Begin(*jsonwalk.Walker, byte) error { return nil }
+func (h *stringFinder) End(*jsonwalk.Walker, byte) error   { return nil }
 func (h *stringFinder) String(_ *jsonwalk.Walker, s []byte, off int64) error {
 	hit := false
 	for _, raw := range h.raws {

@@ -57,12 +57,11 @@ type RewriteReport struct {
 	ProblemList []UnitNote `json:"problem_list"`
 	// Busy counts session files left alone because they were modified within
 	// MinIdle; run again later.
-	Busy         int64      `json:"busy"`
-	BusyList     []UnitNote `json:"busy_list"`
-	Interrupted  bool       `json:"interrupted"`
-	maxListed    int
-	mu           sync.Mutex
-	pendingEdits map[string][]Replacement
+	Busy        int64      `json:"busy"`
+	BusyList    []UnitNote `json:"busy_list"`
+	Interrupted bool       `json:"interrupted"`
+	maxListed   int
+	mu          sync.Mutex
 }
 
 // Complete reports whether every unit was read and every intended change made.
@@ -81,7 +80,7 @@ func newRewriteReport(maxListed int) *RewriteReport {
 	if maxListed <= 0 {
 		maxListed = 10000
 	}
-	return &RewriteReport{KeptList: []UnitNote{}, ProblemList: []UnitNote{}, BusyList: []UnitNote{}, maxListed: maxListed, pendingEdits: map[string][]Replacement{}}
+	return &RewriteReport{KeptList: []UnitNote{}, ProblemList: []UnitNote{}, BusyList: []UnitNote{}, maxListed: maxListed}
 }
 
 // Rewrite replaces, in every source, each reference to a migrated blob by the
@@ -95,19 +94,23 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	// The replacements of each unit between its Edit and its Prepare (a batch
+	// of rows is edited before it is prepared). The rewriters call Edit,
+	// Prepare and Committed one at a time, so the map needs no lock.
+	pending := map[string][]Replacement{}
 	edit := func(place ref.Place, old []byte) ([]byte, error) {
-		if opts.MinIdle > 0 && place.Table == "" && place.Document != "" {
-			if fi, err := os.Lstat(place.Document); err == nil && now.Sub(fi.ModTime()) < opts.MinIdle {
-				if ue, err := opts.Replacer.Find(place, old); err == nil && len(ue.Edits) > 0 {
-					rep.note(&rep.Busy, &rep.BusyList, UnitNote{place, fmt.Sprintf("modified %s ago, less than the idle time %s: the agent may be writing it; run again later", now.Sub(fi.ModTime()).Round(time.Second), opts.MinIdle)})
-				}
-				return nil, nil
-			}
-		}
+		id := unitID(place)
+		delete(pending, id) // a retry edits fresh bytes
 		ue, err := opts.Replacer.Find(place, old)
 		if err != nil {
 			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{place, err.Error()})
 			return nil, nil
+		}
+		if len(ue.Edits) > 0 && opts.MinIdle > 0 && place.Table == "" && place.Document != "" {
+			if fi, err := os.Lstat(place.Document); err == nil && now.Sub(fi.ModTime()) < opts.MinIdle {
+				rep.note(&rep.Busy, &rep.BusyList, UnitNote{place, fmt.Sprintf("modified %s ago, less than the idle time %s: the agent may be writing it; run again later", now.Sub(fi.ModTime()).Round(time.Second), opts.MinIdle)})
+				return nil, nil
+			}
 		}
 		for _, k := range ue.Kept {
 			rep.note(&rep.Kept, &rep.KeptList, UnitNote{place, k})
@@ -119,15 +122,11 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", place, err)
 		}
-		rep.mu.Lock()
-		rep.pendingEdits[pendingID(place, old)] = ue.Edits
-		rep.mu.Unlock()
+		pending[id] = ue.Edits
 		return out, nil
 	}
 	prepare := func(c sessions.Change) error {
-		rep.mu.Lock()
-		edits := rep.pendingEdits[pendingID(c.Place, c.Old)]
-		rep.mu.Unlock()
+		edits := pending[unitID(c.Place)]
 		if edits == nil {
 			return fmt.Errorf("%s: a change nobody asked for", c.Place)
 		}
@@ -135,17 +134,13 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 		return opts.Journal.AppendSync(Record{T: "rewrite", Place: &place, OldSHA256: sha256Hex(c.Old), NewSHA256: sha256Hex(c.New), Edits: edits})
 	}
 	committed := func(c sessions.Change) {
-		rep.mu.Lock()
-		defer rep.mu.Unlock()
-		id := pendingID(c.Place, c.Old)
-		rep.References += int64(len(rep.pendingEdits[id]))
-		delete(rep.pendingEdits, id)
+		id := unitID(c.Place)
+		rep.References += int64(len(pending[id]))
+		delete(pending, id)
 	}
 	err := runRewriters(ctx, opts.Sources, rep, edit, sessions.RewriteOptions{Prepare: prepare, Committed: committed})
 	return rep, err
 }
-
-func pendingID(p ref.Place, old []byte) string { return unitID(p) + "\x00" + sha256Hex(old) }
 
 // runRewriters runs edit over every source. Problems confined to units are
 // noted in rep; an error stops everything.
