@@ -484,12 +484,12 @@ func journalName(dst store.Bucket) string {
 	return strings.Trim(regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(s, "_"), "_-")
 }
 
-// readJournalIfAny opens an existing journal read-only, for a dry run.
+// readJournalIfAny reads an existing journal without writing to it, for a dry run.
 func readJournalIfAny(path string) (*migrate.Journal, error) {
 	if !journalExists(path) {
 		return nil, nil
 	}
-	return migrate.OpenJournal(path)
+	return migrate.LoadJournal(path)
 }
 
 func estimateFor(r *migrate.Report, j *migrate.Journal) *estimate {

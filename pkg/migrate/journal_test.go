@@ -61,3 +61,23 @@ func FuzzReadJournal(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadJournal: reading a journal for a dry run changes nothing in it,
+// not even a torn last line, and appending to it fails.
+func TestLoadJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	body := "{\"t\":\"copied\",\"key\":\"" + dA + ".png\",\"size\":3,\"sha256\":\"" + dA + "\"}\n{\"t\":\"cop"
+	must(t, os.WriteFile(path, []byte(body), 0o600))
+	j, err := migrate.LoadJournal(path)
+	must(t, err)
+	if _, ok := j.Proven(dA + ".png"); !ok {
+		t.Fatal("the proven copy is not read")
+	}
+	if err := j.Append(migrate.Record{T: "start"}); err == nil {
+		t.Fatal("Append to a journal loaded for reading succeeded")
+	}
+	must(t, j.Close())
+	if b, _ := os.ReadFile(path); string(b) != body {
+		t.Fatalf("the journal changed:\n%s", b)
+	}
+}
