@@ -44,15 +44,19 @@ import (
 // "sha256" in Metadata for that reason.
 type BucketStore struct {
 	b *blob.Bucket
-	// unsummed, for S3 when the URL leaves the request checksum to the
-	// default, is the same bucket opened so that the SDK neither hashes nor
+	// unsummedURL, for S3 when the URL leaves the request checksum to the
+	// default, opens the same bucket so that the SDK neither hashes nor
 	// checksums what it uploads: for Puts whose caller checks the stored
-	// object's MD5 itself (PutOptions.CallerVerifies).
-	unsummed *blob.Bucket
-	scheme   string
-	name     string
-	prefix   string
-	location string
+	// object's MD5 itself (PutOptions.CallerVerifies). It is opened on the
+	// first such Put: only migrate makes them.
+	unsummedURL  string
+	unsummedOnce sync.Once
+	unsummed     *blob.Bucket
+	unsummedErr  error
+	scheme       string
+	name         string
+	prefix       string
+	location     string
 }
 
 var _ Bucket = (*BucketStore)(nil)
@@ -209,15 +213,7 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 		uq.Set("request_checksum_calculation", "when_required")
 		uo := *open
 		uo.RawQuery = uq.Encode()
-		ub, err := blob.OpenBucket(ctx, uo.String())
-		if err != nil {
-			b.Close()
-			return nil, fmt.Errorf("store %s: open bucket: %w", redact(open), err)
-		}
-		if prefix != "" {
-			ub = blob.PrefixedBucket(ub, prefix)
-		}
-		s.unsummed = ub
+		s.unsummedURL = uo.String()
 	}
 
 	// Location: the URL an operator would pass back, credentials-free (the
@@ -428,7 +424,16 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := s.b
-	if opts.CallerVerifies && s.unsummed != nil {
+	if opts.CallerVerifies && s.unsummedURL != "" {
+		s.unsummedOnce.Do(func() {
+			s.unsummed, s.unsummedErr = blob.OpenBucket(context.WithoutCancel(ctx), s.unsummedURL)
+			if s.unsummedErr == nil && s.prefix != "" {
+				s.unsummed = blob.PrefixedBucket(s.unsummed, s.prefix)
+			}
+		})
+		if s.unsummedErr != nil {
+			return s.errorf("put", key, s.unsummedErr)
+		}
 		b = s.unsummed
 	}
 	w, err := b.NewWriter(wctx, key, &blob.WriterOptions{
