@@ -24,6 +24,12 @@ import (
 // gcPlanGCPercent is the collector's GOGC during gc, unless GOGC is set.
 const gcPlanGCPercent = 20
 
+// trashDirFlag is --trash-dir, for gc and its subcommands and for migrate
+// --delete-source (when says when it applies, or is empty).
+func trashDirFlag(when string) cli.Flag {
+	return &cli.StringFlag{Name: "trash-dir", Usage: when + "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")}
+}
+
 // gcSchema versions the JSON document of `gc -o json`; see docs/gc.md.
 const gcSchema = "mediactl.gc/v1"
 
@@ -61,7 +67,7 @@ store's lock (exit 4). Each blob is checked again right before it is moved.
 			&cli.BoolFlag{Name: "keep-referenced", Usage: "age policy: keep blobs that sessions refer to (needs --sessions)", EnvVars: envVar("keep-referenced")},
 			&cli.StringFlag{Name: "max-size", Usage: "cap the store at this size (e.g. 50GiB), removing unreferenced blobs oldest first", EnvVars: envVar("max-size")},
 			&cli.BoolFlag{Name: "delete", Usage: "remove the planned blobs (without it, only the plan is shown)", EnvVars: envVar("delete")},
-			&cli.StringFlag{Name: "trash-dir", Usage: "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")},
+			trashDirFlag(""),
 			&cli.BoolFlag{Name: "no-trash", Usage: "delete permanently instead of moving into the trash (not reversible)", EnvVars: envVar("no-trash")},
 			&cli.StringFlag{Name: "max-delete", Value: "50%", Usage: "refuse a plan that removes more than this many blobs, or this percentage of the store", EnvVars: envVar("max-delete")},
 			&cli.BoolFlag{Name: "allow-no-references", Usage: "proceed although the sessions refer to no blob at all (usually a wrong --sessions path)", EnvVars: envVar("allow-no-references")},
@@ -75,19 +81,19 @@ store's lock (exit 4). Each blob is checked again right before it is moved.
 				Name:      "restore",
 				Usage:     "put the blobs of a trash run back into the store",
 				ArgsUsage: "RUN",
-				Flags:     append(append(targetFlags(), &cli.StringFlag{Name: "trash-dir", Usage: "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")}), commonFlags()...),
+				Flags:     append(append(targetFlags(), trashDirFlag("")), commonFlags()...),
 				Action:    runGCRestore,
 			},
 			{
 				Name:   "purge",
 				Usage:  "delete trash runs older than --older-than, for good",
-				Flags:  append(append(targetFlags(), &cli.StringFlag{Name: "older-than", Value: "7d", Usage: "purge runs that started longer ago than this", EnvVars: envVar("older-than")}, &cli.StringFlag{Name: "trash-dir", Usage: "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")}), commonFlags()...),
+				Flags:  append(append(targetFlags(), &cli.StringFlag{Name: "older-than", Value: "7d", Usage: "purge runs that started longer ago than this", EnvVars: envVar("older-than")}, trashDirFlag("")), commonFlags()...),
 				Action: runGCPurge,
 			},
 			{
 				Name:   "runs",
 				Usage:  "list the runs in the trash",
-				Flags:  append(append(targetFlags(), &cli.StringFlag{Name: "trash-dir", Usage: "keep the trash in this local directory (on the store's file system) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")}), commonFlags()...),
+				Flags:  append(append(targetFlags(), trashDirFlag("")), commonFlags()...),
 				Action: runGCRuns,
 			},
 		},

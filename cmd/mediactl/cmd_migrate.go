@@ -71,7 +71,7 @@ agent (and pass --rewrite-min-idle 0), or run again later.
 			&cli.StringFlag{Name: "rewrite-min-idle", Value: "1m", Usage: "leave session files modified more recently than this alone (the agent may be writing them); a later run rewrites them", EnvVars: envVar("rewrite-min-idle")},
 			&cli.StringFlag{Name: "rewrite-template", Usage: "the text a rewritten reference becomes: {url} (default), {scheme}, {bucket}, {prefix}, {key}, {name}, {sha256}", EnvVars: envVar("rewrite-template")},
 			&cli.BoolFlag{Name: "delete-source", Usage: "move sources whose copy is proven and that no session points at into the gc trash", EnvVars: envVar("delete-source")},
-			&cli.StringFlag{Name: "trash-dir", Usage: "with --delete-source: keep the trash in this local directory instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")},
+			trashDirFlag("with --delete-source: "),
 			&cli.StringFlag{Name: "journal", Usage: "the journal file (default: .mediactl/migrate/<destination>.jsonl inside a local store)", EnvVars: envVar("journal")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many problems of each kind (counts stay exact)", EnvVars: envVar("max-listed")},
 		),
