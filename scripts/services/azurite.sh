@@ -30,31 +30,10 @@ port_file=$run_dir/azurite.port
 log_file=$run_dir/azurite.log
 bin=$install_dir/node_modules/.bin/azurite-blob
 
-die() {
-	echo "azurite.sh: $*" >&2
-	exit 1
-}
-
-# port_open PORT: true when something accepts TCP connections on HOST:PORT.
-port_open() {
-	(exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
-}
-
-# running: true when the pid file names a live Azurite process.
-running() {
-	[[ -s $pid_file ]] || return 1
-	local pid
-	pid=$(<"$pid_file")
-	[[ $pid =~ ^[0-9]+$ ]] || return 1
-	kill -0 "$pid" 2>/dev/null || return 1
-	# Guard against a recycled pid: the process must be our Azurite.
-	if [[ -r /proc/$pid/cmdline ]]; then
-		local cmdline
-		cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
-		[[ $cmdline == *azurite* ]] || return 1
-	fi
-	return 0
-}
+SERVICE=azurite.sh
+PROCESS_PATTERN='*azurite*'
+# shellcheck source=lib.sh
+source "$script_dir/lib.sh"
 
 install() {
 	if [[ -x $bin ]] && grep -q "\"version\": \"$AZURITE_VERSION\"" "$install_dir/node_modules/azurite/package.json" 2>/dev/null; then

@@ -59,31 +59,10 @@ log_file=$run_dir/weed.log
 build_log=$weed_root/build.log
 lock_file=$weed_root/lock
 
-die() {
-	echo "seaweedfs.sh: $*" >&2
-	exit 1
-}
-
-# port_open PORT: true when something accepts TCP connections on HOST:PORT.
-port_open() {
-	(exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
-}
-
-# running: true when the pid file names a live `weed mini` process.
-running() {
-	[[ -s $pid_file ]] || return 1
-	local pid
-	pid=$(<"$pid_file")
-	[[ $pid =~ ^[0-9]+$ ]] || return 1
-	kill -0 "$pid" 2>/dev/null || return 1
-	# Guard against a recycled pid: the process must be our weed.
-	if [[ -r /proc/$pid/cmdline ]]; then
-		local cmdline
-		cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
-		[[ $cmdline == *weed*mini* ]] || return 1
-	fi
-	return 0
-}
+SERVICE=seaweedfs.sh
+PROCESS_PATTERN='*weed*mini*'
+# shellcheck source=lib.sh
+source "$script_dir/lib.sh"
 
 # lock: serialises builds and starts of concurrent callers (scripts/test.sh and a
 # benchmark, say) on the same cache. Held until the script exits.
