@@ -539,6 +539,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 			PartSize:        m.opts.PartSize,
 			PartConcurrency: m.opts.PartConcurrency,
 			CallerVerifies:  src.md5 != nil, // prove compares the MD5
+			SHA256:          want,
 		})
 	}
 	err := store.RetryThrottled(ctx, attempt)

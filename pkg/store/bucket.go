@@ -19,6 +19,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/mediactl/mediactl/pkg/blobname"
+
 	// The bucket kinds mediactl supports; see bucketParams.
 	_ "gocloud.dev/blob/azureblob"
 	_ "gocloud.dev/blob/fileblob"
@@ -45,11 +47,11 @@ import (
 type BucketStore struct {
 	b *blob.Bucket
 	// unsummedURL, for S3 when the URL leaves the request checksum to the
-	// default, opens the same bucket so that the SDK neither hashes nor
-	// checksums what it uploads: for Puts whose caller checks the stored
+	// default, opens the same bucket so that the SDK adds no checksum of its
+	// own to what it uploads: for Puts whose caller checks the stored
 	// object's MD5 itself (PutOptions.CallerVerifies). It is opened on the
 	// first such Put: only migrate makes them.
-	unsummedURL  string
+	unsummedURL  *url.URL
 	unsummedOnce sync.Once
 	unsummed     *blob.Bucket
 	unsummedErr  error
@@ -200,7 +202,7 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 	}
 	s.prefix = prefix
 
-	b, err := blob.OpenBucket(ctx, open.String())
+	b, err := openBucketURL(ctx, open)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: open bucket: %w", redact(open), err)
 	}
@@ -213,7 +215,7 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 		uq.Set("request_checksum_calculation", "when_required")
 		uo := *open
 		uo.RawQuery = uq.Encode()
-		s.unsummedURL = uo.String()
+		s.unsummedURL = &uo
 	}
 
 	// Location: the URL an operator would pass back, credentials-free (the
@@ -238,6 +240,14 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 		s.location = strings.Replace(s.location, "mem:", "mem://", 1)
 	}
 	return s, nil
+}
+
+// openBucketURL opens u with its gocloud driver; s3:// through openS3.
+func openBucketURL(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+	if u.Scheme == "s3" {
+		return openS3(ctx, u)
+	}
+	return blob.OpenBucket(ctx, u.String())
 }
 
 // redact renders u without user info, for messages.
@@ -424,9 +434,9 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := s.b
-	if opts.CallerVerifies && s.unsummedURL != "" {
+	if opts.CallerVerifies && s.unsummedURL != nil {
 		s.unsummedOnce.Do(func() {
-			s.unsummed, s.unsummedErr = blob.OpenBucket(context.WithoutCancel(ctx), s.unsummedURL)
+			s.unsummed, s.unsummedErr = openBucketURL(context.WithoutCancel(ctx), s.unsummedURL)
 			if s.unsummedErr == nil && s.prefix != "" {
 				s.unsummed = blob.PrefixedBucket(s.unsummed, s.prefix)
 			}
@@ -435,6 +445,13 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 			return s.errorf("put", key, s.unsummedErr)
 		}
 		b = s.unsummed
+	}
+	if opts.SHA256 != "" && s.scheme == "s3" {
+		d, ok := blobname.ParseDigest(opts.SHA256)
+		if !ok {
+			return s.errorf("put", key, fmt.Errorf("PutOptions.SHA256 %q is not a hex sha256", opts.SHA256))
+		}
+		wctx = withPayloadSHA256(wctx, d.String())
 	}
 	w, err := b.NewWriter(wctx, key, &blob.WriterOptions{
 		ContentType:    opts.ContentType,

@@ -39,6 +39,8 @@ func TestOpenUsageErrors(t *testing.T) {
 		filepath.Join(dir, "missing"):      "does not exist: create it first",
 		"s3:bucket":                        "write it as s3://",
 		file:                               "is not a directory",
+		"s3://bucket?ssetype=bogus":        `"bogus" is not a valid value for ssetype`,
+		"s3://bucket?use_path_style=maybe": "use_path_style=maybe: write true or false",
 	} {
 		s, err := store.Open(ctx, spec)
 		if err == nil {
@@ -72,6 +74,8 @@ func TestOpenBucketURLs(t *testing.T) {
 		{"s3://bucket/media?region=us-east-1", "s3", "bucket", "media/", "s3://bucket/media/?region=us-east-1"},
 		{"s3://bucket?prefix=media/&endpoint=http://127.0.0.1:9000&use_path_style=true", "s3", "bucket", "media/",
 			"s3://bucket/media/?endpoint=http%3A%2F%2F127.0.0.1%3A9000&use_path_style=true"},
+		{"s3://bucket?ssetype=aes256&accelerate=false&disable_https=true&s3ForcePathStyle=true", "s3", "bucket", "",
+			"s3://bucket?accelerate=false&disable_https=true&s3ForcePathStyle=true&ssetype=aes256"},
 		{"file://" + filepath.ToSlash(dir), "file", dir, "", "file://" + filepath.ToSlash(dir)},
 		{"file://" + filepath.ToSlash(dir) + "?prefix=x", "file", dir, "x/", "file://" + filepath.ToSlash(dir) + "?prefix=x%2F"},
 	} {

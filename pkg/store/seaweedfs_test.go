@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/mediactl/mediactl/pkg/store"
@@ -81,5 +82,66 @@ func TestSeaweedFSMultipart(t *testing.T) {
 		if err != nil || !bytes.Equal(got, c.data) {
 			t.Errorf("%s after the refused Put: %d bytes (%v), not the %d written first", c.key, len(got), err, len(c.data))
 		}
+	}
+}
+
+// TestSeaweedFSPayloadSHA256 checks PutOptions.SHA256 on a real S3 service: the
+// upload is signed with the given digest (not one the SDK computes from the
+// bytes), so the service rejects bytes that do not match it and stores nothing,
+// and accepts bytes that do, in one request and in parts alike.
+func TestSeaweedFSPayloadSHA256(t *testing.T) {
+	srv := storetest.SeaweedFS(t)
+	s := openT(t, srv.Bucket(t, "payload"))
+	defer s.Close()
+
+	hexSum := func(b []byte) string { d := sha256.Sum256(b); return hex.EncodeToString(d[:]) }
+	small := []byte("the bytes the digest was computed from")
+	other := []byte("other bytes, of another digest, sent")
+	large := make([]byte, 17<<20) // above the transfer manager's multipart threshold
+	rand.Read(large)
+
+	for _, c := range []struct {
+		name   string
+		data   []byte
+		sum    string
+		caller bool // CallerVerifies: the bucket without request checksums
+		ok     bool
+	}{
+		{"matching", small, hexSum(small), false, true},
+		{"matching, caller verifies", small, hexSum(small), true, true},
+		{"matching, upper-case hex", small, strings.ToUpper(hexSum(small)), true, true},
+		{"different bytes", other, hexSum(small), false, false},
+		{"different bytes, caller verifies", other, hexSum(small), true, false},
+		{"multipart", large, hexSum(large), false, true},
+		{"not a digest", small, "abc", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			key := strings.ReplaceAll(c.name, " ", "-")
+			key = strings.ReplaceAll(key, ",", "")
+			err := s.Put(ctx, key, bytes.NewReader(c.data), store.PutOptions{SHA256: c.sum, CallerVerifies: c.caller})
+			_, statErr := s.Stat(ctx, key)
+			if c.ok {
+				if err != nil || statErr != nil {
+					t.Fatalf("Put with the content's digest = %v; Stat = %v", err, statErr)
+				}
+				r, err := s.Open(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(r)
+				r.Close()
+				if err != nil || !bytes.Equal(got, c.data) {
+					t.Errorf("read back %d bytes (%v), want the %d written", len(got), err, len(c.data))
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Put of bytes whose sha256 is not %s succeeded", c.sum)
+			}
+			if !errors.Is(statErr, store.ErrNotExist) {
+				t.Errorf("after the rejected Put, Stat = %v, want ErrNotExist", statErr)
+			}
+			t.Logf("rejected: %v", err)
+		})
 	}
 }

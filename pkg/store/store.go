@@ -77,9 +77,15 @@ type PutOptions struct {
 	PartConcurrency int
 	// CallerVerifies says the caller reads the stored object's MD5 back and
 	// compares it with the bytes it sent (see BucketStore.ReportsMD5), so the
-	// upload itself need not be hashed by the SDK: on S3 over plain HTTP that
-	// is a second sha256 of every byte. Set it only for such objects.
+	// upload need not carry the SDK's own checksum (on S3 a CRC32 of every
+	// byte, computed in a second pass). Set it only for such objects.
 	CallerVerifies bool
+	// SHA256 is the content's sha256 in hex, when the caller knows it
+	// before the upload (content-addressed names carry it). An S3 upload in one
+	// request is then signed with it: the service checks the bytes it receives
+	// against it and rejects the upload when they differ, and the SDK does not
+	// read the content a second time to hash it. Other stores ignore it.
+	SHA256 string
 }
 
 // Store is a place that holds blobs. Implementations are safe for concurrent use.
