@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
 )
@@ -52,7 +53,7 @@ func TestScripts(t *testing.T) {
 				env.Setenv(k, os.Getenv(k))
 			}
 			env.Setenv("PGSCHEMA", fmt.Sprintf("e2e_%d_%d", os.Getpid(), s3.next.Load()))
-			if pg := os.Getenv("MEDIACTL_TEST_POSTGRES_URL"); pg != "" {
+			if pg := os.Getenv(sessionstest.PostgresEnv); pg != "" {
 				env.Setenv("PG_URL", pg)
 			}
 			return nil

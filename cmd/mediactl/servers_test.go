@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
 	"github.com/rogpeppe/go-internal/testscript"
 	"gocloud.dev/blob"
@@ -43,13 +44,8 @@ func condition(cond string) (bool, error) {
 	if cond != "pg" {
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
-	if os.Getenv("MEDIACTL_TEST_POSTGRES_URL") != "" {
-		return true, nil
-	}
-	if os.Getenv("CI") == "true" {
-		return false, fmt.Errorf("postgres not running: start it with scripts/services/postgres.sh (MEDIACTL_TEST_POSTGRES_URL unset)")
-	}
-	return false, nil
+	u, err := sessionstest.LookupPostgres()
+	return u != "", err
 }
 
 // pgexec @FILE | SQL...: run statements on the test PostgreSQL ($PG_URL), with

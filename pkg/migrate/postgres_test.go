@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
 )
@@ -22,13 +22,7 @@ import (
 // other tests' tables are not part of the source) and returns its URL.
 func postgresDatabase(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("MEDIACTL_TEST_POSTGRES_URL")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("postgres not running: start it with scripts/services/postgres.sh")
-		}
-		t.Skip("MEDIACTL_TEST_POSTGRES_URL not set: start a server with eval \"$(scripts/services/postgres.sh start)\"")
-	}
+	base := sessionstest.Postgres(t)
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, base)
 	must(t, err)

@@ -6,29 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 )
-
-// postgresURL returns the test server's URL from MEDIACTL_TEST_POSTGRES_URL (set by
-// eval "$(scripts/services/postgres.sh start)"). Without it the test is skipped,
-// except in CI, where a missing server is a failure.
-func postgresURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv("MEDIACTL_TEST_POSTGRES_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("postgres not running: start it with scripts/services/postgres.sh")
-		}
-		t.Skip("MEDIACTL_TEST_POSTGRES_URL not set: start a server with eval \"$(scripts/services/postgres.sh start)\"")
-	}
-	return u
-}
 
 // pgFixture is a schema of its own, with agent-runs' messages table (formats.md,
 // C), a table with a composite key and a table without a primary key. It is
@@ -44,7 +29,7 @@ const agentRunsAttachment = `{"attachments": [{"mime": "image/png", "path": "age
 func newPGFixture(t *testing.T) *pgFixture {
 	t.Helper()
 	ctx := context.Background()
-	u := postgresURL(t)
+	u := sessionstest.Postgres(t)
 	admin, err := pgx.Connect(ctx, u)
 	if err != nil {
 		t.Fatalf("connect to the test server: %v", err)
