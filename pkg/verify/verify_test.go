@@ -124,7 +124,9 @@ func corruptStore(t *testing.T, st store.Store, n int) []string {
 
 // TestOracleSha256sum: on a local store, the set verify calls corrupt is exactly
 // the set coreutils' sha256sum finds.
-func TestOracleSha256sum(t *testing.T) {
+func TestOracleSha256sum(t *testing.T) { eachHasher(t, testOracleSha256sum) }
+
+func testOracleSha256sum(t *testing.T) {
 	if _, err := exec.LookPath("sha256sum"); err != nil {
 		t.Skip("sha256sum not installed")
 	}
@@ -170,7 +172,9 @@ func TestOracleSha256sum(t *testing.T) {
 
 // TestEveryStoreKind runs corruption, subsets and quarantine on a local folder
 // and on S3 (gofakes3 on 127.0.0.1).
-func TestEveryStoreKind(t *testing.T) {
+func TestEveryStoreKind(t *testing.T) { eachHasher(t, testEveryStoreKind) }
+
+func testEveryStoreKind(t *testing.T) {
 	for _, k := range kinds(t) {
 		t.Run(k.name, func(t *testing.T) {
 			st := k.open(t)
@@ -255,7 +259,9 @@ func TestSampleIsAFractionAndSeeded(t *testing.T) {
 // TestAnomalies: each odd entry gets its category, and a symlink that points
 // outside the store is reported without its target being read (the target is a
 // FIFO: reading it would block the test).
-func TestAnomalies(t *testing.T) {
+func TestAnomalies(t *testing.T) { eachHasher(t, testAnomalies) }
+
+func testAnomalies(t *testing.T) {
 	dir := t.TempDir()
 	outside := t.TempDir()
 	fifo := filepath.Join(outside, "never-read")
@@ -407,7 +413,9 @@ func TestQuarantineAcrossFileSystems(t *testing.T) {
 // TestVanishedBlobsAreUnreadable: blobs that another client deletes between
 // the listing and the read (a real 404 from the S3 server) are unreadable and
 // make the run incomplete (exit 3) — never "ok", never "corrupt".
-func TestVanishedBlobsAreUnreadable(t *testing.T) {
+func TestVanishedBlobsAreUnreadable(t *testing.T) { eachHasher(t, testVanishedBlobsAreUnreadable) }
+
+func testVanishedBlobsAreUnreadable(t *testing.T) {
 	srv := storetest.StartS3(t, nil)
 	st, err := store.Open(context.Background(), srv.Bucket(t, "vanish"))
 	must(t, err)
@@ -436,5 +444,20 @@ func TestVanishedBlobsAreUnreadable(t *testing.T) {
 		if !strings.Contains(u.Err, "not") || u.Category != verify.Unreadable {
 			t.Errorf("unreadable without a reason: %+v", u)
 		}
+	}
+}
+
+// eachHasher runs test with blobs hashed two at a time per worker (the default
+// where the CPU has SHA-NI; elsewhere through the portable code) and one at a
+// time.
+func eachHasher(t *testing.T, test func(t *testing.T)) {
+	for _, c := range []struct {
+		name string
+		pair bool
+	}{{"paired", true}, {"single", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			defer verify.SetPairHashing(c.pair)()
+			test(t)
+		})
 	}
 }

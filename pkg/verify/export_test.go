@@ -1,0 +1,10 @@
+package verify
+
+// SetPairHashing turns pair hashing on or off (off forces it even where the
+// CPU lacks SHA-NI, through the portable code) and returns a function that
+// restores the setting. Tests that call it must not run in parallel.
+func SetPairHashing(on bool) (restore func()) {
+	old := pairHashing
+	pairHashing = on
+	return func() { pairHashing = old }
+}
