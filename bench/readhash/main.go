@@ -1,9 +1,9 @@
 // Command readhash is the least a program must do to hash every file of a
-// folder: one worker per CPU, each opening a file, reading it with read(2) into
-// a 256 KiB buffer and hashing it with crypto/sha256 — no listing order, no
-// checks, no report. bench/verify.sh times it beside mediactl verify as the
-// ceiling for any reader of files on the machine: unlike bench/sha256rate, it
-// pays the kernel's copy of every byte out of the page cache.
+// folder one stream per core: one worker per CPU, each opening a file, reading
+// it with read(2) into a 256 KiB buffer and hashing it with crypto/sha256 — no
+// listing order, no checks, no report. bench/verify.sh times it beside mediactl
+// verify: unlike bench/sha256rate, it pays the kernel's copy of every byte out
+// of the page cache.
 //
 //	go run ./bench/readhash DIR
 package main
