@@ -83,10 +83,13 @@ func withPayloadSHA256(ctx context.Context, hexDigest string) context.Context {
 
 // presetPayloadHash hands the digest carried by the context to the signer,
 // which then skips hashing the body; only for PutObject, whose body is the
-// whole content (an UploadPart's body is one part of it).
+// whole content (an UploadPart's body is one part of it), and only when the
+// SDK's checksum step, which runs before it, has not chosen the payload hash
+// itself (it does when it adds a checksum of its own: a trailer over HTTPS
+// declares a streaming payload, which a digest must not replace).
 var presetPayloadHash = middleware.FinalizeMiddlewareFunc("mediactl.PresetPayloadSHA256",
 	func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-		if h, ok := ctx.Value(payloadSHA256Key{}).(string); ok && awsmiddleware.GetOperationName(ctx) == "PutObject" {
+		if h, ok := ctx.Value(payloadSHA256Key{}).(string); ok && awsmiddleware.GetOperationName(ctx) == "PutObject" && v4.GetPayloadHash(ctx) == "" {
 			ctx = v4.SetPayloadHash(ctx, h)
 		}
 		return next.HandleFinalize(ctx, in)
