@@ -122,10 +122,12 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 		if !a.active && !b.active {
 			break
 		}
+		ended := false
 		for _, l := range []*lane{a, b} {
 			if l.active {
 				l.refill(ctx, h.progress)
 				if l.finished() {
+					ended = true
 					l.b.rc.Close()
 					out = append(out, h.end(l.b, blobname.Digest(l.d.Sum256()), l.n, l.head, l.err))
 					l.active, l.b = false, blobCheck{}
@@ -134,6 +136,9 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 					}
 				}
 			}
+		}
+		if ended {
+			continue // start the next blob in the free lane before hashing on
 		}
 		switch {
 		case a.active && b.active && len(a.data) > 0 && len(b.data) > 0:
