@@ -461,3 +461,58 @@ func eachHasher(t *testing.T, test func(t *testing.T)) {
 		})
 	}
 }
+
+// TestPairedLanesMixedSizes: blobs from empty to several read chunks long, a
+// tenth of them corrupt in their last byte, checked by two workers that pair
+// blobs ending at different times and by one that reads one blob at a time:
+// both find exactly the corrupt ones and count every byte.
+func TestPairedLanesMixedSizes(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), dir)
+	must(t, err)
+	defer st.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var want []string
+	var total int64
+	keys := map[string]bool{}
+	for i := range 150 {
+		size := rng.IntN(700 << 10)
+		switch i % 15 {
+		case 0:
+			size = 0
+		case 1:
+			size = 256 << 10 // exactly one read chunk
+		case 2:
+			size = 1 + rng.IntN(63)
+		}
+		c := make([]byte, size)
+		for j := range c {
+			c[j] = byte(rng.Uint32())
+		}
+		k := name(c, ".bin")
+		if i%10 == 3 && size > 0 {
+			c[size-1] ^= 1
+			want = append(want, k)
+		}
+		if !keys[k] { // the empty blobs share one name
+			keys[k] = true
+			put(t, st, k, c)
+			total += int64(size)
+		}
+	}
+	sort.Strings(want)
+	for _, c := range []struct {
+		pair bool
+		jobs int
+	}{{true, 2}, {true, 3}, {false, 2}, {true, 1}} {
+		restore := verify.SetPairHashing(c.pair)
+		rep := run(t, verify.Options{Store: st, Jobs: c.jobs})
+		restore()
+		if got := keysOf(rep.Corrupt); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("pair %v, jobs %d: corrupt = %v, want %v", c.pair, c.jobs, got, want)
+		}
+		if ok := int64(len(keys) - len(want)); rep.BytesRead != total || rep.Counts[verify.OK] != ok {
+			t.Errorf("pair %v, jobs %d: read %d bytes, %d ok; want %d bytes, %d ok", c.pair, c.jobs, rep.BytesRead, rep.Counts[verify.OK], total, ok)
+		}
+	}
+}
