@@ -19,12 +19,12 @@ import (
 
 // openS3 opens an s3:// bucket URL as gocloud's s3blob.URLOpener does (same
 // parameters, same meaning), with one addition to the SDK client: a PutObject
-// whose context carries the content's sha256 (withPayloadSHA256) is signed with
-// that digest as its payload hash. The SDK then does not read the body a second
-// time to hash it (it does for every upload over plain HTTP), and the service
-// checks the bytes it receives against the digest, rejecting the upload when
-// they differ (over HTTPS the SDK would otherwise send UNSIGNED-PAYLOAD, and
-// nothing would check the bytes on arrival).
+// whose context carries the content's sha256 (withPayloadSHA256), and for which
+// the SDK adds no checksum of its own, is signed with that digest as its
+// payload hash. The SDK then does not read the body a second time to hash it
+// (it does for every upload over plain HTTP), and the service checks the bytes
+// it receives against the digest, rejecting the upload when they differ (over
+// HTTPS the SDK would otherwise send UNSIGNED-PAYLOAD, which nothing checks).
 func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	q := u.Query()
 	var opts s3blob.Options
