@@ -70,11 +70,12 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 	}
 	var queue []store.Entry
 	var out []Result
+	var outBytes int64
 	jobsOpen := true
 	flush := func() {
 		if len(out) > 0 {
 			results <- out
-			out = nil
+			out, outBytes = nil, 0
 		}
 	}
 	// next returns the next entry; it waits for the lister only when wait is set.
@@ -130,8 +131,11 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 					ended = true
 					l.b.rc.Close()
 					out = append(out, h.end(l.b, blobname.Digest(l.d.Sum256()), l.n, l.head, l.err))
+					outBytes += l.n
 					l.active, l.b = false, blobCheck{}
-					if len(out) >= maxBatch {
+					// Results go out as the lister's batches do: about 1 MiB
+					// of content, or maxBatch blobs, at a time.
+					if len(out) >= maxBatch || outBytes >= 1<<20 {
 						flush()
 					}
 				}
