@@ -2,8 +2,6 @@ package verify
 
 import (
 	"context"
-	"fmt"
-	"io"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/sha256pair"
@@ -16,58 +14,33 @@ import (
 // it off to cover the one-at-a-time path too.
 var pairHashing = sha256pair.Accelerated()
 
-// lane is one of a pair worker's two blobs being hashed.
+// lane is one of a pair worker's two blobs being hashed; b.rc is nil when the
+// lane is free.
 type lane struct {
-	b      blobCheck
-	active bool
-	d      sha256pair.Digest
-	buf    []byte
-	data   []byte // read, not hashed yet
-	n      int64
-	head   []byte
-	eof    bool
-	err    error
+	b    blobCheck
+	d    sha256pair.Digest
+	c    chunkReader
+	data []byte // read, not hashed yet
 }
 
 // refill reads the next chunk when everything read so far is hashed.
 func (l *lane) refill(ctx context.Context, progress interface{ Add(int64) }) {
-	if len(l.data) > 0 || l.eof || l.err != nil {
-		return
-	}
-	if err := ctx.Err(); err != nil {
-		l.err = err
-		return
-	}
-	m, err := l.b.rc.Read(l.buf)
-	if m > 0 {
-		if len(l.head) < magicLen {
-			l.head = append(l.head, l.buf[:min(m, magicLen-len(l.head))]...)
-		}
-		l.data = l.buf[:m]
-		l.n += int64(m)
-		if progress != nil {
-			progress.Add(int64(m))
-		}
-	}
-	switch {
-	case err == io.EOF:
-		l.eof = true
-	case err != nil:
-		l.err = fmt.Errorf("read %s at byte %d: %w", l.b.r.Key, l.n, err)
+	if len(l.data) == 0 {
+		l.data = l.c.next(ctx, progress)
 	}
 }
 
 // finished says the lane's blob is read and hashed to its end, or failed.
-func (l *lane) finished() bool { return len(l.data) == 0 && (l.eof || l.err != nil) }
+func (l *lane) finished() bool { return len(l.data) == 0 && l.c.ended() }
+
+func (l *lane) active() bool { return l.b.rc != nil }
 
 // pairWorker checks the entries of jobs, hashing two blobs at a time, and sends
 // their results in batches.
 func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, results chan<- []Result) {
 	var lanes [2]lane
-	for i := range lanes {
-		lanes[i].buf = make([]byte, len(h.buf))
-		lanes[i].head = make([]byte, 0, magicLen)
-	}
+	lanes[0].c.buf = h.chunks.buf
+	lanes[1].c.buf = make([]byte, len(h.chunks.buf))
 	var queue []store.Entry
 	var out []Result
 	var outBytes int64
@@ -105,8 +78,8 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 		// Keep both lanes busy: start blobs until each lane has one to hash.
 		for i := range lanes {
 			l := &lanes[i]
-			for !l.active {
-				e, ok := next(!lanes[0].active && !lanes[1].active)
+			for !l.active() {
+				e, ok := next(!lanes[0].active() && !lanes[1].active())
 				if !ok {
 					break
 				}
@@ -115,27 +88,28 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 					out = append(out, b.r)
 					continue
 				}
-				l.b, l.active, l.data, l.n, l.head, l.eof, l.err = b, true, nil, 0, l.head[:0], false, nil
+				l.b, l.data = b, nil
+				l.c.reset(b.rc, b.r.Key)
 				l.d.Reset()
 			}
 		}
 		a, b := &lanes[0], &lanes[1]
-		if !a.active && !b.active {
+		if !a.active() && !b.active() {
 			break
 		}
 		ended := false
 		for _, l := range []*lane{a, b} {
-			if l.active {
+			if l.active() {
 				l.refill(ctx, h.progress)
 				if l.finished() {
 					ended = true
 					l.b.rc.Close()
-					out = append(out, h.end(l.b, blobname.Digest(l.d.Sum256()), l.n, l.head, l.err))
-					outBytes += l.n
-					l.active, l.b = false, blobCheck{}
-					// Results go out as the lister's batches do: about 1 MiB
-					// of content, or maxBatch blobs, at a time.
-					if len(out) >= maxBatch || outBytes >= 1<<20 {
+					out = append(out, h.end(l.b, blobname.Digest(l.d.Sum256()), l.c.n, l.c.head, l.c.err))
+					outBytes += l.c.n
+					l.b = blobCheck{}
+					// Results go out as the lister's batches do: about
+					// batchBytes of content, or maxBatch blobs, at a time.
+					if len(out) >= maxBatch || outBytes >= batchBytes {
 						flush()
 					}
 				}
@@ -145,14 +119,14 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 			continue // start the next blob in the free lane before hashing on
 		}
 		switch {
-		case a.active && b.active && len(a.data) > 0 && len(b.data) > 0:
+		case a.active() && b.active() && len(a.data) > 0 && len(b.data) > 0:
 			k := min(len(a.data), len(b.data))
 			sha256pair.WritePair(&a.d, a.data[:k], &b.d, b.data[:k])
 			a.data, b.data = a.data[k:], b.data[k:]
-		case a.active && len(a.data) > 0 && !b.active:
+		case len(a.data) > 0 && !b.active():
 			a.d.Write(a.data)
 			a.data = nil
-		case b.active && len(b.data) > 0 && !a.active:
+		case len(b.data) > 0 && !a.active():
 			b.d.Write(b.data)
 			b.data = nil
 		}

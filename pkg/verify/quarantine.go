@@ -118,6 +118,5 @@ func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (s
 }
 
 func hashKey(ctx context.Context, st store.Store, key string) (string, int64, error) {
-	h := &hasher{st: st, buf: make([]byte, 256<<10)}
-	return h.hash(ctx, key)
+	return newHasher(st, false, nil).hash(ctx, key)
 }
