@@ -10,7 +10,10 @@ import (
 
 // oracleIndex is the retention rule as first written, with Go maps and a
 // string per key: simple enough to trust, too large for millions of blobs.
-// The compact Index must agree with it on every input.
+// The compact Index must agree with it on every input. The tokenizer (how a
+// string is cut into tokens and hex runs, isToken, isHex) is shared, not
+// re-written here: TestIndexRetentionRule and TestIndexDigestRunMustBeExact
+// pin it with literal cases.
 type oracleIndex struct {
 	byToken    map[string][]int32
 	byDigest   map[blobname.Digest]int32
