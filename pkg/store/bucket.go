@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -46,12 +45,15 @@ import (
 // "sha256" in Metadata for that reason.
 type BucketStore struct {
 	b *blob.Bucket
-	// unsummedURL, for S3 when the URL leaves the request checksum to the
-	// default, opens the same bucket so that the SDK adds no checksum of its
-	// own to what it uploads: for Puts whose caller checks the stored
-	// object's MD5 itself (PutOptions.CallerVerifies). It is opened on the
-	// first such Put: only migrate makes them.
-	unsummedURL  *url.URL
+	// openURL is the URL b was opened from, without the prefix (see
+	// openPrefixed).
+	openURL *url.URL
+	// unsummedOK is set for S3 when the URL leaves the request checksum to
+	// the default: Puts whose caller checks the stored object's MD5 itself
+	// (PutOptions.CallerVerifies) then go through unsummed, the same bucket
+	// opened so that the SDK adds no checksum of its own to what it uploads.
+	// It is opened on the first such Put: only migrate makes them.
+	unsummedOK   bool
 	unsummedOnce sync.Once
 	unsummed     *blob.Bucket
 	unsummedErr  error
@@ -144,15 +146,6 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 
 	s := &BucketStore{scheme: u.Scheme}
 	open := &url.URL{Scheme: u.Scheme, RawQuery: q.Encode()}
-	if u.Scheme == "s3" && !q.Has("response_checksum_validation") {
-		// Every reader here hashes what it reads against the blob's name or its
-		// sha256 metadata; the SDK's own check adds nothing but a warning on
-		// stderr for each multipart object, whose checksum it cannot validate.
-		oq := maps.Clone(q)
-		oq.Set("response_checksum_validation", "when_required")
-		open.RawQuery = oq.Encode()
-	}
-	var loc url.URL
 	switch u.Scheme {
 	case "s3", "gs", "azblob":
 		if u.Host == "" {
@@ -201,27 +194,18 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 		}
 	}
 	s.prefix = prefix
+	s.openURL = open
+	s.unsummedOK = u.Scheme == "s3" && !q.Has("request_checksum_calculation")
 
-	b, err := openBucketURL(ctx, open)
+	b, err := s.openPrefixed(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: open bucket: %w", redact(open), err)
 	}
-	if prefix != "" {
-		b = blob.PrefixedBucket(b, prefix)
-	}
 	s.b = b
-	if u.Scheme == "s3" && !q.Has("request_checksum_calculation") {
-		uq := open.Query()
-		uq.Set("request_checksum_calculation", "when_required")
-		uo := *open
-		uo.RawQuery = uq.Encode()
-		s.unsummedURL = &uo
-	}
 
 	// Location: the URL an operator would pass back, credentials-free (the
 	// parameter check above admits no secrets), with the prefix in its place.
-	loc = *open
-	loc.RawQuery = q.Encode() // as given, without what was added for the SDK
+	loc := *open
 	switch u.Scheme {
 	case "s3", "gs", "azblob":
 		loc.Path = "/" + prefix
@@ -242,12 +226,23 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 	return s, nil
 }
 
-// openBucketURL opens u with its gocloud driver; s3:// through openS3.
-func openBucketURL(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
-	if u.Scheme == "s3" {
-		return openS3(ctx, u)
+// openPrefixed opens s.openURL with its gocloud driver, s3:// through openS3
+// (unsummed as there), confined to s.prefix.
+func (s *BucketStore) openPrefixed(ctx context.Context, unsummed bool) (*blob.Bucket, error) {
+	var b *blob.Bucket
+	var err error
+	if s.scheme == "s3" {
+		b, err = openS3(ctx, s.openURL, unsummed)
+	} else {
+		b, err = blob.OpenBucket(ctx, s.openURL.String())
 	}
-	return blob.OpenBucket(ctx, u.String())
+	if err != nil {
+		return nil, err
+	}
+	if s.prefix != "" {
+		b = blob.PrefixedBucket(b, s.prefix)
+	}
+	return b, nil
 }
 
 // redact renders u without user info, for messages.
@@ -434,12 +429,9 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := s.b
-	if opts.CallerVerifies && s.unsummedURL != nil {
+	if opts.CallerVerifies && s.unsummedOK {
 		s.unsummedOnce.Do(func() {
-			s.unsummed, s.unsummedErr = openBucketURL(context.WithoutCancel(ctx), s.unsummedURL)
-			if s.unsummedErr == nil && s.prefix != "" {
-				s.unsummed = blob.PrefixedBucket(s.unsummed, s.prefix)
-			}
+			s.unsummed, s.unsummedErr = s.openPrefixed(context.WithoutCancel(ctx), true)
 		})
 		if s.unsummedErr != nil {
 			return s.errorf("put", key, s.unsummedErr)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -25,7 +26,11 @@ import (
 // (it does for every upload over plain HTTP), and the service checks the bytes
 // it receives against the digest, rejecting the upload when they differ (over
 // HTTPS the SDK would otherwise send UNSIGNED-PAYLOAD, which nothing checks).
-func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+//
+// Where the URL leaves them to the default, the SDK validates no response
+// checksum, and, when unsummed, adds no request checksum: see the comments
+// below.
+func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, error) {
 	q := u.Query()
 	var opts s3blob.Options
 	if v := q.Get("ssetype"); v != "" {
@@ -68,7 +73,21 @@ func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %v: %w", u, err)
 	}
+	if !q.Has("response_checksum_validation") {
+		// Every reader here hashes what it reads against the blob's name or its
+		// sha256 metadata; the SDK's own check adds nothing but a warning on
+		// stderr for each multipart object, whose checksum it cannot validate.
+		cfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	}
+	if unsummed && !q.Has("request_checksum_calculation") {
+		// The caller checks the stored object's MD5 itself
+		// (PutOptions.CallerVerifies): the SDK's checksum would only cost a
+		// second pass over the bytes and keep presetPayloadHash out.
+		cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+	}
 	cfg.APIOptions = append(cfg.APIOptions, addPresetPayloadHash)
+	// s3blob hands its own setting to the transfer manager, which would
+	// otherwise override the client's.
 	opts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
 	return s3blob.OpenBucket(ctx, s3.NewFromConfig(cfg, clientOpts...), u.Host, &opts)
 }

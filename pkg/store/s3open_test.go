@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -57,5 +58,50 @@ func TestPresetPayloadHash(t *testing.T) {
 		if got := rec.got.Header.Get("X-Amz-Content-Sha256"); got != c.want {
 			t.Errorf("%s, checksum %v: x-amz-content-sha256 = %q, want %q", c.endpoint, c.calc, got, c.want)
 		}
+	}
+}
+
+// TestOpenS3ChecksumDefaults checks the SDK checksum settings openS3 gives the
+// client: no response validation and, unsummed, no request checksum unless
+// the URL asks for them; the URL's own setting wins either way.
+func TestOpenS3ChecksumDefaults(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "") // the SDK's default is the case under test
+	t.Setenv("AWS_RESPONSE_CHECKSUM_VALIDATION", "")
+	const (
+		reqRequired  = aws.RequestChecksumCalculationWhenRequired
+		reqSupported = aws.RequestChecksumCalculationWhenSupported
+		resRequired  = aws.ResponseChecksumValidationWhenRequired
+		resSupported = aws.ResponseChecksumValidationWhenSupported
+	)
+	for _, c := range []struct {
+		query    string
+		unsummed bool
+		req      aws.RequestChecksumCalculation
+		res      aws.ResponseChecksumValidation
+	}{
+		{"", false, reqSupported, resRequired},
+		{"", true, reqRequired, resRequired},
+		{"response_checksum_validation=when_supported", false, reqSupported, resSupported},
+		{"request_checksum_calculation=when_supported", true, reqSupported, resRequired},
+		{"request_checksum_calculation=when_required", false, reqRequired, resRequired},
+	} {
+		u := &url.URL{Scheme: "s3", Host: "b", RawQuery: "region=us-east-1&" + c.query}
+		b, err := openS3(context.Background(), u, c.unsummed)
+		if err != nil {
+			t.Fatalf("openS3(%s, unsummed %v): %v", u, c.unsummed, err)
+		}
+		var client *s3.Client
+		if !b.As(&client) {
+			t.Fatalf("openS3(%s): bucket is not an *s3.Client", u)
+		}
+		o := client.Options()
+		if o.RequestChecksumCalculation != c.req || o.ResponseChecksumValidation != c.res {
+			t.Errorf("openS3(%s, unsummed %v): request checksum %v, response validation %v; want %v, %v",
+				u, c.unsummed, o.RequestChecksumCalculation, o.ResponseChecksumValidation, c.req, c.res)
+		}
+		b.Close()
 	}
 }
