@@ -31,7 +31,8 @@ func TestSeaweedFS(t *testing.T) {
 
 // TestSeaweedFSMultipart writes a 20 MiB blob, which the S3 driver uploads in
 // parts, with a sha256 in its metadata, and checks what Stat reports: the size, the
-// metadata, and an MD5 that is either absent (multipart ETag) or right. It then
+// metadata, and an MD5 that is either absent (multipart ETag) or right, and
+// present as ReportsMD5 says, as it is for a small blob. It then
 // checks that a conditional Put of an existing key is refused with ErrExist and
 // leaves the blob alone, for a multipart and for a single-request upload.
 func TestSeaweedFSMultipart(t *testing.T) {
@@ -59,10 +60,27 @@ func TestSeaweedFSMultipart(t *testing.T) {
 		t.Errorf("Stat MD5 = %x, want none (multipart upload) or %x", e.MD5, m)
 	}
 	t.Logf("Stat of a 20 MiB multipart upload: MD5 %x", e.MD5)
+	bs, ok := s.(*store.BucketStore)
+	if !ok {
+		t.Fatalf("Open(s3://...) = %T, want *store.BucketStore", s)
+	}
+	// ReportsMD5 lets callers skip computing an MD5 Stat will not report;
+	// it must agree with what the real service does.
+	if got, want := e.MD5 != nil, bs.ReportsMD5(int64(len(data))); got != want {
+		t.Errorf("Stat of a %d-byte upload reports an MD5: %v; ReportsMD5 says %v", len(data), got, want)
+	}
 
 	small := []byte("a small blob")
 	if err := s.Put(ctx, "small", bytes.NewReader(small), store.PutOptions{IfNotExist: true}); err != nil {
 		t.Fatal(err)
+	}
+	if !bs.ReportsMD5(int64(len(small))) {
+		t.Errorf("ReportsMD5(%d) = false for a single-request upload", len(small))
+	}
+	if e, err := s.Stat(ctx, "small"); err != nil {
+		t.Fatal(err)
+	} else if m := md5.Sum(small); !bytes.Equal(e.MD5, m[:]) {
+		t.Errorf("Stat MD5 of a single-request upload = %x, want %x", e.MD5, m)
 	}
 	for _, c := range []struct {
 		key  string
