@@ -3,7 +3,6 @@ package migrate
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/ref"
 )
 
@@ -78,7 +78,6 @@ type Journal struct {
 
 	mu       sync.Mutex
 	f        *os.File
-	w        *bufio.Writer
 	unsynced int
 	synced   time.Time
 
@@ -165,7 +164,7 @@ func OpenJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	return &Journal{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10), state: st, synced: time.Now()}, nil
+	return &Journal{path: path, f: f, state: st, synced: time.Now()}, nil
 }
 
 // LoadJournal reads the journal at path without opening it for writing (a
@@ -200,8 +199,8 @@ func ReadJournal(r io.Reader) (*JournalState, int64, error) {
 		}
 		if err == io.EOF {
 			if len(bytes.TrimSpace(b)) > 0 {
-				// Torn last line: check it is at least not a complete record
-				// followed by garbage, then drop it.
+				// A last line without its newline is torn: each record goes
+				// out with its newline in one write. Drop it unread.
 				return st, good, nil
 			}
 			return st, good + int64(len(b)), nil
@@ -237,13 +236,11 @@ func (st *JournalState) apply(rec Record) error {
 		if rec.Key == "" || rec.SHA256 == "" {
 			return errors.New("copied record without key or sha256")
 		}
-		sum, err := hex.DecodeString(rec.SHA256)
-		if err != nil || len(sum) != sha256.Size {
+		sum, ok := blobname.ParseDigest(rec.SHA256)
+		if !ok {
 			return fmt.Errorf("copied record with a malformed sha256 %q", rec.SHA256)
 		}
-		p := Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix()}
-		copy(p.SHA256[:], sum)
-		st.Copied[rec.Key] = p
+		st.Copied[rec.Key] = Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix(), SHA256: sum}
 	case "rolledback":
 		// Rollback decides by content, not by this record: a rollback that was
 		// prepared but not committed is simply tried again.
@@ -306,24 +303,21 @@ func (j *Journal) Append(rec Record) error {
 	if err := j.state.apply(rec); err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	if _, err := j.w.Write(b); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
-	}
-	j.unsynced++
 	// Hand each record to the kernel at once — a killed process then loses
 	// nothing — and make them durable every few seconds, which is what a
 	// power cut can cost: a rerun finds those copies in place and proves them again.
-	if err := j.w.Flush(); err != nil {
+	b = append(b, '\n')
+	if _, err := j.f.Write(b); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
+	j.unsynced++
 	if time.Since(j.synced) > 2*time.Second {
 		return j.syncLocked()
 	}
 	return nil
 }
 
-// Sync writes buffered records and fsyncs the file.
+// Sync makes the records appended so far durable (fsync).
 func (j *Journal) Sync() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -333,9 +327,6 @@ func (j *Journal) Sync() error {
 func (j *Journal) syncLocked() error {
 	if j.f == nil {
 		return nil
-	}
-	if err := j.w.Flush(); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	if j.unsynced == 0 {
 		return nil
