@@ -223,14 +223,10 @@ func runMigrate(c *cli.Context) error {
 	}
 	var rewriters []sessions.Rewriter
 	if rewrite && !opts.DryRun {
-		for _, spec := range t.sessionSpecs {
-			rw, err := sessions.OpenRewriter(c.Context, spec, sessions.Options{Query: c.String("sessions-query")})
-			if err != nil {
-				return fmt.Errorf("--sessions %s: %w", redact(spec), err)
-			}
-			defer rw.Close()
-			rewriters = append(rewriters, rw)
+		if rewriters, err = openRewriters(c, t.sessionSpecs); err != nil {
+			return err
 		}
+		defer closeRewriters(rewriters)
 	}
 
 	if !strings.Contains(to, "://") {
@@ -251,9 +247,9 @@ func runMigrate(c *cli.Context) error {
 	opts.From, opts.To = src, dstStore
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The S3 transfer manager allocates fresh part buffers for every large
-		// blob; without a limit the heap of a run of 50 MiB blobs grows to
-		// three times what is in use at once. A soft limit a little above the
-		// buffers in flight keeps it near them, at no measurable cost.
+		// blob, so without a limit the heap of a run of large blobs grows well
+		// past what is in use at once. A soft limit a little above the buffers
+		// in flight keeps it near them.
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(migrate.BufferBytes(opts) + 64<<20))
 	}
 
@@ -295,19 +291,20 @@ func runMigrate(c *cli.Context) error {
 		defer prev.Close()
 	}
 
-	bar := newProgress(g, "copying", -1)
-	if bar != nil {
-		var total int64
-		now := time.Now()
-		src.List(c.Context, "", func(e store.Entry) error {
-			if e.Regular() && opts.Select.Match(e, now) {
-				total += e.Size
-			}
-			return nil
-		})
+	// One reference time for the bar's total and the copy, so that both
+	// select the same blobs.
+	opts.Now = time.Now()
+	var bar *progress
+	if progressWanted(g) {
+		// A listing of its own, only to give the bar a total: without one the
+		// bar is a spinner. Should it fail, Copy's listing reports why.
+		total, err := migrate.SelectedBytes(c.Context, opts)
+		if err != nil {
+			total = -1
+		}
 		bar = newProgress(g, "copying", total)
+		opts.Progress = bar
 	}
-	opts.Progress = bar
 	cr, err := migrate.Copy(c.Context, opts)
 	bar.Finish()
 	rep.Copy = cr
@@ -635,15 +632,11 @@ func runMigrateRollback(c *cli.Context) error {
 		if len(t.sessionSpecs) == 0 {
 			return usageErr("add the same --sessions (or --layout) the migration used", "the journal lists %d rewritten session units, and no session source was given", len(st.Units))
 		}
-		var rws []sessions.Rewriter
-		for _, spec := range t.sessionSpecs {
-			rw, err := sessions.OpenRewriter(c.Context, spec, sessions.Options{Query: c.String("sessions-query")})
-			if err != nil {
-				return fmt.Errorf("--sessions %s: %w", redact(spec), err)
-			}
-			defer rw.Close()
-			rws = append(rws, rw)
+		rws, err := openRewriters(c, t.sessionSpecs)
+		if err != nil {
+			return err
 		}
+		defer closeRewriters(rws)
 		rr, err := migrate.Rollback(c.Context, rws, j, c.Int("max-listed"))
 		rep.Rollback = rr
 		if err != nil {
@@ -711,6 +704,28 @@ func runMigrateRollback(c *cli.Context) error {
 		fmt.Fprintf(w, "the copies in %s are left in place\n", printable(st.To))
 	}
 	return codeOnly(code)
+}
+
+// openRewriters opens a rewriter for each session spec. On a failure it closes
+// the ones it opened, so the caller has something to close only on success.
+func openRewriters(c *cli.Context, specs []string) ([]sessions.Rewriter, error) {
+	var rws []sessions.Rewriter
+	for _, spec := range specs {
+		rw, err := sessions.OpenRewriter(c.Context, spec, sessions.Options{Query: c.String("sessions-query")})
+		if err != nil {
+			closeRewriters(rws)
+			return nil, fmt.Errorf("--sessions %s: %w", redact(spec), err)
+		}
+		rws = append(rws, rw)
+	}
+	return rws, nil
+}
+
+// closeRewriters closes rewriters in the reverse order of their opening.
+func closeRewriters(rws []sessions.Rewriter) {
+	for i := len(rws) - 1; i >= 0; i-- {
+		rws[i].Close()
+	}
 }
 
 // journalExists reports whether a journal file is there to read.

@@ -15,11 +15,18 @@ type progress struct {
 	bar *progressbar.ProgressBar
 }
 
-func newProgress(g *global, description string, total int64) *progress {
+// progressWanted reports whether newProgress draws a bar: a command can skip
+// work that only a bar needs.
+func progressWanted(g *global) bool {
 	f, ok := g.stderr.(*os.File)
-	if g.quiet || g.noProgress || !ok || !term.IsTerminal(int(f.Fd())) {
+	return !g.quiet && !g.noProgress && ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newProgress(g *global, description string, total int64) *progress {
+	if !progressWanted(g) {
 		return nil
 	}
+	f := g.stderr.(*os.File)
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(f),
 		progressbar.OptionSetDescription(description),

@@ -37,11 +37,7 @@ func Deletable(ctx context.Context, j *Journal, to store.Store, referenced map[s
 		go func() {
 			defer wg.Done()
 			for it := range work {
-				var attrs store.Entry
-				err := store.RetryThrottled(ctx, func() (err error) {
-					attrs, err = to.Stat(ctx, it.key)
-					return err
-				})
+				attrs, err := statRetry(ctx, to, it.key)
 				var reason string
 				switch {
 				case errors.Is(err, store.ErrNotExist):

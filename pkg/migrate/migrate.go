@@ -151,33 +151,42 @@ type Report struct {
 // the proven copies be deleted without a second look.
 func (r *Report) Complete() bool { return !r.Interrupted && r.Failed == 0 }
 
-// Proven reports whether the journal (after Copy) holds a proven copy of every
-// blob this run selected that is not a conflict, corrupt or skipped.
+// Proven is how many of the blobs this run selected the journal (after Copy)
+// holds a proven copy of: those copied, found in place or proven earlier.
 func (r *Report) Proven() int64 { return r.Copied + r.Existing + r.Resumed }
 
 // defaultPartSize is the S3 transfer manager's part size when PartSize is 0.
 const defaultPartSize = 8 << 20
 
-func partConcurrency(opts Options) int {
-	if opts.PartConcurrency > 0 {
-		return opts.PartConcurrency
+// defaultMaxListed caps each problem list when the caller gives no cap.
+const defaultMaxListed = 10000
+
+// withDefaults fills in the options whose zero value means a default. Copy and
+// BufferBytes both start from it, so that the buffers estimated are those Copy
+// allocates.
+func (o Options) withDefaults() Options {
+	if o.Jobs <= 0 {
+		o.Jobs = DefaultJobs
 	}
-	return max(2, 16/max(opts.Jobs, 1))
+	if o.PartConcurrency <= 0 {
+		o.PartConcurrency = max(2, 16/o.Jobs)
+	}
+	if o.MaxListed <= 0 {
+		o.MaxListed = defaultMaxListed
+	}
+	return o
 }
 
 // BufferBytes estimates the upload buffers Copy holds at once with opts: for
 // each job uploading a large blob, a part being read and the parts in flight.
 // The command uses it as the collector's soft memory limit.
 func BufferBytes(opts Options) int64 {
-	jobs := opts.Jobs
-	if jobs <= 0 {
-		jobs = DefaultJobs
-	}
+	opts = opts.withDefaults()
 	part := int64(opts.PartSize)
 	if part <= 0 {
 		part = defaultPartSize
 	}
-	return int64(jobs) * int64(partConcurrency(Options{Jobs: jobs, PartConcurrency: opts.PartConcurrency})+1) * part
+	return int64(opts.Jobs) * int64(opts.PartConcurrency+1) * part
 }
 
 var errDigestMismatch = errors.New("sha256 of the bytes read differs")
@@ -193,40 +202,24 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Journal == nil && !opts.DryRun {
 		return nil, errors.New("migrate: a journal is required")
 	}
-	for _, p := range opts.Select.Include {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("migrate: --include %q: %w", p, err)
-		}
+	if err := opts.Select.check(); err != nil {
+		return nil, err
 	}
+	opts = opts.withDefaults()
 	m := &migration{
 		opts:    opts,
 		to:      to,
 		rep:     &Report{From: opts.From.Location(), To: opts.To.Location(), DryRun: opts.DryRun},
 		limiter: newLimiter(opts.BandwidthLimit),
-		maxList: opts.MaxListed,
+		cutoff:  opts.cutoff(),
 	}
-	if m.maxList <= 0 {
-		m.maxList = 10000
-	}
-	now := opts.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	if opts.Select.OlderThan > 0 {
-		m.cutoff = now.Add(-opts.Select.OlderThan)
-	}
-	jobs := opts.Jobs
-	if jobs <= 0 {
-		jobs = DefaultJobs
-	}
-	m.opts.PartConcurrency = partConcurrency(opts)
 	if err := preflight(ctx, opts.To); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	work := make(chan job, jobs*4)
+	work := make(chan job, opts.Jobs*4)
 	var wg sync.WaitGroup
-	for range jobs {
+	for range opts.Jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -285,7 +278,6 @@ type migration struct {
 	to      store.Bucket
 	rep     *Report
 	limiter *limiter
-	maxList int
 	cutoff  time.Time
 
 	mu        sync.Mutex
@@ -314,19 +306,11 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	}()
 	cur, more := <-dst
 	err := m.opts.From.List(ctx, "", func(e store.Entry) error {
-		if !m.selected(e) {
+		if !m.opts.Select.match(e, m.cutoff) {
 			return nil
 		}
-		if !e.Regular() {
-			what := "not a regular file"
-			if e.Link != "" {
-				what = "a symbolic link to " + e.Link + " (never followed)"
-			}
-			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: what})
-			return nil
-		}
-		if blobname.IsTemporary(e.Key) {
-			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: "a temporary file left by an interrupted write"})
+		if why := skipReason(e); why != "" {
+			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: why})
 			return nil
 		}
 		for more && cur.Key < e.Key {
@@ -361,16 +345,61 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	return nil
 }
 
-func (m *migration) selected(e store.Entry) bool { return m.opts.Select.match(e, m.cutoff) }
-
-// Match reports whether the selection picks e, with now as the reference time
-// of OlderThan.
-func (s Selection) Match(e store.Entry, now time.Time) bool {
-	var cutoff time.Time
-	if s.OlderThan > 0 {
-		cutoff = now.Add(-s.OlderThan)
+// skipReason says why a selected entry is never migrated, or "" for a blob to copy.
+func skipReason(e store.Entry) string {
+	switch {
+	case !e.Regular() && e.Link != "":
+		return "a symbolic link to " + e.Link + " (never followed)"
+	case !e.Regular():
+		return "not a regular file"
+	case blobname.IsTemporary(e.Key):
+		return "a temporary file left by an interrupted write"
 	}
-	return s.match(e, cutoff)
+	return ""
+}
+
+// SelectedBytes lists opts.From and totals the sizes of the blobs Copy would
+// select and try to copy, for a progress bar: Copy itself hands blobs to the
+// uploads while it lists, so it learns the total only at the end.
+func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
+	if err := opts.Select.check(); err != nil {
+		return 0, err
+	}
+	cutoff := opts.cutoff()
+	var total int64
+	err := opts.From.List(ctx, "", func(e store.Entry) error {
+		if opts.Select.match(e, cutoff) && skipReason(e) == "" {
+			total += e.Size
+		}
+		return nil
+	})
+	if err != nil {
+		return total, fmt.Errorf("migrate: list %s: %w", opts.From.Location(), err)
+	}
+	return total, nil
+}
+
+// cutoff is the modification time a selected blob must be older than (zero
+// for no limit).
+func (o Options) cutoff() time.Time {
+	if o.Select.OlderThan <= 0 {
+		return time.Time{}
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return now.Add(-o.Select.OlderThan)
+}
+
+// check rejects malformed patterns, which match would take as matching nothing.
+func (s Selection) check() error {
+	for _, p := range s.Include {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("migrate: --include %q: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func (s Selection) match(e store.Entry, cutoff time.Time) bool {
@@ -396,7 +425,7 @@ func (m *migration) problem(count *int64, list *[]Problem, p Problem) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	*count++
-	if len(*list) < m.maxList {
+	if len(*list) < m.opts.MaxListed {
 		*list = append(*list, p)
 	}
 }
@@ -420,7 +449,7 @@ func (m *migration) one(ctx context.Context, j job) {
 	name, ca := blobname.Parse(e.Key)
 	want := ""
 	if ca {
-		want = hex.EncodeToString(name.Digest[:])
+		want = name.Digest.String()
 	}
 	if j.exists {
 		m.existing(ctx, e, want)
@@ -435,11 +464,7 @@ func (m *migration) one(ctx context.Context, j job) {
 
 // existing decides what to do about a key the destination already holds.
 func (m *migration) existing(ctx context.Context, e store.Entry, want string) {
-	var attrs store.Entry
-	err := store.RetryThrottled(ctx, func() (err error) {
-		attrs, err = m.to.Stat(ctx, e.Key)
-		return err
-	})
+	attrs, err := statRetry(ctx, m.to, e.Key)
 	if errors.Is(err, store.ErrNotExist) {
 		// Deleted since it was listed.
 		if m.opts.DryRun {
@@ -491,24 +516,45 @@ func (m *migration) fail(key string, err error) {
 // about the content, and the digest must be in the metadata before the upload
 // starts.
 func (m *migration) hashSource(ctx context.Context, e store.Entry) (string, error) {
-	rc, err := m.opts.From.Open(ctx, e.Key)
+	sum, n, err := hashObject(ctx, m.opts.From, e.Key)
+	m.bytesRead.Add(n)
+	return sum, err
+}
+
+// hashObject reads key and returns its sha256 in lower-case hex and the number
+// of bytes read (also on an error).
+func hashObject(ctx context.Context, st store.Store, key string) (string, int64, error) {
+	rc, err := st.Open(ctx, key)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer rc.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, ctxReader{ctx, rc})
-	m.bytesRead.Add(n)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", e.Key, err)
+		return "", n, fmt.Errorf("read %s: %w", key, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-// upload copies one blob and proves the copy.
+// statRetry is Stat, tried again while the service says to slow down.
+func statRetry(ctx context.Context, st store.Store, key string) (attrs store.Entry, err error) {
+	err = store.RetryThrottled(ctx, func() error {
+		attrs, err = st.Stat(ctx, key)
+		return err
+	})
+	return attrs, err
+}
+
+// upload copies one blob and proves the copy. want is the sha256 the bytes
+// must have: the name's for a content-addressed blob; for an opaque one, the
+// digest existing hashed already, or "" to hash the source here.
 func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
-	ca := want != ""
-	if !ca {
+	// Whether the name is content-addressed decides what a mismatch means,
+	// not whether want is set: for an opaque name it only says the bytes
+	// changed since they were hashed.
+	_, ca := blobname.Parse(e.Key)
+	if want == "" {
 		var err error
 		if want, err = m.hashSource(ctx, e); err != nil {
 			m.fail(e.Key, err)
@@ -525,7 +571,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 		src = &hashingReader{r: ctxReader{ctx, rc}, sha: sha256.New(), want: want, lim: m.limiter, progress: m.opts.Progress, read: &m.bytesRead}
 		if md, ok := m.to.(interface{ ReportsMD5(int64) bool }); !ok || md.ReportsMD5(e.Size) {
 			// Only where the destination will report an MD5 to compare with:
-			// hashing 50 MiB twice costs as much CPU as the upload itself.
+			// a second hash over every byte takes CPU from the uploads.
 			src.md5 = md5.New()
 		}
 		head, err := src.peek(512)
@@ -576,11 +622,7 @@ func (m *migration) prove(ctx context.Context, e store.Entry, want string, src *
 	if src.n != e.Size {
 		return fmt.Errorf("read %d bytes but the blob had %d when listed: it changed; run again", src.n, e.Size)
 	}
-	var attrs store.Entry
-	err := store.RetryThrottled(ctx, func() (err error) {
-		attrs, err = m.to.Stat(ctx, e.Key)
-		return err
-	})
+	attrs, err := statRetry(ctx, m.to, e.Key)
 	if err != nil {
 		return err
 	}
@@ -595,18 +637,9 @@ func (m *migration) prove(ctx context.Context, e store.Entry, want string, src *
 	}
 	if m.opts.VerifyDownload {
 		var got string
-		err := store.RetryThrottled(ctx, func() error {
-			rc, err := m.to.Open(ctx, e.Key)
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			h := sha256.New()
-			if _, err := io.Copy(h, ctxReader{ctx, rc}); err != nil {
-				return err
-			}
-			got = hex.EncodeToString(h.Sum(nil))
-			return nil
+		err := store.RetryThrottled(ctx, func() (err error) {
+			got, _, err = hashObject(ctx, m.to, e.Key)
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("download: %w", err)

@@ -78,7 +78,7 @@ func (r *RewriteReport) note(count *int64, list *[]UnitNote, n UnitNote) {
 
 func newRewriteReport(maxListed int) *RewriteReport {
 	if maxListed <= 0 {
-		maxListed = 10000
+		maxListed = defaultMaxListed
 	}
 	return &RewriteReport{KeptList: []UnitNote{}, ProblemList: []UnitNote{}, BusyList: []UnitNote{}, maxListed: maxListed}
 }
@@ -228,7 +228,7 @@ type CheckReport struct {
 // migrated blobs (migrated reports whether a key of from was migrated).
 func Check(ctx context.Context, srcs []sessions.Source, from store.Store, bases []string, migrated func(key string) bool, maxListed int) (*CheckReport, error) {
 	if maxListed <= 0 {
-		maxListed = 10000
+		maxListed = defaultMaxListed
 	}
 	cr := &CheckReport{Referenced: map[string]bool{}, List: []scan.Found{}, Problems: []string{}}
 	rep, err := scan.Run(ctx, scan.Options{
