@@ -27,8 +27,8 @@ func TestRewriteBesideAWriter(t *testing.T) {
 	root, _ := forgeWorkdir(t)
 	inbound := filepath.Join(root, ".forge", "files", "inbound")
 	sessDir := filepath.Join(root, ".forge", "sessions")
-	src := openLocal(t, inbound)
-	dst := openBucket(t, srv.Bucket(t, "media"))
+	src := openStore(t, inbound)
+	dst := openStore(t, srv.Bucket(t, "media"))
 	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
 	copyAll(t, migrate.Options{From: src, To: dst, Journal: j})
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,17 +43,10 @@ func writeBlob(t testing.TB, dir string, content []byte, ext string) string {
 	return name
 }
 
-func openLocal(t testing.TB, dir string) store.Store {
+// openStore opens a local folder or a bucket URL, closed when the test ends.
+func openStore(t testing.TB, location string) store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), dir)
-	must(t, err)
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-func openBucket(t testing.TB, url string) store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), url)
+	st, err := store.Open(context.Background(), location)
 	must(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st
@@ -101,8 +95,8 @@ func TestCopy(t *testing.T) {
 	must(t, os.Symlink("/etc/passwd", filepath.Join(dir, "link.png")))
 	must(t, os.WriteFile(filepath.Join(dir, pngName+".tmp"), []byte("partial"), 0o600))
 
-	src := openLocal(t, dir)
-	dst := openBucket(t, srv.Bucket(t, "media"))
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
 	jpath := filepath.Join(t.TempDir(), "j.jsonl")
 	j := journal(t, jpath)
 	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j, Jobs: 3})
@@ -159,8 +153,8 @@ func TestConflict(t *testing.T) {
 	srv := storetest.StartS3(t, nil)
 	dir := t.TempDir()
 	name := writeBlob(t, dir, []byte("ours"), ".png")
-	src := openLocal(t, dir)
-	dst := openBucket(t, srv.Bucket(t, "media"))
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
 	must(t, dst.Put(context.Background(), name, strings.NewReader("theirs"), store.PutOptions{}))
 
 	dry := copyAll(t, migrate.Options{From: src, To: dst, DryRun: true})
@@ -190,8 +184,8 @@ func TestDryRunChangesNothing(t *testing.T) {
 	for i := range 5 {
 		writeBlob(t, dir, fmt.Appendf(nil, "blob %d", i), ".bin")
 	}
-	src := openLocal(t, dir)
-	dst := openBucket(t, srv.Bucket(t, "media"))
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
 	rep := copyAll(t, migrate.Options{From: src, To: dst, DryRun: true})
 	if rep.Copied != 5 || rep.Selected != 5 {
 		t.Fatalf("dry run: %+v", rep)
@@ -213,8 +207,8 @@ func TestSelection(t *testing.T) {
 	then := time.Now().Add(-40 * 24 * time.Hour)
 	must(t, os.Chtimes(filepath.Join(dir, old), then, then))
 	must(t, os.Chtimes(filepath.Join(dir, oldPDF), then, then))
-	src := openLocal(t, dir)
-	dst := openBucket(t, srv.Bucket(t, "media"))
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
 	rep := copyAll(t, migrate.Options{From: src, To: dst, DryRun: true,
 		Select: migrate.Selection{Include: []string{"*.png"}, OlderThan: 30 * 24 * time.Hour}})
 	if rep.Selected != 1 || rep.Copied != 1 {
@@ -234,8 +228,8 @@ func TestThrottled(t *testing.T) {
 	for i := range 4 {
 		writeBlob(t, dir, fmt.Appendf(nil, "blob %d", i), ".bin")
 	}
-	src := openLocal(t, dir)
-	dst := openBucket(t, srv.Bucket(t, "media"))
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
 	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j")), Jobs: 2})
 	if rep.Copied != 4 || rep.Failed != 0 {
 		t.Fatalf("report %+v", rep)
@@ -252,8 +246,8 @@ func TestBandwidthLimit(t *testing.T) {
 	for i := range 4 {
 		writeBlob(t, dir, bytes.Repeat([]byte{byte(i)}, 256<<10), ".bin")
 	}
-	src := openLocal(t, dir)
-	dst := openBucket(t, srv.Bucket(t, "media"))
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
 	// 1 MiB at 512 KiB/s with a one-second burst needs at least one second more.
 	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j")), BandwidthLimit: 512 << 10})
 	if rep.Copied != 4 {
@@ -274,8 +268,8 @@ func TestDeletable(t *testing.T) {
 	for i := range 4 {
 		names = append(names, writeBlob(t, dir, fmt.Appendf(nil, "blob %d", i), ".bin"))
 	}
-	src := openLocal(t, dir)
-	dst := openBucket(t, srv.Bucket(t, "media"))
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
 	j := journal(t, filepath.Join(t.TempDir(), "j"))
 	copyAll(t, migrate.Options{From: src, To: dst, Journal: j})
 	must(t, dst.Delete(ctx, names[0]))
@@ -296,10 +290,49 @@ func TestMissingBucket(t *testing.T) {
 	srv := storetest.StartS3(t, nil)
 	dir := t.TempDir()
 	writeBlob(t, dir, []byte("x"), ".bin")
-	src := openLocal(t, dir)
-	dst := openBucket(t, "s3://no-such-bucket?"+srv.Query())
+	src := openStore(t, dir)
+	dst := openStore(t, "s3://no-such-bucket?"+srv.Query())
 	_, err := migrate.Copy(context.Background(), migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j"))})
 	if err == nil || !strings.Contains(err.Error(), "does not exist: create the bucket first") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// changingStore serves other bytes for key from its second Open on, as if the
+// blob were rewritten between two reads.
+type changingStore struct {
+	store.Store
+	key   string
+	opens atomic.Int32
+}
+
+func (s *changingStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if key == s.key && s.opens.Add(1) > 1 {
+		return io.NopCloser(strings.NewReader("rewritten since")), nil
+	}
+	return s.Store.Open(ctx, key)
+}
+
+// TestOpaqueChangedDuringOverwrite: an opaque blob that changes between the
+// hashing that judges the conflict and the upload that replaces it is a
+// failure to retry, not a corrupt blob, and the object is left as it was.
+func TestOpaqueChangedDuringOverwrite(t *testing.T) {
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	const name = "0b1e5c3a9d2f4e6b8a7c5d3e1f2a4b6c.jpg"
+	must(t, os.WriteFile(filepath.Join(dir, name), []byte("ours"), 0o600))
+	src := &changingStore{Store: openStore(t, dir), key: name}
+	dst := openStore(t, srv.Bucket(t, "media"))
+	must(t, dst.Put(context.Background(), name, strings.NewReader("theirs"), store.PutOptions{}))
+
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j")), Overwrite: true})
+	if rep.Failed != 1 || rep.Corrupt != 0 || rep.Copied != 0 || !strings.Contains(rep.FailedList[0].Reason, "changed while it was being copied") {
+		t.Fatalf("report %+v", rep)
+	}
+	if n := src.opens.Load(); n != 2 {
+		t.Fatalf("the source was opened %d times, want 2 (hashed once, then uploaded)", n)
+	}
+	if got := readObject(t, dst, name); string(got) != "theirs" {
+		t.Fatalf("object holds %q", got)
 	}
 }

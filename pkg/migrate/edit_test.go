@@ -2,8 +2,6 @@ package migrate_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -29,11 +27,6 @@ func replacer() *migrate.Replacer {
 	}
 }
 
-func sum(b []byte) string {
-	d := sha256.Sum256(b)
-	return hex.EncodeToString(d[:])
-}
-
 // rewriteAndBack rewrites unit, checks the result with check, and proves that
 // Revert restores the original bytes exactly.
 func rewriteAndBack(t *testing.T, place ref.Place, unit string) (string, migrate.UnitEdits) {
@@ -46,7 +39,7 @@ func rewriteAndBack(t *testing.T, place ref.Place, unit string) (string, migrate
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := migrate.Record{T: "rewrite", Place: &place, OldSHA256: sum([]byte(unit)), NewSHA256: sum(out), Edits: ue.Edits}
+	rec := migrate.Record{T: "rewrite", Place: &place, OldSHA256: digest([]byte(unit)), NewSHA256: digest(out), Edits: ue.Edits}
 	back, err := migrate.Revert(out, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +127,7 @@ func TestRevertAfterAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := migrate.Apply([]byte(doc), ue.Edits)
-	rec := migrate.Record{T: "rewrite", Place: &place, OldSHA256: sum([]byte(doc)), NewSHA256: sum(out), Edits: ue.Edits}
+	rec := migrate.Record{T: "rewrite", Place: &place, OldSHA256: digest([]byte(doc)), NewSHA256: digest(out), Edits: ue.Edits}
 	later := bytes.Replace(out, []byte(`]}`), []byte(`,{"role":"assistant","content":"a cat"}]}`), 1)
 	back, err := migrate.Revert(later, rec)
 	if err != nil {
@@ -153,7 +146,7 @@ func TestRevertAfterAppend(t *testing.T) {
 	doc2 := `{"a":"/srv/agent/.forge/files/inbound/` + dA + `.png","b":".forge/files/inbound/` + dA + `.png"}`
 	ue, _ = replacer().Find(place, []byte(doc2))
 	out, _ = migrate.Apply([]byte(doc2), ue.Edits)
-	rec = migrate.Record{T: "rewrite", Place: &place, OldSHA256: sum([]byte(doc2)), NewSHA256: sum(out), Edits: ue.Edits}
+	rec = migrate.Record{T: "rewrite", Place: &place, OldSHA256: digest([]byte(doc2)), NewSHA256: digest(out), Edits: ue.Edits}
 	later = bytes.Replace(out, []byte(`}`), []byte(`,"c":"s3://media/inbound/`+dA+`.png"}`), 1)
 	if _, err := migrate.Revert(later, rec); !errors.Is(err, migrate.ErrRevertConflict) {
 		t.Fatalf("ambiguous revert: %v", err)
@@ -187,7 +180,7 @@ func FuzzRewrite(f *testing.F) {
 				t.Fatalf("edit %+v", e)
 			}
 		}
-		rec := migrate.Record{Place: &place, OldSHA256: sum([]byte(unit)), NewSHA256: sum(out), Edits: ue.Edits}
+		rec := migrate.Record{Place: &place, OldSHA256: digest([]byte(unit)), NewSHA256: digest(out), Edits: ue.Edits}
 		back, err := migrate.Revert(out, rec)
 		if err != nil {
 			t.Fatal(err)

@@ -56,7 +56,7 @@ func TestKillNineAtAnyPoint(t *testing.T) {
 	}
 	original := snapshot(t, sessDir)
 	jpath := filepath.Join(root, "journal.jsonl")
-	dst := openBucket(t, bucketURL)
+	dst := openStore(t, bucketURL)
 
 	// Kill points: after the child journaled so many more copies or rewrites
 	// (so that every phase is hit whatever the machine's speed), then at
@@ -113,7 +113,7 @@ func TestKillNineAtAnyPoint(t *testing.T) {
 
 	// A rerun completes.
 	j := journal(t, jpath)
-	src := openLocal(t, inbound)
+	src := openStore(t, inbound)
 	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j})
 	if rep.Failed != 0 || rep.Proven() != int64(len(names)) {
 		t.Fatalf("rerun copy: %+v", rep)
@@ -219,8 +219,8 @@ func TestMigrateChild(t *testing.T) {
 		t.Skip("run by TestKillNineAtAnyPoint")
 	}
 	ctx := context.Background()
-	src := openLocal(t, filepath.Join(root, ".forge", "files", "inbound"))
-	dst := openBucket(t, os.Getenv("MEDIACTL_MIGRATE_BUCKET"))
+	src := openStore(t, filepath.Join(root, ".forge", "files", "inbound"))
+	dst := openStore(t, os.Getenv("MEDIACTL_MIGRATE_BUCKET"))
 	j := journal(t, filepath.Join(root, "journal.jsonl"))
 	copyAll(t, migrate.Options{From: src, To: dst, Journal: j, Jobs: 4})
 	rw, err := sessions.OpenRewriter(ctx, filepath.Join(root, ".forge", "sessions"), sessions.Options{})

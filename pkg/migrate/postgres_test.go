@@ -78,8 +78,8 @@ INSERT INTO messages(role, content, metadata) VALUES
 	}
 	before := dump()
 
-	src := openLocal(t, dir)
-	dst := openBucket(t, srv.Bucket(t, "runs"))
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "runs"))
 	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
 	if rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j}); rep.Copied != 2 {
 		t.Fatalf("copy: %+v", rep)

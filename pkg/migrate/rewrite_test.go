@@ -144,9 +144,9 @@ func testForgeMigration(t *testing.T, be backend) {
 		writeBlob(t, inbound, big, ".bin")
 		want++
 	}
-	src := openLocal(t, inbound)
+	src := openStore(t, inbound)
 	bucketURL := be.bucket(t, "media")
-	dst := openBucket(t, withPrefix(bucketURL, "inbound/"))
+	dst := openStore(t, withPrefix(bucketURL, "inbound/"))
 	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
 	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j, VerifyDownload: true})
 	if rep.Copied != int64(want) || rep.Failed != 0 {
@@ -157,14 +157,7 @@ func testForgeMigration(t *testing.T, be backend) {
 	must(t, err)
 	defer rw.Close()
 	proven := j.State().Copied
-	repl := &migrate.Replacer{
-		Resolver: scan.NewResolver(src, []string{root}),
-		Target: func(key string) (string, bool) {
-			_, ok := proven[key]
-			return migrate.ObjectURL(dst.(store.Bucket), key), ok
-		},
-	}
-	rr, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})
+	rr, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: replacerFor(j, src, dst, root), Journal: j})
 	must(t, err)
 	if rr.Changed != 2 || rr.References != 3 || rr.Kept != 0 || rr.Problems != 0 {
 		t.Fatalf("rewrite: %+v", rr)
@@ -256,9 +249,9 @@ func testCofferMigration(t *testing.T, be backend) {
 	}
 	before := dump()
 
-	src := openLocal(t, media)
+	src := openStore(t, media)
 	bucketURL := be.bucket(t, "coffer")
-	dst := openBucket(t, bucketURL)
+	dst := openStore(t, bucketURL)
 	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
 	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j, Select: migrate.Selection{Include: []string{"3f2c*"}}})
 	if rep.Copied != 1 {
@@ -322,8 +315,8 @@ func TestResume(t *testing.T) {
 				writeBlob(t, dir, body, ".bin")
 				total += int64(len(body))
 			}
-			src := openLocal(t, dir)
-			dst := openBucket(t, be.bucket(t, "resume"))
+			src := openStore(t, dir)
+			dst := openStore(t, be.bucket(t, "resume"))
 			jpath := filepath.Join(t.TempDir(), "j.jsonl")
 			ctx, cancel := context.WithCancel(context.Background())
 			j := journal(t, jpath)
