@@ -23,18 +23,9 @@ type sqliteRewriter struct {
 }
 
 func openSQLiteRewriter(ctx context.Context, src *sqliteSource) (*sqliteRewriter, error) {
-	abs, err := filepath.Abs(src.path)
+	db, err := openSQLiteDB(ctx, src.path, sqliteWriteDSN, "read-write")
 	if err != nil {
 		return nil, err
-	}
-	db, err := sql.Open("sqlite", sqliteWriteDSN(abs))
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s read-write: %w", src.path, err)
 	}
 	return &sqliteRewriter{src: src, db: db}, nil
 }
@@ -115,7 +106,20 @@ func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string
 		ptrs[i] = &vals[i]
 	}
 	nk := len(keyNames)
-	isKey := keyColumns(cols, keyNames)
+	// Why a column's values are never written, whatever the row. Without key
+	// names no column is a key column, so testing nk == 0 after the key
+	// columns, as the refusals are ranked, gives the same reasons.
+	colRefusal := make([]string, len(cols))
+	for j, isKey := range keyColumns(cols, keyNames) {
+		switch {
+		case shadow:
+			colRefusal[j] = shadowTableRefusal
+		case isKey:
+			colRefusal[j] = keyColumnRefusal
+		case nk == 0:
+			colRefusal[j] = "the table has no primary key and columns named rowid, _rowid_ and oid hide its rowid: its rows cannot be found again, so they are not rewritten"
+		}
+	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
@@ -126,28 +130,17 @@ func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string
 			if i < nk {
 				continue
 			}
-			var blob bool
-			switch v.(type) {
-			case string:
-			case []byte:
-				blob = true
-			default:
+			text, ok := textValue(v)
+			if !ok {
 				continue // not text: not a unit
 			}
-			text, _ := textValue(v)
-			unaddressable := ""
+			_, blob := v.([]byte)
 			if keyVals == nil && nk > 0 {
 				key = renderKey(keyNames, vals[:nk])
 				keyVals = append([]any(nil), vals[:nk]...)
 			}
-			switch {
-			case shadow:
-				unaddressable = shadowTableRefusal
-			case isKey[i-nk]:
-				unaddressable = keyColumnRefusal
-			case nk == 0:
-				unaddressable = "the table has no primary key and columns named rowid, _rowid_ and oid hide its rowid: its rows cannot be found again, so they are not rewritten"
-			case hasNil(keyVals):
+			unaddressable := colRefusal[i-nk]
+			if unaddressable == "" && hasNil(keyVals) {
 				unaddressable = "the row's primary key holds NULL: it cannot be found again safely, so it is not rewritten"
 			}
 			u := &sqlUnit{
@@ -325,15 +318,12 @@ func (b *sqliteBackend) reread(ctx context.Context, u *sqlUnit) ([]byte, bool, e
 	if err != nil {
 		return nil, false, err
 	}
-	switch v := v.(type) {
-	case string:
-		c.blob = false
-		return []byte(v), true, nil
-	case []byte:
-		c.blob = true
-		return v, true, nil
+	text, ok := textValue(v)
+	if !ok {
+		return nil, false, nil // NULL or a number now: no longer a unit
 	}
-	return nil, false, nil // NULL or a number now: no longer a unit
+	_, c.blob = v.([]byte)
+	return text, true, nil
 }
 
 // unitError: SQLite refused the statement (a constraint, a trigger's RAISE, a

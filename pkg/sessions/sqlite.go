@@ -50,21 +50,34 @@ func openSQLite(ctx context.Context, spec, path, query string) (Source, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, usagef("%s is not a regular file: sqlite:PATH must name the database file", path)
 	}
+	db, err := openSQLiteDB(ctx, path, sqliteDSN, "read-only")
+	if err != nil {
+		return nil, err
+	}
+	return &sqliteSource{spec: spec, path: path, query: query, db: db}, nil
+}
+
+// openSQLiteDB opens the database at path through the DSN that dsn makes of
+// its absolute path, and connects once, so that a file SQLite cannot open is
+// reported here, named with mode ("read-only", "read-write"), rather than at
+// the first query.
+func openSQLiteDB(ctx context.Context, path string, dsn func(abs string) string, mode string) (*sql.DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", sqliteDSN(abs))
+	db, err := sql.Open("sqlite", dsn(abs))
 	if err != nil {
 		return nil, err
 	}
-	// Walk holds one connection for its transaction; nothing needs more.
+	// One connection: Walk holds it for its transaction, the rewriter for its
+	// write transactions; nothing needs more.
 	db.SetMaxOpenConns(1)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+		return nil, fmt.Errorf("open %s %s: %w", path, mode, err)
 	}
-	return &sqliteSource{spec: spec, path: path, query: query, db: db}, nil
+	return db, nil
 }
 
 // sqliteDSN is the modernc.org/sqlite DSN opening an absolute path read-only:
