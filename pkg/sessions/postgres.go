@@ -107,37 +107,53 @@ func (s *pgSource) Close() error {
 var pgTextFormats = pgx.QueryResultFormatsByOID{}
 
 func (s *pgSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err error) {
+	err = s.inSnapshot(ctx, func(tx pgx.Tx, types pgTypes) error {
+		if s.query != "" {
+			return s.walkQuery(ctx, tx, types, fn, &c)
+		}
+		tables, err := pgTables(ctx, tx, types)
+		if err != nil {
+			return s.fail("list tables", err)
+		}
+		for _, t := range tables {
+			if err := s.walkTable(ctx, tx, t, fn, &c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return c, err
+}
+
+// inSnapshot runs body in one REPEATABLE READ READ ONLY transaction on the
+// connection, with the type catalog as of its snapshot. Walk and the rewriter
+// both read through it, so that the rewriter sees what Walk sees.
+func (s *pgSource) inSnapshot(ctx context.Context, body func(tx pgx.Tx, types pgTypes) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return c, s.fail("begin read-only transaction", err)
+		return s.fail("begin read-only transaction", err)
 	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		tx.Rollback(rctx)
-	}()
+	defer pgRollback(ctx, tx)
+	// For walkQuery, which decodes bytea in hex. The rewriter reads no bytea
+	// and sets it too, so that its transaction is Walk's.
 	if _, err := tx.Exec(ctx, "SET LOCAL bytea_output = 'hex'"); err != nil {
-		return c, s.fail("set up transaction", err)
+		return s.fail("set up transaction", err)
 	}
 	types, err := pgLoadTypes(ctx, tx)
 	if err != nil {
-		return c, s.fail("read the type catalog", err)
+		return s.fail("read the type catalog", err)
 	}
-	if s.query != "" {
-		return c, s.walkQuery(ctx, tx, types, fn, &c)
-	}
-	tables, err := pgTables(ctx, tx, types)
-	if err != nil {
-		return c, s.fail("list tables", err)
-	}
-	for _, t := range tables {
-		if err := s.walkTable(ctx, tx, t, fn, &c); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
+	return body(tx, types)
+}
+
+// pgRollback ends tx even once ctx is done: a cancelled read or write must
+// not leave its transaction open on a connection that is used again.
+func pgRollback(ctx context.Context, tx pgx.Tx) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return tx.Rollback(rctx)
 }
 
 func (s *pgSource) fail(what string, err error) error {
@@ -245,30 +261,46 @@ ORDER BY i.indrelid, k.ord`)
 }
 
 func (s *pgSource) walkTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func(Item) error, c *Counts) error {
-	// A savepoint confines a failure (no privilege on the table) to this table.
+	tableErr, fatal := s.inTableSavepoint(ctx, tx, t, func(sp pgx.Tx) (fnErr, err error) {
+		return s.readTable(ctx, sp, t, fn, c)
+	})
+	if fatal != nil {
+		return fatal
+	}
+	if tableErr != nil {
+		return fn(Item{Place: ref.Place{Source: s.spec, Table: t.label(), Offset: -1}, Size: -1, Err: tableErr})
+	}
+	return nil
+}
+
+// inTableSavepoint runs read on table t inside a savepoint, which confines a
+// failure (no privilege on the table) to this table. read returns fnErr to
+// stop as is, err for a problem reading the table. tableErr is that problem,
+// for the caller to report before going on; fatal stops the walk. Walk and
+// the rewriter share it so that they tell the two apart alike.
+func (s *pgSource) inTableSavepoint(ctx context.Context, tx pgx.Tx, t *pgTable, read func(sp pgx.Tx) (fnErr, err error)) (tableErr, fatal error) {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
-		return s.fail("savepoint", err)
+		return nil, s.fail("savepoint", err)
 	}
-	fnErr, err := s.readTable(ctx, sp, t, fn, c)
+	fnErr, err := read(sp)
 	if fnErr != nil {
-		return fnErr
+		return nil, fnErr
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		if rerr := sp.Rollback(ctx); rerr != nil {
 			// The connection is gone, not just this table.
-			return s.fail("read table "+t.label(), err)
+			return nil, s.fail("read table "+t.label(), err)
 		}
-		return fn(Item{Place: ref.Place{Source: s.spec, Table: t.label(), Offset: -1}, Size: -1,
-			Err: fmt.Errorf("read table %s: %w", t.label(), err)})
+		return fmt.Errorf("read table %s: %w", t.label(), err), nil
 	}
 	if err := sp.Commit(ctx); err != nil {
-		return s.fail("release savepoint", err)
+		return nil, s.fail("release savepoint", err)
 	}
-	return nil
+	return nil, nil
 }
 
 // readTable streams one table. fnErr is an error from fn (it stops the walk as
@@ -455,26 +487,31 @@ func pgLoadTypes(ctx context.Context, tx pgx.Tx) (pgTypes, error) {
 // references in: string types (category S: text, varchar, char, name, citext),
 // json, jsonb, xml, and domains over and arrays of those.
 func (m pgTypes) textLike(oid uint32) bool {
-	for range 8 { // domains of arrays of domains…, bounded
-		if oid == pgUnknownOID {
-			return true
-		}
+	oid, t, ok := m.resolveDomain(oid, true)
+	if oid == pgUnknownOID {
+		return true
+	}
+	return ok && (t.category == "S" || t.catalog && (t.name == "json" || t.name == "jsonb" || t.name == "xml"))
+}
+
+// resolveDomain follows domains to their base type, and with arrays also array
+// types to their element type, and returns where it stops: that type's OID,
+// its row, and whether the OID is in the catalog. A chain longer than any a
+// real catalog holds (domains of arrays of domains…) is not followed: it
+// stops at OID 0, not found.
+func (m pgTypes) resolveDomain(oid uint32, arrays bool) (uint32, pgType, bool) {
+	for range 8 {
 		t, ok := m[oid]
-		if !ok {
-			return false
-		}
 		switch {
+		case !ok:
+			return oid, t, false
 		case t.typtype == "d":
 			oid = t.base
-		case t.category == "S":
-			return true
-		case t.category == "A" && t.elem != 0:
+		case arrays && t.category == "A" && t.elem != 0:
 			oid = t.elem
-		case t.catalog && (t.name == "json" || t.name == "jsonb" || t.name == "xml"):
-			return true
 		default:
-			return false
+			return oid, t, true
 		}
 	}
-	return false
+	return 0, pgType{}, false
 }

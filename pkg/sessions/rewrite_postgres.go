@@ -64,61 +64,33 @@ func (w *pgRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOptions
 	return r.result(err)
 }
 
-// read reads every table in one REPEATABLE READ READ ONLY transaction, as Walk
-// does, and offers every text value.
+// read reads every table in Walk's snapshot and offers every text value.
 func (w *pgRewriter) read(ctx context.Context, s *sqlRewrite) error {
 	src := w.src
-	src.mu.Lock()
-	defer src.mu.Unlock()
-	tx, err := src.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return src.fail("begin read-only transaction", err)
-	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		tx.Rollback(rctx)
-	}()
-	types, err := pgLoadTypes(ctx, tx)
-	if err != nil {
-		return src.fail("read the type catalog", err)
-	}
-	tables, err := pgTables(ctx, tx, types)
-	if err != nil {
-		return src.fail("list tables", err)
-	}
-	for _, t := range tables {
-		if err := w.readTable(ctx, tx, t, types, s); err != nil {
-			return err
+	return src.inSnapshot(ctx, func(tx pgx.Tx, types pgTypes) error {
+		tables, err := pgTables(ctx, tx, types)
+		if err != nil {
+			return src.fail("list tables", err)
 		}
-	}
-	return nil
+		for _, t := range tables {
+			if err := w.readTable(ctx, tx, t, types, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
-// readTable offers one table's values, inside a savepoint that confines a read
-// failure (no SELECT privilege) to the table, as Walk does.
+// readTable offers one table's values, in Walk's savepoint.
 func (w *pgRewriter) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, types pgTypes, s *sqlRewrite) error {
-	src := w.src
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return src.fail("savepoint", err)
-	}
-	fatal, err := w.offerRows(ctx, sp, t, types, s)
+	tableErr, fatal := w.src.inTableSavepoint(ctx, tx, t, func(sp pgx.Tx) (fnErr, err error) {
+		return w.offerRows(ctx, sp, t, types, s)
+	})
 	if fatal != nil {
 		return fatal
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if rerr := sp.Rollback(ctx); rerr != nil {
-			return src.fail("read table "+t.label(), err)
-		}
-		s.r.fail(ref.Place{Source: src.spec, Table: t.label(), Offset: -1}, fmt.Errorf("read table %s: %w", t.label(), err))
-		return nil
-	}
-	if err := sp.Commit(ctx); err != nil {
-		return src.fail("release savepoint", err)
+	if tableErr != nil {
+		s.r.fail(ref.Place{Source: w.src.spec, Table: t.label(), Offset: -1}, tableErr)
 	}
 	return nil
 }
@@ -236,21 +208,8 @@ func pgKeyCond(pk []string, first int) string {
 // stringType reports whether values of a type are plain strings (category S,
 // directly or through domains), whose text form is the value itself.
 func (m pgTypes) stringType(oid uint32) bool {
-	for range 8 {
-		t, ok := m[oid]
-		if !ok {
-			return false
-		}
-		switch {
-		case t.typtype == "d":
-			oid = t.base
-		case t.category == "S":
-			return true
-		default:
-			return false
-		}
-	}
-	return false
+	_, t, ok := m.resolveDomain(oid, false)
+	return ok && t.category == "S"
 }
 
 // pgCell finds a value again: its table, the row's key as text, the column.
@@ -350,9 +309,7 @@ func (b *pgBackend) rollback(ctx context.Context) error {
 	}
 	tx := b.tx
 	b.tx = nil
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	return tx.Rollback(rctx)
+	return pgRollback(ctx, tx)
 }
 
 func (b *pgBackend) cas(ctx context.Context, u *sqlUnit) ([]byte, bool, error) {
