@@ -44,17 +44,27 @@ func documentExt(name string) bool {
 	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson")
 }
 
+// statRoot checks what a spec names: a folder, or a regular file that is
+// one document. Walk and the rewriter refuse anything else alike.
+func statRoot(root string) (fs.FileInfo, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, err // names the path
+	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a folder or a regular file (%s)", root, fi.Mode().Type())
+	}
+	return fi, nil
+}
+
 func (s *filesSource) Walk(ctx context.Context, fn func(Item) error) (Counts, error) {
 	var c Counts
 	root := s.spec
-	fi, err := os.Stat(root)
+	fi, err := statRoot(root)
 	if err != nil {
-		return c, err // names the path
+		return c, err
 	}
 	if !fi.IsDir() {
-		if !fi.Mode().IsRegular() {
-			return c, fmt.Errorf("%s is not a folder or a regular file (%s)", root, fi.Mode().Type())
-		}
 		c.Documents++
 		return c, fn(s.document(root, fi, true))
 	}

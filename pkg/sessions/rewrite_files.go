@@ -50,14 +50,11 @@ func (w *filesRewriter) Close() error   { return nil }
 func (w *filesRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOptions) (RewriteCounts, error) {
 	r := newRewriteRun(w.src.spec, edit, opts)
 	root := w.src.spec
-	fi, err := os.Stat(root)
+	fi, err := statRoot(root)
 	if err != nil {
 		return r.result(err)
 	}
 	if !fi.IsDir() {
-		if !fi.Mode().IsRegular() {
-			return r.result(fmt.Errorf("%s is not a folder or a regular file (%s)", root, fi.Mode().Type()))
-		}
 		// A spec naming a file: its folder is followed as named, the file never.
 		dirPath := filepath.Dir(root)
 		fd, err := unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -103,6 +100,15 @@ type fileDir struct {
 }
 
 func (d *fileDir) join(name string) string { return filepath.Join(d.path, name) }
+
+// syncInstalled syncs the folder after a new version was renamed or swapped
+// into it: until then the rename may not survive a crash.
+func (d *fileDir) syncInstalled() error {
+	if err := unix.Fsync(d.fd); err != nil {
+		return fmt.Errorf("the new version is in place but the folder could not be synced, it may not survive a crash: %w", &os.PathError{Op: "fsync", Path: d.path, Err: err})
+	}
+	return nil
+}
 
 // dirCache keeps the descriptor of the folder of the last file: Walk goes folder
 // by folder, so consecutive files mostly share it.
@@ -301,8 +307,8 @@ func (w *filesRewriter) install(r *rewriteRun, d *fileDir, name string, place re
 		r.fail(place, &os.LinkError{Op: "rename", Old: d.join(tmp), New: path, Err: err})
 		return unitFailed, nil
 	}
-	if err := unix.Fsync(d.fd); err != nil {
-		r.fail(place, fmt.Errorf("the new version is in place but the folder could not be synced, it may not survive a crash: %w", &os.PathError{Op: "fsync", Path: d.path, Err: err}))
+	if err := d.syncInstalled(); err != nil {
+		r.fail(place, err)
 		return unitFailed, nil
 	}
 	r.committed(ch)
@@ -316,8 +322,8 @@ func (w *filesRewriter) checkExchange(r *rewriteRun, d *fileDir, name, tmp strin
 	out, _, err := readFileAt(d, tmp)
 	if err == nil && bytes.Equal(out, ch.Old) {
 		unlinkErr := unix.Unlinkat(d.fd, tmp, 0)
-		if err := unix.Fsync(d.fd); err != nil {
-			r.fail(place, fmt.Errorf("the new version is in place but the folder could not be synced, it may not survive a crash: %w", &os.PathError{Op: "fsync", Path: d.path, Err: err}))
+		if err := d.syncInstalled(); err != nil {
+			r.fail(place, err)
 			return unitFailed, nil
 		}
 		r.committed(ch)
