@@ -8,8 +8,9 @@ import (
 	"github.com/mediactl/mediactl/pkg/ref"
 )
 
-// sqlBatchSize is how many changed values one write transaction carries: short
-// enough that a live writer waits milliseconds, long enough to amortize the commit.
+// sqlBatchSize is how many changed values one write transaction carries: few
+// enough that a live writer is not held off by our locks for long, many enough
+// to amortize the commit.
 const sqlBatchSize = 500
 
 // sqlUnit is one column value of one row, as read, and what to write there.
