@@ -86,9 +86,7 @@ func checkDiskFull(t *testing.T, dir, big, small string, res diskFullResult, wan
 	if got := readString(t, small); got != forgeSession("small", bucketRef) {
 		t.Errorf("small.json = %q", got)
 	}
-	if left := tempLeftovers(t, dir); len(left) != 0 {
-		t.Errorf("temporary files left: %q", left)
-	}
+	checkNoLeftovers(t, dir)
 }
 
 // TestRewriteFilesDiskFull: writing the new version fails for lack of space. The

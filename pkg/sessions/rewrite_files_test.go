@@ -76,8 +76,9 @@ func forgeWrite(path, content string) error {
 	return os.Rename(path+".tmp", path)
 }
 
-// tempLeftovers lists the rewriter's temporary files under dir.
-func tempLeftovers(t *testing.T, dir string) []string {
+// checkNoLeftovers fails the test when the rewriter's temporary files are
+// left under dir.
+func checkNoLeftovers(t *testing.T, dir string) {
 	t.Helper()
 	var left []string
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -86,7 +87,9 @@ func tempLeftovers(t *testing.T, dir string) []string {
 		}
 		return nil
 	})
-	return left
+	if len(left) != 0 {
+		t.Errorf("temporary files left: %q", left)
+	}
 }
 
 func filesRewriterOf(t *testing.T, w Rewriter) *filesRewriter {
@@ -152,13 +155,7 @@ func TestRewriteFilesRoundTrip(t *testing.T) {
 
 	// The places are Walk's.
 	items, _ := walkAll(t, openFiles(t, dir))
-	var walked []ref.Place
-	for _, it := range items {
-		walked = append(walked, it.Place)
-	}
-	if !reflect.DeepEqual(seen, walked) {
-		t.Errorf("Edit saw %v\nWalk reports %v", seen, walked)
-	}
+	checkSawWalk(t, seen, items)
 
 	// On disk: rewritten where the reference was, modes and owner kept.
 	for name, f := range files {
@@ -191,9 +188,7 @@ func TestRewriteFilesRoundTrip(t *testing.T) {
 	if fi, err := os.Lstat(filepath.Join(dir, "link.json")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Errorf("link.json is no longer a link: %v %v", fi, err)
 	}
-	if left := tempLeftovers(t, base); len(left) != 0 {
-		t.Errorf("temporary files left: %q", left)
-	}
+	checkNoLeftovers(t, base)
 
 	// The journal: each change prepared, then committed, in order.
 	if len(j.prepared) != 4 || !reflect.DeepEqual(j.prepared, j.committed) {
@@ -323,9 +318,7 @@ func TestRewriteFilesConcurrentWriter(t *testing.T) {
 				if len(j.prepared) != 2 || len(j.committed) != 1 || string(j.committed[0].Old) != theirs {
 					t.Errorf("prepared %d, committed %+v", len(j.prepared), j.committed)
 				}
-				if left := tempLeftovers(t, dir); len(left) != 0 {
-					t.Errorf("temporary files left: %q", left)
-				}
+				checkNoLeftovers(t, dir)
 			})
 		})
 	}
@@ -375,9 +368,7 @@ func TestRewriteFilesWriterDuringUndo(t *testing.T) {
 	if got := readString(t, path); got != forgeSession("v3", bucketRef) {
 		t.Errorf("file = %q, want v3 rewritten", got)
 	}
-	if left := tempLeftovers(t, dir); len(left) != 0 {
-		t.Errorf("temporary files left: %q", left)
-	}
+	checkNoLeftovers(t, dir)
 }
 
 // TestRewriteFilesKeepsChanging: a session that changes before every install is
@@ -418,9 +409,7 @@ func TestRewriteFilesKeepsChanging(t *testing.T) {
 		if got := readString(t, filepath.Join(dir, "calm.json")); !strings.Contains(got, bucketRef) {
 			t.Errorf("the other file was not rewritten: %q", got)
 		}
-		if left := tempLeftovers(t, dir); len(left) != 0 {
-			t.Errorf("temporary files left: %q", left)
-		}
+		checkNoLeftovers(t, dir)
 	})
 }
 
@@ -468,9 +457,7 @@ func TestRewriteFilesRacingWriter(t *testing.T) {
 		t.Errorf("no rewrite got through in 300 ms (%+v)", total)
 	}
 	t.Logf("writer wrote %d versions; rewrites: %+v", last, total)
-	if left := tempLeftovers(t, dir); len(left) != 0 {
-		t.Errorf("temporary files left: %q", left)
-	}
+	checkNoLeftovers(t, dir)
 }
 
 // TestRewriteFilesLinkSwappedIn: the session is replaced by a symbolic link to
@@ -509,9 +496,7 @@ func TestRewriteFilesLinkSwappedIn(t *testing.T) {
 		if got := readString(t, target); got != forgeSession("secret", localRef) {
 			t.Errorf("the link's target was written: %q", got)
 		}
-		if left := tempLeftovers(t, base); len(left) != 0 {
-			t.Errorf("temporary files left: %q", left)
-		}
+		checkNoLeftovers(t, base)
 	})
 }
 
@@ -537,9 +522,7 @@ func TestRewriteFilesVanished(t *testing.T) {
 		if len(j.prepared) != 1 || len(j.committed) != 0 {
 			t.Errorf("prepared %d, committed %d", len(j.prepared), len(j.committed))
 		}
-		if left := tempLeftovers(t, dir); len(left) != 0 {
-			t.Errorf("temporary files left: %q", left)
-		}
+		checkNoLeftovers(t, dir)
 	})
 }
 
@@ -564,9 +547,7 @@ func TestRewriteFilesPrepareError(t *testing.T) {
 			t.Errorf("%s.json = %q", n, got)
 		}
 	}
-	if left := tempLeftovers(t, dir); len(left) != 0 {
-		t.Errorf("temporary files left: %q", left)
-	}
+	checkNoLeftovers(t, dir)
 }
 
 // TestRewriteFilesEditError: an Edit error stops the rewrite; nothing of that

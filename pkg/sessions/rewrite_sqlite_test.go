@@ -107,13 +107,7 @@ func TestRewriteSQLiteRoundTrip(t *testing.T) {
 		t.Errorf("counts = %+v", c)
 	}
 	items, _ := walkAll(t, openSQLiteSpec(t, spec, ""))
-	var walked []ref.Place
-	for _, it := range items {
-		walked = append(walked, it.Place)
-	}
-	if !reflect.DeepEqual(seen, walked) {
-		t.Errorf("Edit saw\n%v\nWalk reports\n%v", seen, walked)
-	}
+	checkSawWalk(t, seen, items)
 	var got []string
 	for _, ch := range j.committed {
 		got = append(got, ch.Place.String())
@@ -435,13 +429,7 @@ INSERT INTO keys VALUES(1, 'x', 'abc'), (2.5, x'00ff', 'abc'), ('1', 'x', 'abc')
 		t.Fatalf("counts %+v, err %v", c, err)
 	}
 	items, _ := walkAll(t, openSQLiteSpec(t, "sqlite:"+path, ""))
-	var walked []ref.Place
-	for _, it := range items {
-		walked = append(walked, it.Place)
-	}
-	if !reflect.DeepEqual(seen, walked) {
-		t.Errorf("Edit saw\n%v\nWalk reports\n%v", seen, walked)
-	}
+	checkSawWalk(t, seen, items)
 	for _, it := range items {
 		if bytes.Contains(it.Text, []byte("abc")) {
 			t.Errorf("%s still %q", it.Place, it.Text)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -37,6 +38,19 @@ func (j *journal) options(retries int) RewriteOptions {
 			j.committed = append(j.committed, cloneChange(ch))
 			j.events = append(j.events, "commit "+ch.Place.String())
 		},
+	}
+}
+
+// checkSawWalk checks that an Edit saw exactly the places Walk reports, in
+// Walk's order.
+func checkSawWalk(t *testing.T, seen []ref.Place, items []walked) {
+	t.Helper()
+	var places []ref.Place
+	for _, it := range items {
+		places = append(places, it.Place)
+	}
+	if !reflect.DeepEqual(seen, places) {
+		t.Errorf("Edit saw\n%v\nWalk reports\n%v", seen, places)
 	}
 }
 
