@@ -2,11 +2,8 @@ package storetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net/url"
-	"os"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -64,14 +61,7 @@ type Azurite struct{ Addr string }
 // skipped, except on CI (CI=true) where it fails.
 func StartAzurite(t testing.TB) *Azurite {
 	t.Helper()
-	addr := os.Getenv(AzuriteEnv)
-	if addr == "" {
-		msg := "azurite not running: start it with scripts/services/azurite.sh (eval \"$(scripts/services/azurite.sh start)\" sets " + AzuriteEnv + ")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	addr := serviceEnv(t, AzuriteEnv, "azurite")
 	t.Setenv("AZURE_STORAGE_ACCOUNT", AzuriteAccount)
 	t.Setenv("AZURE_STORAGE_KEY", AzuriteKey)
 	return &Azurite{Addr: addr}
@@ -86,9 +76,7 @@ func (a *Azurite) Query() string {
 // ("azblob://NAME?…"); it is deleted when the test ends.
 func (a *Azurite) Container(t testing.TB, prefix string) string {
 	t.Helper()
-	var r [4]byte
-	rand.Read(r[:])
-	name := prefix + "-" + hex.EncodeToString(r[:])
+	name := randomName(prefix)
 	u := "azblob://" + name + "?" + a.Query()
 	ctx := context.Background()
 	b, err := blob.OpenBucket(ctx, u)

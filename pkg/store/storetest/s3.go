@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -56,9 +55,7 @@ func setAWSEnv(t testing.TB, key, secret string) {
 
 // Query is the URL query that reaches this server: endpoint, path-style
 // addressing, region.
-func (s *S3) Query() string {
-	return "endpoint=" + url.QueryEscape(s.Endpoint) + "&use_path_style=true&region=us-east-1"
-}
+func (s *S3) Query() string { return s3Query(s.Endpoint) }
 
 // Bucket creates bucket name and returns its URL ("s3://name?…").
 func (s *S3) Bucket(t testing.TB, name string) string {

@@ -2,9 +2,6 @@ package storetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -40,14 +37,7 @@ type Seaweed struct {
 // cloud credentials or a metadata endpoint.
 func SeaweedFS(t testing.TB) *Seaweed {
 	t.Helper()
-	endpoint := os.Getenv(SeaweedEnv)
-	if endpoint == "" {
-		msg := "seaweedfs not running: start it with scripts/services/seaweedfs.sh (eval \"$(scripts/services/seaweedfs.sh start)\" sets " + SeaweedEnv + ")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	endpoint := serviceEnv(t, SeaweedEnv, "seaweedfs")
 	s := &Seaweed{Endpoint: endpoint, AccessKey: os.Getenv(SeaweedKeyEnv), SecretKey: os.Getenv(SeaweedSecretEnv)}
 	if s.AccessKey == "" || s.SecretKey == "" {
 		t.Fatalf("%s is set but %s or %s is not: eval the whole line that scripts/services/seaweedfs.sh start prints", SeaweedEnv, SeaweedKeyEnv, SeaweedSecretEnv)
@@ -58,18 +48,14 @@ func SeaweedFS(t testing.TB) *Seaweed {
 
 // Query is the URL query that reaches this server: endpoint, path-style
 // addressing, region.
-func (s *Seaweed) Query() string {
-	return "endpoint=" + url.QueryEscape(s.Endpoint) + "&use_path_style=true&region=us-east-1"
-}
+func (s *Seaweed) Query() string { return s3Query(s.Endpoint) }
 
 // Bucket creates a new bucket named prefix-<random hex> (unique even across runs
 // against a long-lived server) and returns its URL ("s3://NAME?endpoint=…").
 // The bucket is emptied and deleted when the test ends.
 func (s *Seaweed) Bucket(t testing.TB, prefix string) string {
 	t.Helper()
-	var r [4]byte
-	rand.Read(r[:])
-	name := prefix + "-" + hex.EncodeToString(r[:])
+	name := randomName(prefix)
 	u := "s3://" + name + "?" + s.Query()
 
 	ctx := context.Background()
