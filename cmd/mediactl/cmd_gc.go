@@ -21,9 +21,6 @@ import (
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
 
-// gcPlanGCPercent is the collector's GOGC during gc, unless GOGC is set.
-const gcPlanGCPercent = 20
-
 // trashDirFlag is --trash-dir, for gc and its subcommands and for migrate
 // --delete-source (when says when it applies, or is empty).
 func trashDirFlag(when string) cli.Flag {
@@ -121,13 +118,8 @@ func runGC(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if os.Getenv("GOGC") == "" {
-		// A plan holds a few large arrays without pointers (about 60 bytes
-		// per blob), which the collector marks at almost no cost, while the
-		// session scan churns through short-lived garbage. The heap may grow
-		// by GOGC percent of the live heap between collections: at the
-		// command's usual 50 that is half the arrays again, at 20 a fifth.
-		defer debug.SetGCPercent(debug.SetGCPercent(gcPlanGCPercent))
+	if os.Getenv("GOGC") == "" { // gc.PlanGCPercent says why
+		defer debug.SetGCPercent(debug.SetGCPercent(gc.PlanGCPercent))
 	}
 	t, err := openTargets(c, g)
 	if err != nil {
@@ -222,13 +214,13 @@ func runGC(c *cli.Context) error {
 		g.log.Info("gc finished", "store", st.Location(), "candidates", plan.Candidates.Len(), "exit_code", r.ExitCode)
 	}
 
-	if f := c.String("plan-out"); f != "" {
-		var plans []*gc.Plan
-		for _, r := range reports {
-			if r.Plan != nil {
-				plans = append(plans, r.Plan)
-			}
+	var plans []*gc.Plan
+	for _, r := range reports {
+		if r.Plan != nil {
+			plans = append(plans, r.Plan)
 		}
+	}
+	if f := c.String("plan-out"); f != "" {
 		doc := struct {
 			Schema string     `json:"schema"`
 			Plans  []*gc.Plan `json:"plans"`
@@ -251,12 +243,6 @@ func runGC(c *cli.Context) error {
 			DryRun   bool             `json:"dry_run"`
 			Stores   []*gcStoreReport `json:"stores"`
 		}{gcSchema, version(), code, !del, reports}
-		var plans []*gc.Plan
-		for _, r := range reports {
-			if r.Plan != nil {
-				plans = append(plans, r.Plan)
-			}
-		}
 		if err := writeGCJSON(g.stdout, doc, g.output == "json", plans); err != nil {
 			return err
 		}
@@ -457,12 +443,9 @@ func writeFileAtomicFunc(path string, write func(io.Writer) error) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := write(bw); err != nil {
-		f.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
+	// Unbuffered: its writers hand over few, large writes (writeGCJSON buffers
+	// its own), and a second buffer would only copy them again.
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}

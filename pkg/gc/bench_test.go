@@ -135,7 +135,7 @@ func BenchmarkPlanMillion(b *testing.B) {
 		}
 	}
 	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(cliGCPercent))
+		defer debug.SetGCPercent(debug.SetGCPercent(gc.PlanGCPercent))
 	}
 	opts := gc.Options{Store: synthStore{n}, Sessions: []sessions.Source{synthSessions{n, 1000}}}
 	var live, peak uint64
@@ -158,6 +158,3 @@ func BenchmarkPlanMillion(b *testing.B) {
 	b.ReportMetric(float64(live)/float64(n), "live-B/blob")
 	b.ReportMetric(float64(peak)/float64(n), "peak-heap-B/blob")
 }
-
-// cliGCPercent is GOGC as `mediactl gc` sets it (gcPlanGCPercent in cmd/mediactl).
-const cliGCPercent = 20
