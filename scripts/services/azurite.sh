@@ -62,20 +62,15 @@ print_export() {
 
 start() {
 	mkdir -p "$run_dir"
-	if running && [[ -s $port_file ]] && port_open "$(<"$port_file")"; then
+	if serving; then
 		print_export
 		return 0
 	fi
 	rm -f "$pid_file" "$port_file"
 	install
 
-	local port=${AZURITE_PORT:-10000} last
-	[[ $port =~ ^[0-9]+$ ]] || die "AZURITE_PORT=$port is not a port number"
-	last=$((port + 100))
-	while port_open "$port"; do
-		port=$((port + 1))
-		((port < last)) || die "no free port in ${AZURITE_PORT:-10000}..$last on $HOST"
-	done
+	local port
+	port=$(pick_port AZURITE_PORT 10000)
 
 	echo "azurite.sh: starting azurite-blob on $HOST:$port at $(date -u +%FT%TZ)" >>"$log_file"
 	# Started from the run folder, so that nothing Azurite may write lands in the caller's cwd.
@@ -96,7 +91,7 @@ start() {
 			die "azurite exited during startup; see $log_file"
 		fi
 		if ((waited >= timeout * 10)); then
-			kill "$pid" 2>/dev/null || true
+			stop_pid "$pid" 10
 			rm -f "$pid_file" "$port_file"
 			die "azurite did not accept connections on $HOST:$port within ${timeout}s; see $log_file"
 		fi
@@ -113,27 +108,11 @@ stop() {
 		echo "azurite.sh: not running" >&2
 		return 0
 	fi
-	local pid i
+	local pid
 	pid=$(<"$pid_file")
-	kill "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
+	stop_pid "$pid" 10
 	rm -f "$pid_file" "$port_file"
 	echo "azurite.sh: stopped (pid $pid)" >&2
-}
-
-status() {
-	if running && [[ -s $port_file ]] && port_open "$(<"$port_file")"; then
-		print_export
-		return 0
-	fi
-	echo "azurite.sh: not running" >&2
-	return 1
 }
 
 case ${1:-} in

@@ -36,19 +36,9 @@ sock_dir=$pg_root/run
 log_file=$pg_root/postgres.log
 port_file=$pg_root/port
 
-die() {
-	echo "postgres.sh: $*" >&2
-	exit 1
-}
-
-say() {
-	echo "postgres.sh: $*" >&2
-}
-
-# port_open PORT: true when something accepts TCP connections on HOST:PORT.
-port_open() {
-	(exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
-}
+SERVICE=postgres.sh
+# shellcheck source=lib.sh
+source "$script_dir/lib.sh"
 
 # find_bindir: prints the folder holding initdb, pg_ctl, postgres and pg_isready,
 # preferring the newest /usr/lib/postgresql/<version>/bin, else the PATH.
@@ -107,7 +97,8 @@ setup_user() {
 	fi
 }
 
-# running: true when pg_ctl reports a server for the data folder.
+# running: true when pg_ctl reports a server for the data folder (replaces
+# lib.sh's: pg_ctl keeps the pid file, in a format of its own).
 running() {
 	[[ -s $data_dir/postmaster.pid ]] || return 1
 	bindir=${bindir:-$(find_bindir)} || return 1
@@ -142,20 +133,15 @@ create_cluster() {
 
 start() {
 	setup_user
-	if [[ -s $port_file ]] && running && port_open "$(<"$port_file")"; then
+	if serving; then
 		print_export
 		return 0
 	fi
 	install
 	[[ -s $data_dir/PG_VERSION ]] || create_cluster
 
-	local port=${MEDIACTL_PG_PORT:-54329} last
-	[[ $port =~ ^[0-9]+$ ]] || die "MEDIACTL_PG_PORT=$port is not a port number"
-	last=$((port + 100))
-	while port_open "$port"; do
-		port=$((port + 1))
-		((port < last)) || die "no free port in ${MEDIACTL_PG_PORT:-54329}..$last on $HOST"
-	done
+	local port
+	port=$(pick_port MEDIACTL_PG_PORT 54329)
 
 	touch "$log_file"
 	[[ $(id -u) -ne 0 ]] || chown "$os_user" "$log_file"
@@ -204,22 +190,15 @@ stop() {
 	rm -rf "$data_dir" "$sock_dir" "$port_file"
 }
 
-status() {
-	setup_user
-	if [[ -s $port_file ]] && running && port_open "$(<"$port_file")"; then
-		print_export
-		return 0
-	fi
-	say "not running"
-	return 1
-}
-
 bindir=
 os_user=
 case ${1:-} in
 start) start ;;
 stop) stop ;;
-status) status ;;
+status)
+	setup_user # running runs pg_ctl as the cluster's owner
+	status
+	;;
 *)
 	echo "usage: $0 start|stop|status" >&2
 	echo '  eval "$('"$0"' start)" starts PostgreSQL and exports MEDIACTL_TEST_POSTGRES_URL' >&2

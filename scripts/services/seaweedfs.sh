@@ -108,21 +108,10 @@ print_export() {
 	echo "export MEDIACTL_TEST_SEAWEEDFS=http://$HOST:$(<"$port_file") MEDIACTL_TEST_SEAWEEDFS_KEY=$ACCESS_KEY MEDIACTL_TEST_SEAWEEDFS_SECRET=$SECRET_KEY"
 }
 
-# stop_pid PID: SIGTERM, then SIGKILL after 15 s.
-stop_pid() {
-	local pid=$1 i
-	kill "$pid" 2>/dev/null || true
-	for ((i = 0; i < 150; i++)); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-}
-
 start() {
 	lock
 	mkdir -p "$run_dir"
-	if running && [[ -s $port_file ]] && port_open "$(<"$port_file")"; then
+	if serving; then
 		print_export
 		return 0
 	fi
@@ -133,13 +122,8 @@ start() {
 	rm -f "$pid_file" "$port_file"
 	build
 
-	local port=${SEAWEEDFS_PORT:-8333} last
-	[[ $port =~ ^[0-9]+$ ]] || die "SEAWEEDFS_PORT=$port is not a port number"
-	last=$((port + 100))
-	while port_open "$port"; do
-		port=$((port + 1))
-		((port < last)) || die "no free port in ${SEAWEEDFS_PORT:-8333}..$last on $HOST"
-	done
+	local port
+	port=$(pick_port SEAWEEDFS_PORT 8333)
 
 	rm -rf "$data_dir"
 	mkdir -p "$data_dir"
@@ -200,15 +184,6 @@ stop() {
 	rm -f "$pid_file" "$port_file"
 	rm -rf "$data_dir"
 	echo "seaweedfs.sh: stopped (pid $pid)" >&2
-}
-
-status() {
-	if running && [[ -s $port_file ]] && port_open "$(<"$port_file")"; then
-		print_export
-		return 0
-	fi
-	echo "seaweedfs.sh: not running" >&2
-	return 1
 }
 
 case ${1:-} in
