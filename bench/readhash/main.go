@@ -27,7 +27,7 @@ func main() {
 	}
 	paths := make(chan string, 1024)
 	var total atomic.Int64
-	var failed atomic.Bool
+	var failed atomic.Int64 // files not read whole, each reported as it fails
 	var wg sync.WaitGroup
 	for range runtime.NumCPU() {
 		wg.Go(func() {
@@ -37,7 +37,7 @@ func main() {
 				f, err := os.Open(p)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
-					failed.Store(true)
+					failed.Add(1)
 					continue
 				}
 				h.Reset()
@@ -45,7 +45,7 @@ func main() {
 				f.Close()
 				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
-					failed.Store(true)
+					failed.Add(1)
 				}
 				h.Sum(nil)
 				total.Add(n)
@@ -63,8 +63,13 @@ func main() {
 	})
 	close(paths)
 	wg.Wait()
-	if err != nil || failed.Load() {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "readhash:", err)
+	}
+	if n := failed.Load(); n > 0 {
+		fmt.Fprintf(os.Stderr, "readhash: %d of the files could not be read (errors above)\n", n)
+	}
+	if err != nil || failed.Load() > 0 {
 		os.Exit(1)
 	}
 	fmt.Println(total.Load())
