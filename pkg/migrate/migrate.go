@@ -590,6 +590,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 			PartConcurrency: m.opts.PartConcurrency,
 			CallerVerifies:  src.md5 != nil, // prove compares the MD5
 			SHA256:          sum,
+			Size:            e.Size,
 		})
 	}
 	err := store.RetryThrottled(ctx, attempt)

@@ -57,10 +57,12 @@ type BucketStore struct {
 	unsummedOnce sync.Once
 	unsummed     *blob.Bucket
 	unsummedErr  error
-	scheme       string
-	name         string
-	prefix       string
-	location     string
+	// s3put uploads small contents of known size (PutOptions.Size) to S3.
+	s3put    *s3Putter
+	scheme   string
+	name     string
+	prefix   string
+	location string
 }
 
 var _ Bucket = (*BucketStore)(nil)
@@ -197,11 +199,11 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 	s.openURL = open
 	s.unsummedOK = u.Scheme == "s3" && !q.Has("request_checksum_calculation")
 
-	b, err := s.openPrefixed(ctx, false)
+	b, putter, err := s.openPrefixed(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: open bucket: %w", redact(open), err)
 	}
-	s.b = b
+	s.b, s.s3put = b, putter
 
 	// Location: the URL an operator would pass back, credentials-free (the
 	// parameter check above admits no secrets), with the prefix in its place.
@@ -227,22 +229,23 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 }
 
 // openPrefixed opens s.openURL with its gocloud driver, s3:// through openS3
-// (unsummed as there), confined to s.prefix.
-func (s *BucketStore) openPrefixed(ctx context.Context, unsummed bool) (*blob.Bucket, error) {
+// (unsummed as there, and with its s3Putter), confined to s.prefix.
+func (s *BucketStore) openPrefixed(ctx context.Context, unsummed bool) (*blob.Bucket, *s3Putter, error) {
 	var b *blob.Bucket
+	var putter *s3Putter
 	var err error
 	if s.scheme == "s3" {
-		b, err = openS3(ctx, s.openURL, unsummed)
+		b, putter, err = openS3(ctx, s.openURL, unsummed)
 	} else {
 		b, err = blob.OpenBucket(ctx, s.openURL.String())
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.prefix != "" {
 		b = blob.PrefixedBucket(b, s.prefix)
 	}
-	return b, nil
+	return b, putter, nil
 }
 
 // redact renders u without user info, for messages.
@@ -428,22 +431,35 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 	// Canceling wctx before Close makes the driver abort the upload.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b := s.b
-	if opts.CallerVerifies && s.unsummedOK {
-		s.unsummedOnce.Do(func() {
-			s.unsummed, s.unsummedErr = s.openPrefixed(context.WithoutCancel(ctx), true)
-		})
-		if s.unsummedErr != nil {
-			return s.errorf("put", key, s.unsummedErr)
-		}
-		b = s.unsummed
-	}
+	unsummed := opts.CallerVerifies && s.unsummedOK
 	if opts.SHA256 != "" && s.scheme == "s3" {
 		d, ok := blobname.ParseDigest(opts.SHA256)
 		if !ok {
 			return s.errorf("put", key, fmt.Errorf("PutOptions.SHA256 %q is not a hex sha256", opts.SHA256))
 		}
 		wctx = withPayloadSHA256(wctx, d.String())
+	}
+	if s.s3put != nil && opts.Size > 0 && opts.Size < s3SinglePutMax && plainS3Key(s.prefix+key, opts.Metadata) {
+		done, rest, release, err := s.s3put.put(wctx, s.prefix+key, r, opts, unsummed)
+		if done {
+			if err != nil {
+				return s.errorf("put", key, s3PutError(err))
+			}
+			return nil
+		}
+		// Longer than opts.Size said: the writer below takes all of it.
+		defer release()
+		r = rest
+	}
+	b := s.b
+	if unsummed {
+		s.unsummedOnce.Do(func() {
+			s.unsummed, _, s.unsummedErr = s.openPrefixed(context.WithoutCancel(ctx), true)
+		})
+		if s.unsummedErr != nil {
+			return s.errorf("put", key, s.unsummedErr)
+		}
+		b = s.unsummed
 	}
 	w, err := b.NewWriter(wctx, key, &blob.WriterOptions{
 		ContentType:    opts.ContentType,

@@ -27,10 +27,12 @@ import (
 // it receives against the digest, rejecting the upload when they differ (over
 // HTTPS the SDK would otherwise send UNSIGNED-PAYLOAD, which nothing checks).
 //
+// It also returns an s3Putter on the same client, for small uploads.
+//
 // Where the URL leaves them to the default, the SDK validates no response
 // checksum, and, when unsummed, adds no request checksum: see the comments
 // below.
-func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, error) {
+func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Putter, error) {
 	q := u.Query()
 	var opts s3blob.Options
 	if v := q.Get("ssetype"); v != "" {
@@ -41,7 +43,7 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, error
 			}
 		}
 		if opts.EncryptionType == "" {
-			return nil, usagef("%q is not a valid value for ssetype: use one of %q", v, types.ServerSideEncryptionAes256.Values())
+			return nil, nil, usagef("%q is not a valid value for ssetype: use one of %q", v, types.ServerSideEncryptionAes256.Values())
 		}
 	}
 	if v := q.Get("kmskeyid"); v != "" {
@@ -65,13 +67,13 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, error
 		q.Del(p.key)
 		v, err := strconv.ParseBool(raw)
 		if err != nil {
-			return nil, usagef("%s=%s: write true or false", p.key, raw)
+			return nil, nil, usagef("%s=%s: write true or false", p.key, raw)
 		}
 		clientOpts = append(clientOpts, func(o *s3.Options) { p.set(o, v) })
 	}
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("open bucket %v: %w", u, err)
+		return nil, nil, fmt.Errorf("open bucket %v: %w", u, err)
 	}
 	if !q.Has("response_checksum_validation") {
 		// Every reader here hashes what it reads against the blob's name or its
@@ -89,7 +91,12 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, error
 	// s3blob hands its own setting to the transfer manager, which would
 	// otherwise override the client's.
 	opts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
-	return s3blob.OpenBucket(ctx, s3.NewFromConfig(cfg, clientOpts...), u.Host, &opts)
+	client := s3.NewFromConfig(cfg, clientOpts...)
+	b, err := s3blob.OpenBucket(ctx, client, u.Host, &opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, &s3Putter{client: client, bucket: u.Host, sse: opts.EncryptionType, kmsKeyID: opts.KMSEncryptionID}, nil
 }
 
 type payloadSHA256Key struct{}

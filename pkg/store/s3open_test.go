@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/s3blob"
 )
 
 // recorder is an HTTP client that keeps the request it is given and fails it.
@@ -89,7 +91,7 @@ func TestOpenS3ChecksumDefaults(t *testing.T) {
 		{"request_checksum_calculation=when_required", false, reqRequired, resRequired},
 	} {
 		u := &url.URL{Scheme: "s3", Host: "b", RawQuery: "region=us-east-1&" + c.query}
-		b, err := openS3(context.Background(), u, c.unsummed)
+		b, _, err := openS3(context.Background(), u, c.unsummed)
 		if err != nil {
 			t.Fatalf("openS3(%s, unsummed %v): %v", u, c.unsummed, err)
 		}
@@ -103,5 +105,78 @@ func TestOpenS3ChecksumDefaults(t *testing.T) {
 				u, c.unsummed, o.RequestChecksumCalculation, o.ResponseChecksumValidation, c.req, c.res)
 		}
 		b.Close()
+	}
+}
+
+// TestS3PutterRequest checks what a Put of a small content of stated size
+// sends when it takes the single-request path: the full key, the condition,
+// the content type, metadata and server-side encryption gocloud's writer
+// would send, and, for a caller that verifies, no SDK checksum and the
+// caller's digest as the signed payload hash. Puts the path must leave to
+// gocloud (no size, escaped keys or metadata) do not reach it.
+func TestS3PutterRequest(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "")
+	ctx := context.Background()
+	s, err := OpenBucket(ctx, "s3://b/pre?region=us-east-1&endpoint=http://127.0.0.1:1&use_path_style=true&ssetype=AES256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec, viaGocloud := &recorder{}, &recorder{}
+	o := s.s3put.client.Options()
+	o.HTTPClient, o.RetryMaxAttempts = rec, 1
+	s.s3put.client = s3.New(o)
+	o.HTTPClient = viaGocloud
+	b, err := s3blob.OpenBucket(ctx, s3.New(o), "b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.b.Close()
+	s.b = blob.PrefixedBucket(b, "pre/")
+
+	const body = "0123456789"
+	const digest = "84d89877f0d4041efb6bf91a16f0248f2fd573e6af05c19f96bedb9f882f7882" // sha256 of body
+	opts := PutOptions{
+		ContentType: "image/PNG", Metadata: map[string]string{"sha256": digest}, IfNotExist: true,
+		CallerVerifies: true, SHA256: digest, Size: int64(len(body)),
+	}
+	if err := s.Put(ctx, "a/b.bin", strings.NewReader(body), opts); !errors.Is(err, errRecorded) || rec.got == nil {
+		t.Fatalf("Put = %v; want the recorder's error, a request recorded", err)
+	}
+	r := rec.got
+	if r.Method != http.MethodPut || r.URL.Path != "/b/pre/a/b.bin" || r.ContentLength != int64(len(body)) {
+		t.Errorf("request %s %s, %d bytes; want PUT /b/pre/a/b.bin, %d bytes", r.Method, r.URL.Path, r.ContentLength, len(body))
+	}
+	for h, want := range map[string]string{
+		"If-None-Match":                "*",
+		"Content-Type":                 "image/png",
+		"X-Amz-Meta-Sha256":            digest,
+		"X-Amz-Server-Side-Encryption": "AES256",
+		"X-Amz-Content-Sha256":         digest,
+		"X-Amz-Checksum-Crc32":         "",
+	} {
+		if got := r.Header.Get(h); got != want {
+			t.Errorf("%s: %q, want %q", h, got, want)
+		}
+	}
+
+	for _, c := range []struct {
+		key  string
+		opts PutOptions
+	}{
+		{"a/b.bin", PutOptions{}},
+		{"a b.bin", PutOptions{Size: 10}},
+		{"a__0x41__.bin", PutOptions{Size: 10}},
+		{"a/b.bin", PutOptions{Size: 10, Metadata: map[string]string{"Sha256": "x"}}},
+		{"a/b.bin", PutOptions{Size: 10, Metadata: map[string]string{"note": "a:b"}}},
+		{"a/b.bin", PutOptions{Size: 1 << 20}},
+	} {
+		rec.got, viaGocloud.got = nil, nil
+		if err := s.Put(ctx, c.key, strings.NewReader(body), c.opts); rec.got != nil || viaGocloud.got == nil {
+			t.Errorf("Put(%q, %+v) = %v, went through gocloud: %v, took the single-request path: %v", c.key, c.opts, err, viaGocloud.got != nil, rec.got != nil)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -133,33 +134,36 @@ func TestSeaweedFSPayloadSHA256(t *testing.T) {
 		{"multipart", large, hexSum(large), false, true},
 		{"not a digest", small, "abc", false, false},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			key := strings.ReplaceAll(c.name, " ", "-")
-			key = strings.ReplaceAll(key, ",", "")
-			err := s.Put(ctx, key, bytes.NewReader(c.data), store.PutOptions{SHA256: c.sum, CallerVerifies: c.caller})
-			_, statErr := s.Stat(ctx, key)
-			if c.ok {
-				if err != nil || statErr != nil {
-					t.Fatalf("Put with the content's digest = %v; Stat = %v", err, statErr)
+		for _, size := range []int64{0, int64(len(c.data))} { // stated, a small content goes up from memory
+			name := fmt.Sprintf("%s, size %d", c.name, size)
+			t.Run(name, func(t *testing.T) {
+				key := strings.ReplaceAll(name, " ", "-")
+				key = strings.ReplaceAll(key, ",", "")
+				err := s.Put(ctx, key, bytes.NewReader(c.data), store.PutOptions{SHA256: c.sum, CallerVerifies: c.caller, Size: size})
+				_, statErr := s.Stat(ctx, key)
+				if c.ok {
+					if err != nil || statErr != nil {
+						t.Fatalf("Put with the content's digest = %v; Stat = %v", err, statErr)
+					}
+					r, err := s.Open(ctx, key)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := io.ReadAll(r)
+					r.Close()
+					if err != nil || !bytes.Equal(got, c.data) {
+						t.Errorf("read back %d bytes (%v), want the %d written", len(got), err, len(c.data))
+					}
+					return
 				}
-				r, err := s.Open(ctx, key)
-				if err != nil {
-					t.Fatal(err)
+				if err == nil {
+					t.Fatalf("Put of bytes whose sha256 is not %s succeeded", c.sum)
 				}
-				got, err := io.ReadAll(r)
-				r.Close()
-				if err != nil || !bytes.Equal(got, c.data) {
-					t.Errorf("read back %d bytes (%v), want the %d written", len(got), err, len(c.data))
+				if !errors.Is(statErr, store.ErrNotExist) {
+					t.Errorf("after the rejected Put, Stat = %v, want ErrNotExist", statErr)
 				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Put of bytes whose sha256 is not %s succeeded", c.sum)
-			}
-			if !errors.Is(statErr, store.ErrNotExist) {
-				t.Errorf("after the rejected Put, Stat = %v, want ErrNotExist", statErr)
-			}
-			t.Logf("rejected: %v", err)
-		})
+				t.Logf("rejected: %v", err)
+			})
+		}
 	}
 }

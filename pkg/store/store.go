@@ -88,6 +88,12 @@ type PutOptions struct {
 	// hash it. Without CallerVerifies the SDK's own checksum protects the
 	// upload instead. Other stores ignore it.
 	SHA256 string
+	// Size, when positive, is the content's length as the caller knows it
+	// (from a listing, say). A bucket store on S3 then uploads a content
+	// smaller than 1 MiB from memory in one request, which costs less per
+	// object than its streaming writer. A wrong Size costs only that: the
+	// content written is always what r holds.
+	Size int64
 }
 
 // Store is a place that holds blobs. Implementations are safe for concurrent use.

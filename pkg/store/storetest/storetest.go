@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentPuts", testConcurrentPuts},
 		{"FailingReader", testFailingReader},
 		{"CanceledContext", testCanceledContext},
+		{"StatedSize", testStatedSize},
 		{"Rename", testRename},
 	}
 	for _, tc := range tests {
@@ -77,8 +79,13 @@ var ctx = context.Background()
 
 // Helpers.
 
+// put writes data to key, stating its size as migrate does; the tests that
+// call Put themselves cover unstated sizes.
 func put(t *testing.T, s store.Store, key, data string, opts store.PutOptions) {
 	t.Helper()
+	if opts.Size == 0 {
+		opts.Size = int64(len(data))
+	}
 	if err := s.Put(ctx, key, strings.NewReader(data), opts); err != nil {
 		t.Fatalf("Put(%q): %v", key, err)
 	}
@@ -270,12 +277,14 @@ func testLargeBlob(t *testing.T, s store.Store) {
 
 func testIfNotExist(t *testing.T, s store.Store) {
 	put(t, s, "a/b.png", "original", store.PutOptions{IfNotExist: true})
-	err := s.Put(ctx, "a/b.png", strings.NewReader("replacement"), store.PutOptions{IfNotExist: true})
-	if !errors.Is(err, store.ErrExist) {
-		t.Fatalf("second Put with IfNotExist = %v, want an error wrapping ErrExist", err)
-	}
-	if !strings.Contains(err.Error(), "a/b.png") {
-		t.Errorf("error %q does not name the key", err)
+	for _, size := range []int64{0, int64(len("replacement"))} {
+		err := s.Put(ctx, "a/b.png", strings.NewReader("replacement"), store.PutOptions{IfNotExist: true, Size: size})
+		if !errors.Is(err, store.ErrExist) {
+			t.Fatalf("second Put with IfNotExist (Size %d) = %v, want an error wrapping ErrExist", size, err)
+		}
+		if !strings.Contains(err.Error(), "a/b.png") {
+			t.Errorf("error %q does not name the key", err)
+		}
 	}
 	if got := read(t, s, "a/b.png"); got != "original" {
 		t.Errorf("content after refused Put = %q, want original", got)
@@ -290,7 +299,9 @@ func testIfNotExistRace(t *testing.T, s store.Store) {
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			errs[i] = s.Put(ctx, "race", strings.NewReader("writer "+strconv.Itoa(i)), store.PutOptions{IfNotExist: true})
+			data := "writer " + strconv.Itoa(i)
+			size := int64(len(data)) * int64(i%2) // every other writer states the size
+			errs[i] = s.Put(ctx, "race", strings.NewReader(data), store.PutOptions{IfNotExist: true, Size: size})
 		})
 	}
 	wg.Wait()
@@ -573,6 +584,7 @@ func testInvalidKeys(t *testing.T, s store.Store) {
 		check("Open", key, err)
 		check("Put", key, s.Put(ctx, key, strings.NewReader("x"), store.PutOptions{}))
 		check("Put(IfNotExist)", key, s.Put(ctx, key, strings.NewReader("x"), store.PutOptions{IfNotExist: true}))
+		check("Put(Size)", key, s.Put(ctx, key, strings.NewReader("x"), store.PutOptions{Size: 1}))
 		check("Delete", key, s.Delete(ctx, key))
 		if l, ok := s.(store.Local); ok {
 			check("Rename from", key, l.Rename(ctx, key, "ok2"))
@@ -657,7 +669,9 @@ func testConcurrentPuts(t *testing.T, s store.Store) {
 	for i := range n {
 		wg.Go(func() {
 			key := fmt.Sprintf("c/%d/%02d", i%3, i)
-			errs[i] = s.Put(ctx, key, strings.NewReader(strings.Repeat(key, 100)), store.PutOptions{IfNotExist: i%2 == 0})
+			data := strings.Repeat(key, 100)
+			size := int64(len(data)) * int64(i/2%2)
+			errs[i] = s.Put(ctx, key, strings.NewReader(data), store.PutOptions{IfNotExist: i%2 == 0, Size: size})
 		})
 	}
 	wg.Wait()
@@ -696,17 +710,19 @@ func (r *failingReader) Read(p []byte) (int, error) {
 }
 
 func testFailingReader(t *testing.T, s store.Store) {
-	for _, opts := range []store.PutOptions{{}, {IfNotExist: true}} {
+	for _, opts := range []store.PutOptions{{}, {IfNotExist: true}, {Size: 100 << 10}, {IfNotExist: true, Size: 200 << 10}} {
 		err := s.Put(ctx, "partial", &failingReader{n: 100 << 10}, opts)
 		if !errors.Is(err, errBoom) {
-			t.Errorf("Put with a failing reader (IfNotExist=%v) = %v, want an error wrapping the reader's", opts.IfNotExist, err)
+			t.Errorf("Put with a failing reader (IfNotExist=%v, Size %d) = %v, want an error wrapping the reader's", opts.IfNotExist, opts.Size, err)
 		}
 		wantNotExist(t, s, "partial")
 	}
 	// A failed overwrite leaves the old object in place.
 	put(t, s, "kept", "old content", store.PutOptions{})
-	if err := s.Put(ctx, "kept", &failingReader{n: 10}, store.PutOptions{}); !errors.Is(err, errBoom) {
-		t.Errorf("overwrite with a failing reader = %v", err)
+	for _, size := range []int64{0, 10} {
+		if err := s.Put(ctx, "kept", &failingReader{n: 10}, store.PutOptions{Size: size}); !errors.Is(err, errBoom) {
+			t.Errorf("overwrite with a failing reader (Size %d) = %v", size, err)
+		}
 	}
 	if got := read(t, s, "kept"); got != "old content" {
 		t.Errorf("after failed overwrite: %q, want the old content", got)
@@ -731,16 +747,22 @@ func (r *cancelingReader) Read(p []byte) (int, error) {
 func testCanceledContext(t *testing.T, s store.Store) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := s.Put(cctx, "never", strings.NewReader("x"), store.PutOptions{}); err == nil {
-		t.Error("Put with a canceled context succeeded")
+	for _, size := range []int64{0, 1} {
+		if err := s.Put(cctx, "never", strings.NewReader("x"), store.PutOptions{Size: size}); err == nil {
+			t.Errorf("Put with a canceled context (Size %d) succeeded", size)
+		}
 	}
 	wantNotExist(t, s, "never")
 
-	cctx, cancel = context.WithCancel(ctx)
-	defer cancel()
-	err := s.Put(cctx, "midway", io.LimitReader(&cancelingReader{cancel: cancel}, 1<<20), store.PutOptions{})
-	if err == nil {
-		t.Error("Put canceled midway succeeded")
+	for _, n := range []int64{1 << 20, 300 << 10} {
+		cctx, cancel = context.WithCancel(ctx)
+		err := s.Put(cctx, "midway", io.LimitReader(&cancelingReader{cancel: cancel}, n), store.PutOptions{Size: n})
+		cancel()
+		if err == nil {
+			t.Errorf("Put of %d bytes canceled midway succeeded", n)
+		} else if !errors.Is(err, context.Canceled) {
+			t.Errorf("Put of %d bytes canceled midway = %v, want an error wrapping context.Canceled", n, err)
+		}
 	}
 	wantNotExist(t, s, "midway")
 	wantKeys(t, s, "")
@@ -771,4 +793,69 @@ func testRename(t *testing.T, s store.Store) {
 		t.Errorf("Rename of a missing key = %v, want ErrNotExist", err)
 	}
 	wantKeys(t, s, "", "other", "x/y/to")
+}
+
+// testStatedSize checks that PutOptions.Size changes nothing a store keeps:
+// the content written is what the reader holds, whether the stated size is
+// right, too small (by a little, or past a buffer a store might size from it)
+// or too large, and the object has the content type, metadata and MD5 it
+// has when no size is stated.
+func testStatedSize(t *testing.T, s store.Store) {
+	opts := store.PutOptions{ContentType: "Text/Plain; charset=utf-8", Metadata: map[string]string{"sha256": "0123abcd", "origin": "test"}}
+	for _, c := range []struct {
+		name string
+		n    int
+		size int64
+	}{
+		{"exact", 5000, 5000},
+		{"too small", 5000, 4000},
+		{"too small past 64 KiB", 200 << 10, 10},
+		{"fills 64 KiB", 64 << 10, 64<<10 - 1},
+		{"too large", 100, 50000},
+		{"past 1 MiB", 1<<20 + 1, 1<<20 - 1},
+	} {
+		data := make([]byte, c.n)
+		rand.Read(data)
+		key := "sized/" + strings.ReplaceAll(c.name, " ", "-")
+		o := opts
+		o.Size = c.size
+		if err := s.Put(ctx, key, bytes.NewReader(data), o); err != nil {
+			t.Fatalf("%s: Put of %d bytes with Size %d: %v", c.name, c.n, c.size, err)
+		}
+		if got := read(t, s, key); got != string(data) {
+			t.Errorf("%s: read %d bytes, not the %d written", c.name, len(got), len(data))
+		}
+		if _, ok := s.(store.Bucket); !ok {
+			continue
+		}
+		if err := s.Put(ctx, key+".unsized", bytes.NewReader(data), opts); err != nil {
+			t.Fatal(err)
+		}
+		sized, err := s.Stat(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unsized, err := s.Stat(ctx, key+".unsized")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sized.Size != int64(c.n) || sized.ContentType != unsized.ContentType ||
+			!bytes.Equal(sized.MD5, unsized.MD5) || !maps.Equal(sized.Metadata, unsized.Metadata) {
+			t.Errorf("%s: Stat with Size stated = size %d, %q, MD5 %x, %v; without = %q, MD5 %x, %v",
+				c.name, sized.Size, sized.ContentType, sized.MD5, sized.Metadata, unsized.ContentType, unsized.MD5, unsized.Metadata)
+		}
+	}
+	// A content type left to the store is sniffed alike.
+	for _, size := range []int64{0, 20} {
+		key := fmt.Sprintf("sniffed-%d", size)
+		if err := s.Put(ctx, key, strings.NewReader("<html><body></body>"), store.PutOptions{Size: size}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.(store.Bucket); !ok {
+			continue
+		}
+		if e, err := s.Stat(ctx, key); err != nil || !strings.HasPrefix(e.ContentType, "text/html") {
+			t.Errorf("Stat(%s) = %q, %v; want a sniffed text/html", key, e.ContentType, err)
+		}
+	}
 }
