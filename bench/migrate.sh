@@ -14,7 +14,8 @@
 #      mediactl migrate --store DIR --to 's3://BUCKET?endpoint=…' --jobs N -q -o json
 #    timing each under /usr/bin/time -v (wall time, peak RSS), checks that the bucket
 #    holds every blob, then deletes the bucket. Reports the median MB/s of each tool,
-#    the throughput ratio mediactl/rclone, and the highest peak RSS; all runs go to
+#    the throughput ratio mediactl/rclone (and that of each back-to-back pair of runs),
+#    and the highest peak RSS; all runs go to
 #    bench/out/migrate.json. The server is stopped at the end if this script started it.
 #
 #   bench/migrate.sh                # both tools, N = 8
@@ -205,6 +206,10 @@ for set_, tools in rows.items():
         ratio = tools["mediactl"]["mb_per_s"] / tools["rclone"]["mb_per_s"]
         tools["ratio_mediactl_rclone"] = ratio
         print(f"    ratio mediactl/rclone {ratio:.2f} (throughput; above 1 means mediactl is faster)")
+        # Run i of each tool went back to back: their ratio is free of the machine's drift.
+        pairs = [r["seconds"] / m["seconds"] for m, r in zip(tools["mediactl"]["runs"], tools["rclone"]["runs"])]
+        tools["pair_ratios"] = pairs
+        print(f"    ratio in each pair of runs: {' '.join(f'{x:.2f}' for x in pairs)}")
     out["sets"][set_] = dict(blobs=count, bytes=nbytes, **tools)
 json.dump(out, open("bench/out/migrate.json", "w"), indent=2)
 sys.exit(0 if ok else 1)
