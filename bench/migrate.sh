@@ -47,8 +47,9 @@ die() { echo "bench/migrate.sh: $*" >&2; exit 1; }
 # need CMD PACKAGE: installs PACKAGE with apt-get when CMD is missing.
 need() {
   command -v "$1" >/dev/null && return 0
-  [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null ||
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
     die "$1 missing: apt-get install -y $2"
+  fi
   echo "bench/migrate.sh: installing $2 with apt-get" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 ||
     { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; } ||
