@@ -15,7 +15,6 @@
 package verify
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -36,6 +35,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/mediatype"
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
@@ -520,8 +520,8 @@ func (c *chunkReader) next(ctx context.Context, progress interface{ Add(int64) }
 			c.err = fmt.Errorf("read %s at byte %d: %w", c.key, c.n, err)
 		}
 		if m > 0 {
-			if len(c.head) < magicLen {
-				c.head = append(c.head, c.buf[:min(m, magicLen-len(c.head))]...)
+			if len(c.head) < mediatype.HeadLen {
+				c.head = append(c.head, c.buf[:min(m, mediatype.HeadLen-len(c.head))]...)
 			}
 			if progress != nil {
 				progress.Add(int64(m))
@@ -730,40 +730,23 @@ func (p *permCensus) wide() []Anomaly {
 	return out
 }
 
-// magic bytes of the types forge writes, by the extension forge gives them.
-const magicLen = 12
-
-var magics = map[string]func([]byte) bool{
-	".png":  func(b []byte) bool { return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) },
-	".jpg":  func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8\xff")) },
-	".jpeg": func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8\xff")) },
-	".gif": func(b []byte) bool {
-		return bytes.HasPrefix(b, []byte("GIF87a")) || bytes.HasPrefix(b, []byte("GIF89a"))
-	},
-	".webp": func(b []byte) bool { return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" },
-	".pdf":  func(b []byte) bool { return bytes.HasPrefix(b, []byte("%PDF-")) },
-}
-
 func magicMismatch(key string, size int64, head []byte) (AnomalyKind, string) {
 	if len(head) == 0 || size == 0 {
 		return "", ""
 	}
 	ext := path.Ext(key)
-	is, ok := magics[ext]
-	if !ok {
-		if is, ok = magics[strings.ToLower(ext)]; !ok {
-			return "", ""
-		}
-	}
-	if is(head) {
+	claimed := mediatype.ForExt(ext)
+	if claimed == "" {
 		return "", ""
 	}
-	for other, match := range magics {
-		if match(head) && other != ".jpeg" {
-			return WrongExtension, fmt.Sprintf("named %s but the content is %s", ext, strings.TrimPrefix(other, "."))
-		}
+	switch actual := mediatype.Sniff(head); actual {
+	case claimed:
+		return "", ""
+	case "":
+		return WrongExtension, fmt.Sprintf("named %s but the content does not start like one", ext)
+	default:
+		return WrongExtension, fmt.Sprintf("named %s but the content is %s", ext, strings.TrimPrefix(mediatype.Ext(actual), "."))
 	}
-	return WrongExtension, fmt.Sprintf("named %s but the content does not start like one", ext)
 }
 
 // sessionIndex knows every blob of the store and which of them sessions refer to.
