@@ -4,40 +4,6 @@
 
 #include "textflag.h"
 
-DATA k<>+0(SB)/8, $0x71374491428a2f98
-DATA k<>+8(SB)/8, $0xe9b5dba5b5c0fbcf
-DATA k<>+16(SB)/8, $0x59f111f13956c25b
-DATA k<>+24(SB)/8, $0xab1c5ed5923f82a4
-DATA k<>+32(SB)/8, $0x12835b01d807aa98
-DATA k<>+40(SB)/8, $0x550c7dc3243185be
-DATA k<>+48(SB)/8, $0x80deb1fe72be5d74
-DATA k<>+56(SB)/8, $0xc19bf1749bdc06a7
-DATA k<>+64(SB)/8, $0xefbe4786e49b69c1
-DATA k<>+72(SB)/8, $0x240ca1cc0fc19dc6
-DATA k<>+80(SB)/8, $0x4a7484aa2de92c6f
-DATA k<>+88(SB)/8, $0x76f988da5cb0a9dc
-DATA k<>+96(SB)/8, $0xa831c66d983e5152
-DATA k<>+104(SB)/8, $0xbf597fc7b00327c8
-DATA k<>+112(SB)/8, $0xd5a79147c6e00bf3
-DATA k<>+120(SB)/8, $0x1429296706ca6351
-DATA k<>+128(SB)/8, $0x2e1b213827b70a85
-DATA k<>+136(SB)/8, $0x53380d134d2c6dfc
-DATA k<>+144(SB)/8, $0x766a0abb650a7354
-DATA k<>+152(SB)/8, $0x92722c8581c2c92e
-DATA k<>+160(SB)/8, $0xa81a664ba2bfe8a1
-DATA k<>+168(SB)/8, $0xc76c51a3c24b8b70
-DATA k<>+176(SB)/8, $0xd6990624d192e819
-DATA k<>+184(SB)/8, $0x106aa070f40e3585
-DATA k<>+192(SB)/8, $0x1e376c0819a4c116
-DATA k<>+200(SB)/8, $0x34b0bcb52748774c
-DATA k<>+208(SB)/8, $0x4ed8aa4a391c0cb3
-DATA k<>+216(SB)/8, $0x682e6ff35b9cca4f
-DATA k<>+224(SB)/8, $0x78a5636f748f82ee
-DATA k<>+232(SB)/8, $0x8cc7020884c87814
-DATA k<>+240(SB)/8, $0xa4506ceb90befffa
-DATA k<>+248(SB)/8, $0xc67178f2bef9a3f7
-GLOBL k<>(SB), RODATA|NOPTR, $256
-
 DATA flip_mask<>+0(SB)/8, $0x0405060700010203
 DATA flip_mask<>+8(SB)/8, $0x0c0d0e0f08090a0b
 GLOBL flip_mask<>(SB), RODATA|NOPTR, $16
@@ -49,7 +15,7 @@ TEXT ·blocks1(SB), NOSPLIT, $32-24
 	MOVQ n+16(FP), CX
 	TESTQ CX, CX
 	JEQ done
-	LEAQ k<>(SB), AX
+	LEAQ ·k(SB), AX
 	VMOVDQU (DI), X1
 	VMOVDQU 16(DI), X2
 	PSHUFD $0xb1, X1, X1
@@ -234,7 +200,7 @@ TEXT ·blocks2(SB), NOSPLIT, $64-40
 	MOVQ n+32(FP), CX
 	TESTQ CX, CX
 	JEQ done
-	LEAQ k<>(SB), AX
+	LEAQ ·k(SB), AX
 	VMOVDQU (DI), X1
 	VMOVDQU 16(DI), X2
 	PSHUFD $0xb1, X1, X1
