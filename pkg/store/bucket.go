@@ -440,15 +440,18 @@ func (s *BucketStore) put(ctx context.Context, key string, r io.Reader, opts Put
 		wctx = withPayloadSHA256(wctx, d.String())
 	}
 	if s.s3put != nil && opts.Size > 0 && opts.Size < s3SinglePutMax && plainS3Key(s.prefix+key, opts.Metadata) {
-		done, rest, release, err := s.s3put.put(wctx, s.prefix+key, r, opts, unsummed)
-		if done {
-			if err != nil {
+		body, rest, release, err := readSmall(wctx, r, opts.Size)
+		defer release()
+		if err != nil {
+			return s.errorf("put", key, err)
+		}
+		if body != nil {
+			if err := s.s3put.put(wctx, s.prefix+key, body, opts, unsummed); err != nil {
 				return s.errorf("put", key, s3PutError(err))
 			}
 			return nil
 		}
 		// Longer than opts.Size said: the writer below takes all of it.
-		defer release()
 		r = rest
 	}
 	b := s.b

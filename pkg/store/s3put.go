@@ -22,7 +22,7 @@ import (
 const s3SinglePutMax = 1 << 20
 
 // s3Putter uploads a small content of known size to S3 with one PutObject
-// from a pooled buffer. gocloud's writer hands the bytes through a pipe to the
+// from memory (read by readSmall into a pooled buffer). gocloud's writer hands the bytes through a pipe to the
 // AWS transfer manager, which copies them again into a buffer it grows from
 // 512 bytes, for every object: with many small blobs that work, and the
 // garbage it leaves, took a fifth of migrate's CPU, which the S3 service on
@@ -39,8 +39,8 @@ type s3Putter struct {
 	kmsKeyID string
 }
 
-// s3PutBuffers pools buffers by size class, 64 KiB to s3SinglePutMax, so
-// that a 4 KiB blob does not hold a 1 MiB buffer.
+// s3PutBuffers pools readSmall's buffers by size class, 64 KiB to
+// s3SinglePutMax, so that a 4 KiB blob does not hold a 1 MiB buffer.
 var s3PutBuffers [5]sync.Pool
 
 func init() {
@@ -50,28 +50,24 @@ func init() {
 	}
 }
 
-// s3PutBuffer returns a buffer longer than size, and a function that gives
-// it back: a read that fills it shows the content is longer than said.
-func s3PutBuffer(size int64) (*[]byte, func()) {
+// readSmall reads r into a pooled buffer longer than size. When r ends
+// within it, body is the content; otherwise body is nil and rest reads the
+// whole content. release gives the buffer back once body or rest is done
+// with; it is never nil, also on an error.
+func readSmall(ctx context.Context, r io.Reader, size int64) (body []byte, rest io.Reader, release func(), err error) {
+	var buf []byte
+	release = func() {}
 	for i := range s3PutBuffers {
 		if size < 64<<10<<i {
 			p := &s3PutBuffers[i]
-			b := p.Get().(*[]byte)
-			return b, func() { p.Put(b) }
+			bp := p.Get().(*[]byte)
+			buf, release = *bp, func() { p.Put(bp) }
+			break
 		}
 	}
-	b := make([]byte, size+1)
-	return &b, func() {}
-}
-
-// put reads r into memory and uploads it to key (the full key, prefix
-// included) with one PutObject. When r holds more than opts.Size said and
-// does not fit the buffer, nothing is sent: put returns done == false and
-// rest, a reader of the whole content, to upload another way; release
-// returns the buffer once rest is read.
-func (p *s3Putter) put(ctx context.Context, key string, r io.Reader, opts PutOptions, unsummed bool) (done bool, rest io.Reader, release func(), err error) {
-	bp, release := s3PutBuffer(opts.Size)
-	buf := *bp
+	if buf == nil {
+		buf = make([]byte, size+1)
+	}
 	// Not io.ReadFull, which drops an error that comes with the last bytes.
 	n := 0
 	cr := ctxReader{ctx, r}
@@ -80,21 +76,26 @@ func (p *s3Putter) put(ctx context.Context, key string, r io.Reader, opts PutOpt
 		k, err = cr.Read(buf[n:])
 		n += k
 	}
-	switch {
-	case err == nil:
-		return false, io.MultiReader(bytes.NewReader(buf), r), release, nil
-	case err != io.EOF:
-		release()
-		return true, nil, nil, err
+	switch err {
+	case nil:
+		return nil, io.MultiReader(bytes.NewReader(buf), r), release, nil
+	case io.EOF:
+		return buf[:n], nil, release, nil
 	}
-	defer release()
-	body := buf[:n]
+	return nil, nil, release, err
+}
+
+// put uploads body to key (the full key, prefix included) with one
+// PutObject.
+func (p *s3Putter) put(ctx context.Context, key string, body []byte, opts PutOptions, unsummed bool) error {
 	// As blob.Writer: the given type normalized, or one sniffed from the content.
-	contentType := http.DetectContentType(body)
-	if opts.ContentType != "" {
+	var contentType string
+	if opts.ContentType == "" {
+		contentType = http.DetectContentType(body)
+	} else {
 		t, params, err := mime.ParseMediaType(opts.ContentType)
 		if err != nil {
-			return true, nil, nil, err
+			return err
 		}
 		contentType = mime.FormatMediaType(t, params)
 	}
@@ -102,7 +103,7 @@ func (p *s3Putter) put(ctx context.Context, key string, r io.Reader, opts PutOpt
 		Bucket:        aws.String(p.bucket),
 		Key:           aws.String(key),
 		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(n)),
+		ContentLength: aws.Int64(int64(len(body))),
 		ContentType:   aws.String(contentType),
 		Metadata:      opts.Metadata,
 	}
@@ -120,11 +121,11 @@ func (p *s3Putter) put(ctx context.Context, key string, r io.Reader, opts PutOpt
 		// What openS3 gives the unsummed bucket's client.
 		optFns = append(optFns, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired })
 	}
-	_, err = p.client.PutObject(ctx, in, optFns...)
+	_, err := p.client.PutObject(ctx, in, optFns...)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = errors.Join(ctx.Err(), err)
 	}
-	return true, nil, nil, err
+	return err
 }
 
 // s3PutError classifies err from put as gocloud's s3blob does for its writer:
