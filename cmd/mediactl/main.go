@@ -185,16 +185,8 @@ func globals(c *cli.Context) (*global, error) {
 	// logger; their notices are details for --log-level debug, not lines on
 	// every run's stderr.
 	log.SetFlags(0)
-	log.SetOutput(libraryLog{g.log})
+	log.SetOutput(slog.NewLogLogger(g.log.With("from", "library").Handler(), slog.LevelDebug).Writer())
 	return g, nil
-}
-
-// libraryLog forwards the standard logger to mediactl's own, at debug level.
-type libraryLog struct{ l *slog.Logger }
-
-func (w libraryLog) Write(p []byte) (int, error) {
-	w.l.Debug(strings.TrimSpace(string(p)), "from", "library")
-	return len(p), nil
 }
 
 // note tells the operator something about how the command was set up (which
