@@ -578,10 +578,6 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 		if err != nil {
 			return err
 		}
-		var sum string
-		if src.md5 != nil {
-			sum = want // signs a single-request S3 upload (see PutOptions.SHA256)
-		}
 		return m.to.Put(ctx, e.Key, src, store.PutOptions{
 			ContentType:     ContentType(e.Key, head),
 			Metadata:        map[string]string{MetadataKey: want},
@@ -589,7 +585,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 			PartSize:        m.opts.PartSize,
 			PartConcurrency: m.opts.PartConcurrency,
 			CallerVerifies:  src.md5 != nil, // prove compares the MD5
-			SHA256:          sum,
+			SHA256:          want,
 			Size:            e.Size,
 		})
 	}

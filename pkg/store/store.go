@@ -81,8 +81,9 @@ type PutOptions struct {
 	// byte, computed in a second pass). Set it only for such objects.
 	CallerVerifies bool
 	// SHA256 is the content's sha256 in hex, when the caller knows it
-	// before the upload (content-addressed names carry it). With
-	// CallerVerifies, an S3 upload in one request is signed with it: the
+	// before the upload (content-addressed names carry it); callers may
+	// always set it. With CallerVerifies, an S3 upload in one request is
+	// signed with it: the
 	// service checks the bytes it receives against it and rejects the upload
 	// when they differ, and the SDK does not read the content a second time to
 	// hash it. Without CallerVerifies the SDK's own checksum protects the
