@@ -1,7 +1,7 @@
 package verify
 
 // SetPairHashing turns pair hashing on or off (on forces it even where the
-// CPU lacks SHA-NI, through the portable code; it needs Jobs > 1) and returns
+// CPU lacks SHA-NI, through the portable code; not with Jobs == 1) and returns
 // a function that restores the setting. Tests that call it must not run in
 // parallel.
 func SetPairHashing(on bool) (restore func()) {

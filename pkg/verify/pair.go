@@ -51,6 +51,15 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 			out, outBytes = nil, 0
 		}
 	}
+	// emit queues r, of n bytes hashed. Results go out as the lister's
+	// batches do: about batchBytes of content, or maxBatch blobs, at a time.
+	emit := func(r Result, n int64) {
+		out = append(out, r)
+		outBytes += n
+		if len(out) >= maxBatch || outBytes >= batchBytes {
+			flush()
+		}
+	}
 	// next returns the next entry; it waits for the lister only when wait is set.
 	next := func(wait bool) (store.Entry, bool) {
 		for len(queue) == 0 && jobsOpen {
@@ -85,7 +94,7 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 				}
 				b, done := h.begin(ctx, e)
 				if done {
-					out = append(out, b.r)
+					emit(b.r, 0)
 					continue
 				}
 				l.b, l.data = b, nil
@@ -104,14 +113,8 @@ func (h *hasher) pairWorker(ctx context.Context, jobs <-chan []store.Entry, resu
 				if l.finished() {
 					ended = true
 					l.b.rc.Close()
-					out = append(out, h.end(l.b, blobname.Digest(l.d.Sum256()), l.c.n, l.c.head, l.c.err))
-					outBytes += l.c.n
+					emit(h.end(l.b, blobname.Digest(l.d.Sum256()), l.c.n, l.c.head, l.c.err), l.c.n)
 					l.b = blobCheck{}
-					// Results go out as the lister's batches do: about
-					// batchBytes of content, or maxBatch blobs, at a time.
-					if len(out) >= maxBatch || outBytes >= batchBytes {
-						flush()
-					}
 				}
 			}
 		}

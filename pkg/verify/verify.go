@@ -230,6 +230,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Sample < 0 || opts.Sample > 1 {
 		return nil, fmt.Errorf("verify: sample %g: want a fraction in (0, 1]", opts.Sample)
 	}
+	// --jobs 1 is for disks that read one file at a time best: a pair
+	// worker would interleave reads of two. A default of one job (one CPU)
+	// is not such a request.
+	serial := opts.Jobs == 1
 	if opts.Jobs <= 0 {
 		opts.Jobs = runtime.NumCPU()
 	}
@@ -267,9 +271,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			h := newHasher(opts.Store, fast, opts.Progress)
-			// --jobs 1 is for disks that read one file at a time best: a
-			// pair worker would interleave reads of two.
-			if pairHashing && !fast && opts.Jobs > 1 {
+			if pairHashing && !fast && !serial {
 				h.pairWorker(ctx, jobs, results)
 				return
 			}
