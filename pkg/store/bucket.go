@@ -649,21 +649,26 @@ func IsThrottled(err error) bool {
 	case gcerrors.ResourceExhausted:
 		return true
 	}
+	code, status := serviceError(err)
+	switch code {
+	case "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests", "ServerBusy", "rateLimitExceeded", "userRateLimitExceeded":
+		return true
+	}
+	return status == 429 || status == 503
+}
+
+// serviceError returns the error code and HTTP status a service's SDK
+// attached to err ("" and 0 when none).
+func serviceError(err error) (code string, status int) {
 	var apiErr interface{ ErrorCode() string }
 	if errors.As(err, &apiErr) {
-		switch apiErr.ErrorCode() {
-		case "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests", "ServerBusy", "rateLimitExceeded", "userRateLimitExceeded":
-			return true
-		}
+		code = apiErr.ErrorCode()
 	}
-	var status interface{ HTTPStatusCode() int }
-	if errors.As(err, &status) {
-		switch status.HTTPStatusCode() {
-		case 429, 503:
-			return true
-		}
+	var st interface{ HTTPStatusCode() int }
+	if errors.As(err, &st) {
+		status = st.HTTPStatusCode()
 	}
-	return false
+	return code, status
 }
 
 // RetryThrottled runs op again, with exponential backoff and jitter, while the

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -14,19 +13,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
 )
 
-// s3SinglePutMax bounds the contents s3Putter uploads: below it, the fixed
-// cost of each object (not the bytes) sets the pace.
-const s3SinglePutMax = 1 << 20
+// s3SinglePutMax bounds the contents s3Putter uploads, to the largest of
+// readSmall's buffers (1 MiB). The bound is a choice, not a measurement: the
+// benchmark's small blobs are 100 KiB, where the fixed cost of each object,
+// not the bytes, sets the pace; it keeps the memory per upload small.
+const s3SinglePutMax = 64 << 10 << (len(s3PutBuffers) - 1)
 
 // s3Putter uploads a small content of known size to S3 with one PutObject
-// from memory (read by readSmall into a pooled buffer). gocloud's writer hands the bytes through a pipe to the
-// AWS transfer manager, which copies them again into a buffer it grows from
-// 512 bytes, for every object: with many small blobs that work, and the
-// garbage it leaves, took a fifth of migrate's CPU, which the S3 service on
-// the same machine then lacked.
+// from memory (read by readSmall into a pooled buffer). gocloud's writer
+// hands the bytes through a pipe to the AWS transfer manager, which copies
+// them again into a buffer it grows from 512 bytes, for every object. With
+// many small blobs that work and the garbage it leaves cost migrate's client
+// a third of its CPU (6.2 s against 4.2 s per 5,000 uploads of 100 KiB, see
+// bench/README.md), which the S3 service on the same machine then lacked.
 //
 // The object written is the one the writer would write — same key, content
 // type, metadata and server-side encryption, same client and middleware — so
@@ -39,8 +40,8 @@ type s3Putter struct {
 	kmsKeyID string
 }
 
-// s3PutBuffers pools readSmall's buffers by size class, 64 KiB to
-// s3SinglePutMax, so that a 4 KiB blob does not hold a 1 MiB buffer.
+// s3PutBuffers pools readSmall's buffers by size class, 64 KiB to 1 MiB
+// (s3SinglePutMax), so that a 4 KiB blob does not hold a 1 MiB buffer.
 var s3PutBuffers [5]sync.Pool
 
 func init() {
@@ -52,8 +53,9 @@ func init() {
 
 // readSmall reads r into a pooled buffer longer than size. When r ends
 // within it, body is the content; otherwise body is nil and rest reads the
-// whole content. release gives the buffer back once body or rest is done
-// with; it is never nil, also on an error.
+// whole content (for a size of s3SinglePutMax or more, rest is r, unread).
+// release gives the buffer back once body or rest is done with; it is never
+// nil, also on an error.
 func readSmall(ctx context.Context, r io.Reader, size int64) (body []byte, rest io.Reader, release func(), err error) {
 	var buf []byte
 	release = func() {}
@@ -64,9 +66,6 @@ func readSmall(ctx context.Context, r io.Reader, size int64) (body []byte, rest 
 			buf, release = *bp, func() { p.Put(bp) }
 			break
 		}
-	}
-	if buf == nil {
-		buf = make([]byte, size+1)
 	}
 	// Not io.ReadFull, which drops an error that comes with the last bytes.
 	n := 0
@@ -121,25 +120,15 @@ func (p *s3Putter) put(ctx context.Context, key string, body []byte, opts PutOpt
 		// What openS3 gives the unsummed bucket's client.
 		optFns = append(optFns, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired })
 	}
+	// A canceled ctx comes back as smithy's CanceledError, which wraps it.
 	_, err := p.client.PutObject(ctx, in, optFns...)
-	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-		err = errors.Join(ctx.Err(), err)
-	}
 	return err
 }
 
 // s3PutError classifies err from put as gocloud's s3blob does for its writer:
 // a failed condition means the key exists, a missing bucket is ErrNotExist.
 func s3PutError(err error) error {
-	var ae smithy.APIError
-	var status interface{ HTTPStatusCode() int }
-	code, httpStatus := "", 0
-	if errors.As(err, &ae) {
-		code = ae.ErrorCode()
-	}
-	if errors.As(err, &status) {
-		httpStatus = status.HTTPStatusCode()
-	}
+	code, httpStatus := serviceError(err)
 	switch {
 	case code == "PreconditionFailed" || httpStatus == http.StatusPreconditionFailed:
 		return fmt.Errorf("%w: %w", ErrExist, err)
