@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +16,25 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
 )
+
+// isolateAWS gives the SDK static credentials and no configuration from the
+// host (profile, config files, checksum settings), as storetest's servers do;
+// this package's own tests cannot import storetest.
+func isolateAWS(t *testing.T) {
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID":                "x",
+		"AWS_SECRET_ACCESS_KEY":            "y",
+		"AWS_SESSION_TOKEN":                "",
+		"AWS_EC2_METADATA_DISABLED":        "true",
+		"AWS_PROFILE":                      "",
+		"AWS_CONFIG_FILE":                  filepath.Join(t.TempDir(), "no-config"),
+		"AWS_SHARED_CREDENTIALS_FILE":      filepath.Join(t.TempDir(), "no-credentials"),
+		"AWS_REQUEST_CHECKSUM_CALCULATION": "",
+		"AWS_RESPONSE_CHECKSUM_VALIDATION": "",
+	} {
+		t.Setenv(k, v)
+	}
+}
 
 // recorder is an HTTP client that keeps the request it is given and fails it.
 type recorder struct{ got *http.Request }
@@ -67,11 +87,7 @@ func TestPresetPayloadHash(t *testing.T) {
 // client: no response validation and, unsummed, no request checksum unless
 // the URL asks for them; the URL's own setting wins either way.
 func TestOpenS3ChecksumDefaults(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "") // the SDK's default is the case under test
-	t.Setenv("AWS_RESPONSE_CHECKSUM_VALIDATION", "")
+	isolateAWS(t) // the SDK's default checksum settings are the case under test
 	const (
 		reqRequired  = aws.RequestChecksumCalculationWhenRequired
 		reqSupported = aws.RequestChecksumCalculationWhenSupported
@@ -115,10 +131,7 @@ func TestOpenS3ChecksumDefaults(t *testing.T) {
 // caller's digest as the signed payload hash. Puts the path must leave to
 // gocloud (no size, escaped keys or metadata) do not reach it.
 func TestS3PutterRequest(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "")
+	isolateAWS(t)
 	ctx := context.Background()
 	s, err := OpenBucket(ctx, "s3://b/pre?region=us-east-1&endpoint=http://127.0.0.1:1&use_path_style=true&ssetype=AES256")
 	if err != nil {
