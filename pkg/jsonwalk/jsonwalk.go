@@ -38,6 +38,22 @@ type Handler interface {
 	String(w *Walker, s []byte, offset int64) error
 }
 
+// NameHandler is an optional extension of Handler. A handler that implements
+// it is also told every member name and every number, in document order. The
+// retention rule needs them: a file name can be a member name
+// ({"attachments": {"ab….png": {…}}}) and a number can name a file
+// ({"media_id": 1234567890} and 1234567890.jpg). Handlers that only look at
+// string values do not implement it and pay nothing.
+type NameHandler interface {
+	// Name is called for every member name, decoded; name is only valid
+	// until Name returns. Walker.Depth is the depth of the object that holds
+	// the member; Key and Pointer still describe its previous member.
+	Name(w *Walker, name []byte) error
+	// Number is called for every number with its text as written, valid
+	// until Number returns; Key and Pointer describe it as for String.
+	Number(w *Walker, num []byte) error
+}
+
 // SyntaxError is malformed or truncated input.
 type SyntaxError struct {
 	Offset int64  // byte offset in the input where reading stopped
@@ -79,6 +95,7 @@ const (
 type Walker struct {
 	r       io.Reader
 	h       Handler
+	nh      NameHandler // h, when it implements NameHandler
 	lim     Limits
 	buf     []byte
 	pos     int   // next unread byte in buf
@@ -96,13 +113,16 @@ type Walker struct {
 // New returns a walker that reads r.
 func New(r io.Reader, h Handler, lim Limits) *Walker {
 	w := &Walker{r: r, h: h, lim: lim.withDefaults()}
+	w.nh, _ = h.(NameHandler)
 	w.buf = bufPool.Get().(*[readSize]byte)[:]
 	return w
 }
 
 // NewBytes returns a walker over b, which it does not copy or modify.
 func NewBytes(b []byte, h Handler, lim Limits) *Walker {
-	return &Walker{h: h, lim: lim.withDefaults(), buf: b, end: len(b), eof: true}
+	w := &Walker{h: h, lim: lim.withDefaults(), buf: b, end: len(b), eof: true}
+	w.nh, _ = h.(NameHandler)
+	return w
 }
 
 func (l Limits) withDefaults() Limits {
@@ -251,6 +271,11 @@ func (w *Walker) step(c byte) error {
 			s, _, err := w.readString()
 			if err != nil {
 				return err
+			}
+			if w.nh != nil {
+				if err := w.nh.Name(w, s); err != nil {
+					return err
+				}
 			}
 			f := &w.stack[len(w.stack)-1]
 			f.key = append(f.key[:0], s...)
@@ -442,10 +467,17 @@ func (w *Walker) readString() ([]byte, int64, error) {
 	}
 }
 
-// unescape decodes JSON escapes leniently: an invalid escape keeps its text and
-// an unpaired surrogate becomes U+FFFD, so odd input still yields its strings.
+// unescape decodes a string's JSON escapes into the walker's scratch buffer.
 func (w *Walker) unescape(raw []byte) []byte {
-	out := w.scratch[:0]
+	w.scratch = AppendUnescaped(w.scratch[:0], raw)
+	return w.scratch
+}
+
+// AppendUnescaped appends raw with its JSON escapes decoded to dst. It is
+// lenient, for text that only contains JSON fragments: an invalid escape
+// keeps its text and an unpaired surrogate becomes U+FFFD.
+func AppendUnescaped(dst, raw []byte) []byte {
+	out := dst
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
 		if c != '\\' || i+1 >= len(raw) {
@@ -490,7 +522,6 @@ func (w *Walker) unescape(raw []byte) []byte {
 			out = append(out, '\\', raw[i])
 		}
 	}
-	w.scratch = out
 	return out
 }
 
@@ -544,6 +575,11 @@ func (w *Walker) scalar() error {
 			tok = append(tok[:20:20], "…"...)
 		}
 		return w.syntax(w.pos, fmt.Sprintf("invalid value %q", tok))
+	}
+	if w.nh != nil && tok[0] != 't' && tok[0] != 'f' && tok[0] != 'n' {
+		if err := w.nh.Number(w, tok); err != nil {
+			return err
+		}
 	}
 	w.pos = i
 	w.afterValue()

@@ -293,3 +293,41 @@ func normalise(in []string) []string {
 	}
 	return out
 }
+
+// nameRecorder records member names and numbers besides strings.
+type nameRecorder struct {
+	recorder
+	names, numbers []string
+}
+
+func (r *nameRecorder) Name(w *Walker, name []byte) error {
+	r.names = append(r.names, string(name))
+	return nil
+}
+
+func (r *nameRecorder) Number(w *Walker, num []byte) error {
+	r.numbers = append(r.numbers, string(num))
+	return nil
+}
+
+func TestNameHandlerSeesMemberNamesAndNumbers(t *testing.T) {
+	in := `{"attachments": {"ab\u0063.png": {"media_id": 1234567890, "ok": true, "n": null}}, "list": [-1.5e3, "x"]}`
+	r := &nameRecorder{}
+	if err := NewBytes([]byte(in), r, Limits{}).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(r.names, ","), "attachments,abc.png,media_id,ok,n,list"; got != want {
+		t.Errorf("names = %s, want %s", got, want)
+	}
+	if got, want := strings.Join(r.numbers, ","), "1234567890,-1.5e3"; got != want {
+		t.Errorf("numbers = %s, want %s", got, want)
+	}
+	// The same through a reader, across buffer refills.
+	r2 := &nameRecorder{}
+	if err := New(iotest.OneByteReader(strings.NewReader(in)), r2, Limits{}).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(r2.names, ",") != strings.Join(r.names, ",") || strings.Join(r2.numbers, ",") != strings.Join(r.numbers, ",") {
+		t.Errorf("streamed walk saw names %v numbers %v, want %v %v", r2.names, r2.numbers, r.names, r.numbers)
+	}
+}

@@ -32,8 +32,11 @@ import (
 type Extractor struct {
 	// Found is called for each reference, in document order.
 	Found func(Reference, Place)
-	// Text, when set, is called with every decoded string value, member names
-	// excluded (the retention matcher tokenises them). s is only valid during the call.
+	// Text, when set, is called with every decoded string value, every member
+	// name and every number, of the document and of JSON embedded in its
+	// strings, decoded with its own escapes (the retention matcher tokenises
+	// them; see Index.Mark for the further forms it derives). A column value
+	// is given as it is too. s is only valid during the call.
 	Text func(s []byte)
 	// Limits bound each document's parse.
 	Limits jsonwalk.Limits
@@ -47,7 +50,7 @@ const maxEmbedded = 4
 // early: references before that point have been reported.
 func (e *Extractor) Document(r io.Reader, at Place) error {
 	h := &docHandler{e: e, at: at}
-	return jsonwalk.New(r, h, e.Limits).Run()
+	return jsonwalk.New(r, h.walkHandler(), e.Limits).Run()
 }
 
 // Value searches one text value (a database column): as JSON when it is a JSON
@@ -70,6 +73,28 @@ type objState struct {
 	bucket, pair, pairKey []byte
 	hasBucket, hasPair    bool
 	pairOff               int64
+}
+
+// walkHandler is h, told member names and numbers too when they are wanted.
+func (h *docHandler) walkHandler() jsonwalk.Handler {
+	if h.e.Text != nil {
+		return textHandler{h}
+	}
+	return h
+}
+
+// textHandler passes member names and numbers to Extractor.Text: a file name
+// can be a member name, a number can be a file name.
+type textHandler struct{ *docHandler }
+
+func (h textHandler) Name(w *jsonwalk.Walker, name []byte) error {
+	h.e.Text(name)
+	return nil
+}
+
+func (h textHandler) Number(w *jsonwalk.Walker, num []byte) error {
+	h.e.Text(num)
+	return nil
 }
 
 type docHandler struct {
@@ -181,12 +206,14 @@ func (h *docHandler) embedded(s []byte, at *where, off int64) bool {
 	var c collector
 	outer := *at
 	inner := &docHandler{
-		e:     &Extractor{Found: c.add, Limits: h.e.Limits},
+		e:     &Extractor{Found: c.add, Text: h.e.Text, Limits: h.e.Limits},
 		at:    h.at,
 		outer: &outer,
 		level: h.level + 1,
 	}
-	if err := jsonwalk.NewBytes(t, inner, h.e.Limits).Run(); err != nil {
+	// Text sees the inner strings as they decode, even when the parse fails
+	// later: a string that only looked like JSON keeps everything it names.
+	if err := jsonwalk.NewBytes(t, inner.walkHandler(), h.e.Limits).Run(); err != nil {
 		return false
 	}
 	for _, f := range c.found {

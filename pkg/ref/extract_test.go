@@ -103,11 +103,13 @@ func TestExtractBucketURLsAndWords(t *testing.T) {
 func TestTextSeesEveryString(t *testing.T) {
 	var texts []string
 	e := &Extractor{Found: func(Reference, Place) {}, Text: func(s []byte) { texts = append(texts, string(s)) }}
-	if err := e.Document(strings.NewReader(`{"a":"x","b":["y",{"bucket":"z","path":"w"}]}`), Place{}); err != nil {
+	// Member names and numbers too, and the strings of embedded JSON decoded
+	// with their own escapes.
+	if err := e.Document(strings.NewReader(`{"a":"x","b":["y",{"bucket":"z","path":"w"}],"n":12,"e":"{\"k\":\"\\u7b2c\"}"}`), Place{}); err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(texts) != "[x y z w]" {
-		t.Fatalf("texts %v", texts)
+	if got, want := fmt.Sprint(texts), `[a x b y bucket z path w n 12 e {"k":"\u7b2c"} k 第]`; got != want {
+		t.Fatalf("texts %v, want %v", got, want)
 	}
 }
 

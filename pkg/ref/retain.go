@@ -8,9 +8,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/chunked"
+	"github.com/mediactl/mediactl/pkg/jsonwalk"
 )
 
 // Index holds the blobs of a store and marks those that some session string
@@ -400,16 +404,86 @@ func (x *Index) markByToken(tok []byte) {
 
 func stemOf(name string) string { return strings.TrimSuffix(name, path.Ext(name)) }
 
-// Mark marks every blob that s refers to under the retention rule.
+// Mark marks every blob that s refers to under the retention rule, in every
+// form in which a runtime may have written the name:
+//
+//   - s as given; '\\' is not a token byte, so an escape such as "\\n" or
+//     "\\/" before a name ends the token before it;
+//   - s with its JSON escapes decoded ("\\u7b2c" is 第, "\\/" is /), again for
+//     the result (JSON in a string in a string), up to maxForms levels;
+//   - s with its percent escapes decoded (file:///a/M%C3%A4rz.pdf);
+//   - the NFC and the NFD form of s, so that a name in one normalization
+//     is kept by a session in the other.
+//
+// Forms combine (a percent-encoded URI inside escaped JSON), and are made only
+// for strings that hold '\\', '%' or non-ASCII bytes: most strings are marked
+// in one pass and cost nothing more.
 func (x *Index) Mark(s []byte) {
 	x.freeze()
+	x.markForms(s, maxForms)
+}
+
+// maxForms bounds how many decodings deep Mark looks.
+const maxForms = 6
+
+func (x *Index) markForms(s []byte, depth int) {
+	f := x.markOne(s)
+	if f == 0 || depth == 0 {
+		return
+	}
+	buf := formBuffers.Get().(*[]byte)
+	defer formBuffers.Put(buf)
+	if f&hasEscape != 0 {
+		if d := jsonwalk.AppendUnescaped((*buf)[:0], s); !bytes.Equal(d, s) {
+			*buf = d
+			x.markForms(d, depth-1)
+		}
+	}
+	if f&hasPercent != 0 {
+		if d := appendPercentDecoded((*buf)[:0], s); !bytes.Equal(d, s) {
+			*buf = d
+			x.markForms(d, depth-1)
+		}
+	}
+	if f&hasWide != 0 {
+		for _, form := range []norm.Form{norm.NFC, norm.NFD} {
+			if d := form.Append((*buf)[:0], s...); !bytes.Equal(d, s) {
+				*buf = d
+				x.markOne(d)
+			}
+		}
+	}
+}
+
+// formBuffers recycle the decoded forms Mark makes, so that Mark does not
+// allocate in the steady state.
+var formBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// What markOne saw in a string: reasons to look at other forms of it.
+const (
+	hasEscape = 1 << iota
+	hasPercent
+	hasWide
+)
+
+// markOne marks what s names as it stands, and reports which other forms it
+// may have.
+func (x *Index) markOne(s []byte) (forms int) {
 	for _, o := range x.odd {
 		if bytes.Contains(s, o.name) {
 			x.mark(uint32(o.id))
 		}
 	}
 	for i := 0; i < len(s); {
-		if !isTokenByte(s[i]) {
+		if c := s[i]; !isTokenByte(c) {
+			switch {
+			case c == '\\':
+				forms |= hasEscape
+			case c == '%':
+				forms |= hasPercent
+			case c >= utf8.RuneSelf:
+				forms |= hasWide
+			}
 			i++
 			continue
 		}
@@ -420,6 +494,21 @@ func (x *Index) Mark(s []byte) {
 		x.markToken(s[i:j])
 		i = j
 	}
+	return forms
+}
+
+// appendPercentDecoded appends s with every valid %XX escape decoded to dst;
+// anything else stays as written.
+func appendPercentDecoded(dst, s []byte) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			dst = append(dst, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		dst = append(dst, s[i])
+	}
+	return dst
 }
 
 func (x *Index) markToken(tok []byte) {

@@ -1,0 +1,242 @@
+// Package reftest holds the retention conformance table: blob names as the
+// real runtimes name them, each named by a session in every spelling a runtime
+// may write — its serializer's escapes, JSON inside a string inside a string,
+// a member name, a number, percent-encoded URIs, the other Unicode
+// normalization — at the places of a session document where runtimes put
+// them. Every session source kind runs the same table unchanged (pkg/gc's
+// conformance test): whatever the source, every planted blob must be kept.
+//
+// The spellings follow the real serializers:
+//
+//   - GoJSON is encoding/json (forge's json.MarshalIndent): '<', '>' and '&'
+//     as \u003c \u003e \u0026, U+2028/U+2029 escaped, other non-ASCII raw.
+//   - PythonASCII is Python's json.dumps defaults (coffer): ensure_ascii, so
+//     every non-ASCII character is \uXXXX (lower-case hex, surrogate pairs
+//     above U+FFFF), separators ", " and ": ".
+//   - EscapedSlash is PHP's json_encode and some Java encoders: "\/" for
+//     every slash, and \uXXXX for non-ASCII.
+package reftest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Style is how a JSON string is written.
+type Style int
+
+const (
+	GoJSON Style = iota
+	PythonASCII
+	EscapedSlash
+)
+
+// Styles are every Style, for tables.
+var Styles = []Style{GoJSON, PythonASCII, EscapedSlash}
+
+func (s Style) String() string {
+	return [...]string{"go", "python", "escaped-slash"}[s]
+}
+
+// Quote returns s as a JSON string token (with its quotes) written in style.
+func Quote(s string, style Style) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r == '/' && style == EscapedSlash:
+			b.WriteString(`\/`)
+		case (r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029) && style == GoJSON:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r >= utf8.RuneSelf && style != GoJSON:
+			if r > 0xFFFF {
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// Object writes a JSON object of members whose values are already JSON, in the
+// style's separators.
+func Object(style Style, members ...string) string {
+	sep, colon := ",", ":"
+	if style == PythonASCII {
+		sep, colon = ", ", ": "
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i+1 < len(members); i += 2 {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(Quote(members[i], style) + colon + members[i+1])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// Case is one planted reference: a blob, and a session document that names it.
+type Case struct {
+	Name string // for test output: "python/embedded-2/coffer-cjk/file-uri"
+	Blob string // the blob's key in a flat store
+	Doc  string // a JSON document naming it
+}
+
+// blobKind is a way runtimes name their files.
+type blobKind struct {
+	name string
+	// blob makes the file's name from a unique hex string; spell makes the
+	// name as the session spells it (another normalization, say).
+	blob  func(u string) string
+	spell func(name string) string
+}
+
+func same(s string) string { return s }
+
+var nfdName = norm.NFD.String("März")
+
+var blobKinds = []blobKind{
+	{"forge-sha", func(u string) string { return sha(u) + ".png" }, same},
+	{"coffer-cjk", func(u string) string { return u[:32] + ".第二版" }, same},
+	{"coffer-space", func(u string) string { return u[:32] + ".final copy" }, same},
+	{"coffer-noext", func(u string) string { return u[:32] }, same},
+	{"coffer-upper", func(u string) string { return u[:32] + ".JPG" }, same},
+	// The file is named in NFD (macOS), the session in NFC, and the reverse.
+	{"nfd-file", func(u string) string { return u[:12] + "-" + nfdName + ".pdf" }, norm.NFC.String},
+	{"nfc-file", func(u string) string { return u[:12] + "-März.pdf" }, norm.NFD.String},
+	{"ampersand", func(u string) string { return u[:12] + "-a&b<c>.png" }, same},
+}
+
+// refForm turns a spelled name into the text that holds it.
+type refForm struct {
+	name string
+	ref  func(name string) string
+}
+
+var refForms = []refForm{
+	{"abs-space", func(n string) string { return "/srv/My Agent & Co/.forge/files/inbound/" + n }},
+	{"relocated", func(n string) string { return "/old/home/agent/.forge/files/inbound/" + n }},
+	{"file-uri", func(n string) string { return "file:///home/u/My%20Agent/" + url.PathEscape(n) }},
+	{"file-uri-2f", func(n string) string { return "file:///home/u/inbound%2F" + url.PathEscape(n) }},
+	{"localhost-url", func(n string) string { return "http://localhost:8080/files/" + url.PathEscape(n) }},
+	{"home", func(n string) string { return "~/.coffer/channel-media/" + n }},
+	{"bare", same},
+}
+
+// position places a reference text in a document, in a style.
+type position struct {
+	name string
+	doc  func(ref string, style Style) string
+}
+
+// embed wraps inner JSON into a tool call's "arguments" string depth times.
+func embed(inner string, depth int, style Style) string {
+	for range depth {
+		inner = Object(style, "name", Quote("read", style), "arguments", Quote(inner, style))
+	}
+	return inner
+}
+
+func message(style Style, members ...string) string {
+	return Object(style, "task_id", Quote("t-1", style), "messages", "["+Object(style, members...)+"]")
+}
+
+var positions = []position{
+	{"uri", func(r string, st Style) string {
+		return message(st, "role", Quote("user", st), "parts", "["+Object(st, "type", Quote("image", st), "media", Object(st, "uri", Quote(r, st)))+"]")
+	}},
+	{"prose", func(r string, st Style) string {
+		return message(st, "role", Quote("assistant", st), "content", Quote("I saved it as "+r+".\nDone.", st))
+	}},
+	{"summary-newline", func(r string, st Style) string {
+		return Object(st, "summary", Quote("Earlier: the user sent "+r+"\n- asked for a crop", st))
+	}},
+	{"member-name", func(r string, st Style) string {
+		return message(st, "role", Quote("user", st), "attachments", Object(st, r, Object(st, "mime", Quote("image/png", st))))
+	}},
+	{"embedded-1", func(r string, st Style) string {
+		return message(st, "role", Quote("assistant", st), "tool_calls", "["+embed(Object(st, "path", Quote(r, st)), 1, st)+"]")
+	}},
+	{"embedded-2", func(r string, st Style) string {
+		return message(st, "role", Quote("assistant", st), "tool_calls", "["+embed(Object(st, "path", Quote(r, st)), 2, st)+"]")
+	}},
+	{"embedded-3", func(r string, st Style) string {
+		return message(st, "role", Quote("assistant", st), "tool_calls", "["+embed(Object(st, "path", Quote(r, st)), 3, st)+"]")
+	}},
+	{"escaped-fragment", func(r string, st Style) string {
+		// Free text holding an escaped JSON fragment: a tool's output pasted
+		// into prose, so the name is escaped twice in the file.
+		frag := `{"path": ` + Quote(r, st) + `}`
+		return message(st, "role", Quote("tool", st), "content", Quote("Tool output: "+frag+" (done)", st))
+	}},
+}
+
+// Cases returns the table: every blob kind × reference form × position ×
+// style, each with a blob name of its own, plus the cases that only some
+// kinds have (a number literal, a digest in another case).
+func Cases() []Case {
+	var out []Case
+	n := 0
+	unique := func() string {
+		n++
+		s := sha256.Sum256([]byte(fmt.Sprint("reftest-", n)))
+		return hex.EncodeToString(s[:])
+	}
+	for _, st := range Styles {
+		for _, k := range blobKinds {
+			for _, f := range refForms {
+				for _, p := range positions {
+					blob := k.blob(unique())
+					out = append(out, Case{
+						Name: st.String() + "/" + p.name + "/" + k.name + "/" + f.name,
+						Blob: blob,
+						Doc:  p.doc(f.ref(k.spell(blob)), st),
+					})
+				}
+			}
+		}
+		// A number names a file: {"media_id": 1234567890} keeps 1234567890.jpg.
+		num := fmt.Sprint(1_000_000_000 + n)
+		unique()
+		out = append(out, Case{st.String() + "/number", num + ".jpg", message(st, "role", Quote("user", st), "media_id", num)})
+		// A digest in upper case, in prose.
+		d := sha(unique())
+		out = append(out, Case{st.String() + "/upper-digest", d + ".webp", message(st, "content", Quote("sha256:"+strings.ToUpper(d)+" uploaded", st))})
+	}
+	return out
+}
+
+// Control is a blob name no case names: a test plants it too and expects it
+// to be a candidate, so that a source that kept everything would fail.
+func Control() string { return sha("reftest-control") + ".png" }
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
