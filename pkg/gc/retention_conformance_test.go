@@ -1,0 +1,177 @@
+package gc_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite"
+
+	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/ref/reftest"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// The retention conformance table (package reftest) runs unchanged against
+// every kind of session source: a folder of files, SQLite TEXT and BLOB
+// columns, Postgres text, json and jsonb columns, and a bucket of JSON
+// objects. Whatever the source, a refcount plan keeps every planted blob and
+// takes the control blob.
+func TestRetentionConformanceEverySource(t *testing.T) {
+	cases := reftest.Cases()
+	sources := []struct {
+		name string
+		make func(t *testing.T, docs []string) string // returns a session spec
+	}{
+		{"files", filesSource},
+		{"sqlite-text", func(t *testing.T, docs []string) string { return sqliteSource(t, docs, "TEXT") }},
+		{"sqlite-blob", func(t *testing.T, docs []string) string { return sqliteSource(t, docs, "BLOB") }},
+		{"postgres-text", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "text") }},
+		{"postgres-json", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "json") }},
+		{"postgres-jsonb", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "jsonb") }},
+		{"bucket", bucketSource},
+	}
+	docs := make([]string, len(cases))
+	for i, c := range cases {
+		docs[i] = c.Doc
+	}
+	for _, src := range sources {
+		t.Run(src.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			old := time.Now().Add(-48 * time.Hour)
+			for _, name := range append([]string{reftest.Control()}, blobsOf(cases)...) {
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(p, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := store.Open(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			s, err := sessions.Open(ctx, src.make(t, docs), sessions.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			p, err := gc.MakePlan(ctx, gc.Options{Store: st, Sessions: []sessions.Source{s}, MinAge: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.Complete {
+				t.Fatalf("plan incomplete: %v", p.Problems)
+			}
+			byBlob := map[string]string{}
+			for _, c := range cases {
+				byBlob[c.Blob] = c.Name + ": " + c.Doc
+			}
+			control := false
+			for c := range p.Candidates.All() {
+				if c.Key == reftest.Control() {
+					control = true
+					continue
+				}
+				t.Errorf("referenced blob %q is a candidate; it is named by %s", c.Key, byBlob[c.Key])
+			}
+			if !control {
+				t.Errorf("the control blob is not a candidate: the source proves nothing")
+			}
+		})
+	}
+}
+
+func blobsOf(cases []reftest.Case) []string {
+	var out []string
+	for _, c := range cases {
+		out = append(out, c.Blob)
+	}
+	return out
+}
+
+func filesSource(t *testing.T, docs []string) string {
+	dir := t.TempDir()
+	for i, d := range docs {
+		if err := os.WriteFile(filepath.Join(dir, "s-"+strconv.Itoa(i)+".json"), []byte(d), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func bucketSource(t *testing.T, docs []string) string {
+	return "file://" + filesSource(t, docs) + "?metadata=skip"
+}
+
+// sqliteSource writes the documents into coffer's chat_messages table, the
+// content column declared with the given affinity (a BLOB column keeps the
+// bytes as a blob).
+func sqliteSource(t *testing.T, docs []string, affinity string) string {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE chat_messages(id TEXT PRIMARY KEY, conversation_id TEXT, seq INTEGER, role TEXT, content ` + affinity + `)`); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range docs {
+		var v any = d
+		if affinity == "BLOB" {
+			v = []byte(d)
+		}
+		if _, err := db.Exec(`INSERT INTO chat_messages VALUES (?, 'c1', ?, 'user', ?)`, hex.EncodeToString([]byte(strconv.Itoa(i))), i, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "sqlite:" + path
+}
+
+// postgresSource writes the documents into agent-runs' messages table in a
+// schema of its own, the content column of the given type, and returns a URL
+// whose search_path reads only that schema.
+func postgresSource(t *testing.T, docs []string, typ string) string {
+	ctx := context.Background()
+	u := sessionstest.Postgres(t)
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	schema := "mediactl_retention_" + hex.EncodeToString(rnd[:])
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		conn.Close(context.Background())
+	})
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema+"; CREATE TABLE "+schema+".messages(id serial PRIMARY KEY, role text, content "+typ+")"); err != nil {
+		t.Fatal(err)
+	}
+	rows := make([][]any, len(docs))
+	for i, d := range docs {
+		rows[i] = []any{"user", d}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{schema, "messages"}, []string{"role", "content"}, pgx.CopyFromRows(rows)); err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	return u + sep + "search_path=" + schema
+}
