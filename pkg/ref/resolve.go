@@ -148,24 +148,26 @@ func (r *Resolver) Resolve(ref Reference) (Status, string) {
 // elsewhere outside it, or in the runtime's own folder.
 func (r *Resolver) local(p string) (Status, string) {
 	for _, d := range r.dirs {
-		if strings.HasPrefix(p, d+"/") {
+		if below(p, d) {
 			return localKey(p[len(d)+1:])
 		}
 	}
-	if p == "/" {
-		return Outside, ""
-	}
 	for _, d := range r.others {
-		if p == d || strings.HasPrefix(p, d+"/") {
+		if p == d || below(p, d) {
 			return Outside, ""
 		}
 	}
 	for _, d := range r.runtime {
-		if p == d || strings.HasPrefix(p, d+"/") {
+		if p == d || below(p, d) {
 			return Runtime, ""
 		}
 	}
 	return Outside, ""
+}
+
+// below reports whether the clean path p is strictly below the directory d.
+func below(p, d string) bool {
+	return len(p) > len(d)+1 && p[len(d)] == '/' && strings.HasPrefix(p, d)
 }
 
 func (r *Resolver) resolveRelative(rel string) (Status, string) {
