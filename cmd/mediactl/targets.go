@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mediactl/mediactl/pkg/layout"
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -29,6 +32,9 @@ type targets struct {
 	stores  []store.Store
 	sources []sessions.Source
 	bases   []string // directories relative references are relative to
+	// layout is the layout the stores and sources came from, if any: it knows
+	// the aliases, home and runtime folders their references are resolved with.
+	layout *layout.Layout
 	// sessionSpecs are the sources as given (or as a layout chose them), for
 	// commands that open them again for writing.
 	sessionSpecs []string
@@ -47,9 +53,18 @@ func (t *targets) Close() {
 func (t *targets) scanTargets() []scan.Target {
 	var out []scan.Target
 	for _, s := range t.stores {
-		out = append(out, scan.Target{Store: s, Resolver: scan.NewResolver(s, t.bases)})
+		out = append(out, scan.Target{Store: s, Resolver: t.resolver(s)})
 	}
 	return out
+}
+
+// resolver is the resolver of one of the run's stores: the layout's, for a
+// local store of a layout run.
+func (t *targets) resolver(s store.Store) *ref.Resolver {
+	if ls, ok := s.(store.Local); ok && t.layout != nil {
+		return t.layout.Resolver(ls.Dir())
+	}
+	return scan.NewResolver(s, t.bases)
 }
 
 // openTargets resolves --layout/--root/--store/--sessions, or finds ./.forge when
@@ -58,33 +73,35 @@ func (t *targets) scanTargets() []scan.Target {
 func openTargets(c *cli.Context, g *global) (*targets, error) {
 	storeSpecs := c.StringSlice("store")
 	sessionSpecs := c.StringSlice("sessions")
-	layout, root := c.String("layout"), c.String("root")
+	layoutName, root := c.String("layout"), c.String("root")
 	var bases []string
+	var found *layout.Layout
 
-	if layout == "" && len(storeSpecs) == 0 && len(sessionSpecs) == 0 {
+	if layoutName == "" && len(storeSpecs) == 0 && len(sessionSpecs) == 0 {
 		if root == "" {
 			root = "."
 		}
 		if fi, err := os.Stat(filepath.Join(root, ".forge")); err == nil && fi.IsDir() {
-			layout = "forge"
+			layoutName = layout.Forge
 		} else {
 			return nil, usageErr("pass --store and --sessions, or --layout forge|coffer --root DIR (see 'mediactl "+c.Command.Name+" --help')",
 				"no --store or --sessions given and no .forge folder in %s to detect", absOr(root))
 		}
 	}
-	if layout != "" {
-		l, err := findLayout(layout, root)
+	if layoutName != "" {
+		l, err := findLayout(layoutName, root)
 		if err != nil {
 			return nil, err
 		}
 		if len(storeSpecs) == 0 {
-			storeSpecs = l.stores
+			storeSpecs = l.StoreDirs()
 		}
 		if len(sessionSpecs) == 0 {
-			sessionSpecs = l.sessions
+			sessionSpecs = l.Sessions
 		}
-		bases = append(bases, l.root)
-		g.note("%s layout in %s: store %s, sessions %s", layout, l.root, strings.Join(storeSpecs, ", "), strings.Join(sessionSpecs, ", "))
+		bases = append(bases, l.Bases...)
+		found = l
+		g.note("%s layout in %s: store %s, sessions %s", layoutName, l.Root, strings.Join(storeSpecs, ", "), strings.Join(sessionSpecs, ", "))
 	} else if root != "" {
 		return nil, usageErr("add --layout forge or --layout coffer", "--root %s given without --layout", root)
 	}
@@ -92,7 +109,7 @@ func openTargets(c *cli.Context, g *global) (*targets, error) {
 		return nil, usageErr("", "%d session sources given, at most %d are supported", len(sessionSpecs), scan.MaxSources)
 	}
 
-	t := &targets{bases: bases, sessionSpecs: sessionSpecs}
+	t := &targets{bases: bases, sessionSpecs: sessionSpecs, layout: found}
 	ok := false
 	defer func() {
 		if !ok {
@@ -118,74 +135,30 @@ func openTargets(c *cli.Context, g *global) (*targets, error) {
 	return t, nil
 }
 
-type layoutPaths struct {
-	root     string
-	stores   []string
-	sessions []string
-}
-
-// findLayout lists the stores and session sources of a known layout that exist
-// under root.
-func findLayout(name, root string) (*layoutPaths, error) {
-	switch name {
-	case "forge":
-		if root == "" {
-			root = "."
-		}
-		root = absOr(root)
-		l := &layoutPaths{root: root}
-		files := filepath.Join(root, ".forge", "files")
-		for _, d := range []string{"inbound", "generated"} {
-			if isDir(filepath.Join(files, d)) {
-				l.stores = append(l.stores, filepath.Join(files, d))
-			}
-		}
-		if len(l.stores) == 0 {
-			return nil, usageErr("point --root at the agent's work directory (the one that holds .forge/)", "no blob store in %s (neither inbound/ nor generated/ exists)", files)
-		}
-		sess := filepath.Join(root, ".forge", "sessions")
-		if !isDir(sess) {
-			return nil, usageErr("point --root at the agent's work directory (the one that holds .forge/)", "no session folder %s", sess)
-		}
-		l.sessions = []string{sess}
+// findLayout is layout.Find with the hints the CLI prints.
+func findLayout(name, root string) (*layout.Layout, error) {
+	l, err := layout.Find(name, root)
+	var unknown *layout.UnknownError
+	var notFound *layout.NotFoundError
+	switch {
+	case err == nil:
 		return l, nil
-	case "coffer":
-		if root == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return nil, usageErr("pass --root, the folder that holds coffer.db or runs.db", "no home directory to find ~/.coffer in: %v", err)
-			}
-			root = filepath.Join(home, ".coffer")
-		}
-		root = absOr(root)
-		l := &layoutPaths{root: root}
-		for _, d := range []string{"channel-media", filepath.Join("content", "channel-media")} {
-			if isDir(filepath.Join(root, d)) {
-				l.stores = append(l.stores, filepath.Join(root, d))
-			}
-		}
-		for _, db := range []string{"runs.db", "coffer.db"} {
-			if fi, err := os.Stat(filepath.Join(root, db)); err == nil && fi.Mode().IsRegular() {
-				l.sessions = append(l.sessions, "sqlite:"+filepath.Join(root, db))
-			}
-		}
-		if len(l.stores) == 0 || len(l.sessions) == 0 {
-			return nil, usageErr("point --root at coffer's folder (default ~/.coffer)", "%s has no channel-media/ folder or no runs.db/coffer.db", root)
-		}
-		return l, nil
+	case errors.As(err, &unknown):
+		return nil, usageErr("use --layout forge or --layout coffer, or give --store and --sessions", "%v", err)
+	case errors.Is(err, layout.ErrNoHome):
+		return nil, usageErr("pass --root, the folder that holds coffer.db or runs.db", "%v", err)
+	case errors.As(err, &notFound) && notFound.Layout == layout.Forge:
+		return nil, usageErr("point --root at the agent's work directory (the one that holds .forge/)", "%v", err)
+	case errors.As(err, &notFound) && notFound.Layout == layout.Coffer:
+		return nil, usageErr("point --root at coffer's folder (default ~/.coffer)", "%v", err)
 	}
-	return nil, usageErr("use --layout forge or --layout coffer, or give --store and --sessions", "unknown layout %q", name)
+	return nil, err
 }
 
 // within reports whether path is dir or below it (both absolute and clean). A
 // quarantine or trash folder there would be listed as blobs of the store.
 func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 func absOr(p string) string {

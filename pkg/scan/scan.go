@@ -81,6 +81,10 @@ type Found struct {
 	Store  string        `json:"store,omitempty"`  // the store it is inside
 	Key    string        `json:"key,omitempty"`    // store key when inside
 	store  int
+	// alts are the other stores the reference is also inside (an alias of a
+	// moved folder beside the folder itself): the file is looked for in
+	// store first, then in these, in order.
+	alts []located
 	// Missing is set for an inside reference whose blob does not exist.
 	Missing bool `json:"missing,omitempty"`
 }
@@ -334,20 +338,28 @@ func (w *worker) add(r ref.Reference, p ref.Place) {
 	f := Found{Ref: r, Place: p}
 	for i, t := range w.stores {
 		st, key := t.Resolver.Resolve(r)
-		if st == ref.Inside {
+		switch {
+		case st == ref.Inside && f.Status == ref.Inside:
+			f.alts = append(f.alts, located{i, key})
+		case st == ref.Inside:
 			f.Status, f.Key, f.store, f.Store = st, key, i, t.Store.Location()
-			break
-		}
-		if f.Status == 0 || precedence[st] > precedence[f.Status] {
+		case f.Status != ref.Inside && (f.Status == 0 || precedence[st] > precedence[f.Status]):
 			f.Status = st
 		}
 	}
 	w.found = append(w.found, f)
 }
 
+// located is a store and the key a reference names in it.
+type located struct {
+	store int
+	key   string
+}
+
 // precedence orders the statuses of a reference that is inside no store: outside
-// one of them is the finding worth reporting.
-var precedence = map[ref.Status]int{ref.Elsewhere: 1, ref.Unanchored: 2, ref.Outside: 3}
+// one of them is the finding worth reporting, unless it is in the runtime's own
+// folder, which is more precise.
+var precedence = map[ref.Status]int{ref.Elsewhere: 1, ref.Unanchored: 2, ref.Outside: 3, ref.Runtime: 4}
 
 type countingReader struct {
 	r        io.Reader
@@ -376,7 +388,10 @@ type collector struct {
 	rep   *Report
 	blobs map[blobKey]blobState
 	other map[string]blobState
-	exts  map[string]uint16     // extension → its index in blobKey
+	exts  map[string]uint16 // extension → its index in blobKey
+	// where caches, for references inside several stores, which of them holds
+	// the file (by the first store and key): index 0 is the first store.
+	where map[located]int
 	wide  []map[string]struct{} // blobs referred to by source inlineSources+i
 }
 
@@ -396,6 +411,9 @@ func (c *collector) add(b batch) {
 				c.opts.OnReference(f)
 			}
 			continue
+		}
+		if len(f.alts) > 0 {
+			c.locate(&f)
 		}
 		k, id := c.blobID(f)
 		st := c.get(k, id)
@@ -473,6 +491,36 @@ func identity(r ref.Reference) string {
 		return r.Scheme + "://" + r.Bucket + "/" + r.Path
 	}
 	return path.Clean(r.Path)
+}
+
+// locate picks, for a reference inside several stores, the first that holds
+// its file; when none does it stays in the first, where it is dangling. A store
+// that cannot answer is picked too: check reports it, and the scan is
+// incomplete.
+func (c *collector) locate(f *Found) {
+	cands := append([]located{{f.store, f.Key}}, f.alts...)
+	first := cands[0]
+	pick, known := c.where[first]
+	if !known {
+		pick = 0
+		failed := false
+		for i, l := range cands {
+			_, err := c.opts.Stores[l.store].Store.Stat(c.ctx, l.key)
+			if errors.Is(err, store.ErrNotExist) {
+				continue
+			}
+			pick, failed = i, err != nil
+			break
+		}
+		if !failed {
+			if c.where == nil {
+				c.where = map[located]int{}
+			}
+			c.where[first] = pick
+		}
+	}
+	l := cands[pick]
+	f.store, f.Key, f.Store, f.alts = l.store, l.key, c.opts.Stores[l.store].Store.Location(), nil
 }
 
 func (c *collector) check(f Found, st *blobState) {
