@@ -71,6 +71,7 @@ agent (and pass --rewrite-min-idle 0), or run again later.
 			&cli.StringFlag{Name: "rewrite-min-idle", Value: "1m", Usage: "leave session files modified more recently than this alone (the agent may be writing them); a later run rewrites them", EnvVars: envVar("rewrite-min-idle")},
 			&cli.StringFlag{Name: "rewrite-template", Usage: "the text a rewritten reference becomes: {url} (default), {scheme}, {bucket}, {prefix}, {key}, {name}, {sha256}", EnvVars: envVar("rewrite-template")},
 			&cli.BoolFlag{Name: "delete-source", Usage: "move sources whose copy is proven and that no session points at into the gc trash", EnvVars: envVar("delete-source")},
+			&cli.StringFlag{Name: "min-age", Usage: "with --delete-source: never remove a source modified more recently than this, as gc (default 24h; 0 to drop the fence once every agent is stopped)", EnvVars: envVar("min-age")},
 			trashDirFlag("with --delete-source: "),
 			&cli.StringFlag{Name: "journal", Usage: "the journal file (default: .mediactl/migrate/<destination>.jsonl inside a local store)", EnvVars: envVar("journal")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many problems of each kind (counts stay exact)", EnvVars: envVar("max-listed")},
@@ -122,7 +123,15 @@ type estimate struct {
 
 type deleteReport struct {
 	Candidates int64 `json:"candidates"`
-	Kept       int64 `json:"kept_referenced"`
+	// Kept counts sources a precise reference still points at; KeptRetained
+	// the others that gc's retention rule keeps (a session names them),
+	// KeptYoung those younger than MinAge, KeptUnlisted those that are no
+	// longer regular blobs of the store.
+	Kept         int64  `json:"kept_referenced"`
+	KeptRetained int64  `json:"kept_retention_rule"`
+	KeptYoung    int64  `json:"kept_young"`
+	KeptUnlisted int64  `json:"kept_unlisted"`
+	MinAge       string `json:"min_age"`
 	// CopyGone are sources kept because their copy is no longer in the
 	// destination as proven.
 	CopyGone []migrate.Problem `json:"kept_copy_gone"`
@@ -196,6 +205,15 @@ func runMigrate(c *cli.Context) error {
 	minIdle, err := parseAge(c.String("rewrite-min-idle"))
 	if err != nil || minIdle < 0 {
 		return usageErr("write a duration such as 1m, 30s or 0", "bad --rewrite-min-idle %q", c.String("rewrite-min-idle"))
+	}
+	minAge := gc.DefaultMinAge
+	if c.IsSet("min-age") {
+		if !deleteSource {
+			return usageErr("add --delete-source, or drop --min-age", "--min-age only makes sense with --delete-source")
+		}
+		if minAge, err = parseAge(c.String("min-age")); err != nil || minAge < 0 {
+			return usageErr("write a duration such as 24h, 36h, 2d or 0", "bad --min-age %q", c.String("min-age"))
+		}
 	}
 	if c.String("trash-dir") != "" && !deleteSource {
 		return usageErr("add --delete-source, or drop --trash-dir", "--trash-dir only makes sense with --delete-source")
@@ -346,7 +364,16 @@ func runMigrate(c *cli.Context) error {
 		}
 	}
 	if (rewrite || deleteSource) && !opts.DryRun && code != exitInterrupted {
-		ck, err := migrate.Check(c.Context, t.sources, src, t.bases, migrated, c.Int("max-listed"))
+		var ck *migrate.CheckReport
+		var ret *gc.Retention
+		if deleteSource {
+			// One read of the sessions: the precise check and the retention
+			// model that gc uses.
+			mark := gc.MarkOptions{Jobs: c.Int("jobs"), CopiedTo: copyPrefixes(dst, tmpl)}
+			ck, ret, err = migrate.CheckRetained(c.Context, t.sources, src, t.bases, migrated, c.Int("max-listed"), mark)
+		} else {
+			ck, err = migrate.Check(c.Context, t.sources, src, t.bases, migrated, c.Int("max-listed"))
+		}
 		if err != nil {
 			return err
 		}
@@ -358,7 +385,7 @@ func runMigrate(c *cli.Context) error {
 			code = worse(code, exitFound)
 		}
 		if deleteSource {
-			rep.Delete = deleteSources(c, g, src, dstStore, j, ck, code)
+			rep.Delete = deleteSources(c, g, src, dstStore, j, ck, ret, minAge, code)
 			if rep.Delete.Result != nil && len(rep.Delete.Result.Failed) > 0 {
 				code = worse(code, exitIncomplete)
 			}
@@ -390,26 +417,29 @@ func copyCode(r *migrate.Report) int {
 	return exitOK
 }
 
-// deleteSources moves the proven sources that no session points at into the
-// gc trash. It refuses when anything before it was incomplete: a source is
-// only removed on complete knowledge.
-func deleteSources(c *cli.Context, g *global, src, dst store.Store, j *migrate.Journal, ck *migrate.CheckReport, code int) *deleteReport {
-	d := &deleteReport{CopyGone: []migrate.Problem{}}
+// deleteSources moves the proven sources that gc's retention model lets go
+// and that no session points at into the gc trash. It refuses when anything
+// before it was incomplete: a source is only removed on complete knowledge.
+func deleteSources(c *cli.Context, g *global, src, dst store.Store, j *migrate.Journal, ck *migrate.CheckReport, ret *gc.Retention, minAge time.Duration, code int) *deleteReport {
+	d := &deleteReport{CopyGone: []migrate.Problem{}, MinAge: minAge.String()}
 	switch {
-	case !ck.Complete:
-		d.Refused = "not every session could be read, so it is unknown which sources are still in use; nothing was deleted"
+	case !ck.Complete || !ret.Complete:
+		d.Refused = "not every session or the whole store could be read, so it is unknown which sources are still in use; nothing was deleted"
 		return d
 	case code == exitIncomplete || code == exitInterrupted:
 		d.Refused = "an earlier step was incomplete; nothing was deleted (run again)"
 		return d
 	}
-	d.Kept = int64(len(ck.Referenced))
-	cands, gone, err := migrate.Deletable(c.Context, j, dst, ck.Referenced, c.Int("jobs"))
-	d.CopyGone = append(d.CopyGone, gone...)
+	sel, err := migrate.SelectDeletable(c.Context, j, dst, ck, ret, ret.Started.Add(-minAge), c.Int("jobs"))
+	if sel != nil {
+		d.Kept, d.KeptRetained, d.KeptYoung, d.KeptUnlisted = sel.KeptReferenced, sel.KeptRetained, sel.KeptYoung, sel.KeptUnlisted
+		d.CopyGone = append(d.CopyGone, sel.CopyGone...)
+	}
 	if err != nil {
 		d.Refused = err.Error()
 		return d
 	}
+	cands := sel.Candidates
 	d.Candidates = int64(len(cands))
 	if len(cands) == 0 {
 		return d
@@ -472,6 +502,27 @@ func targetFunc(proven map[string]migrate.Proof, dst store.Bucket, tmpl string) 
 			"{key}", key, "{name}", path.Base(key), "{sha256}", p.Digest())
 		return r.Replace(tmpl), true
 	}
+}
+
+// copyPrefixes are the URL prefixes under which session text names a proven
+// copy rather than its source: the destination's object URLs and, with a
+// rewrite template, the template's text before its first key-dependent
+// placeholder when that text names the destination's bucket (a looser prefix
+// could match links into the source store itself).
+func copyPrefixes(dst store.Bucket, tmpl string) []string {
+	base := migrate.ObjectURL(dst, "")
+	out := []string{base}
+	if tmpl == "" {
+		return out
+	}
+	const cut = "\x00"
+	r := strings.NewReplacer("{url}", base+cut, "{scheme}", dst.Scheme(), "{bucket}", dst.Name(), "{prefix}", dst.Prefix(),
+		"{key}", cut, "{name}", cut, "{sha256}", cut)
+	p, _, _ := strings.Cut(r.Replace(tmpl), cut)
+	if p != base && dst.Name() != "" && strings.Contains(p, dst.Name()) {
+		out = append(out, p)
+	}
+	return out
 }
 
 // journalName derives a file name from the destination: one journal per
@@ -580,10 +631,14 @@ func printMigrate(g *global, rep *migrateReport) error {
 			listProblems(w, "source kept", d.CopyGone, int64(len(d.CopyGone)))
 			if d.Result == nil {
 				fmt.Fprintf(w, "delete-source: nothing to move (%d still referenced, %d copies not in place)\n", d.Kept, len(d.CopyGone))
-				break
+			} else {
+				fmt.Fprintf(w, "moved %d sources (%s) to trash run %s; %d still referenced and kept, %d changed since the copy and kept; undo with: mediactl migrate rollback --journal %s\n",
+					d.Result.Trashed, humanize.IBytes(uint64(d.Result.Bytes)), d.Result.Run, d.Kept, len(d.Result.Skipped), printable(rep.Journal))
 			}
-			fmt.Fprintf(w, "moved %d sources (%s) to trash run %s; %d still referenced and kept, %d changed since the copy and kept; undo with: mediactl migrate rollback --journal %s\n",
-				d.Result.Trashed, humanize.IBytes(uint64(d.Result.Bytes)), d.Result.Run, d.Kept, len(d.Result.Skipped), printable(rep.Journal))
+			if d.KeptRetained > 0 || d.KeptYoung > 0 || d.KeptUnlisted > 0 {
+				fmt.Fprintf(w, "kept: %d referenced by the retention rule (as gc keeps them), %d younger than --min-age %s, %d no longer in the store\n",
+					d.KeptRetained, d.KeptYoung, d.MinAge, d.KeptUnlisted)
+			}
 		}
 	}
 	fmt.Fprintf(w, "journal: %s\n", printable(rep.Journal))

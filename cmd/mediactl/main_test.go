@@ -6,11 +6,14 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,6 +69,7 @@ func TestScripts(t *testing.T) {
 			"interrupt": cmdInterrupt,
 			"pgexec":    cmdPgexec,
 			"s3put":     cmdS3put,
+			"jsonkeys":  cmdJSONKeys,
 		},
 	})
 }
@@ -190,6 +194,51 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d after SIGINT, want %d\nstdout: %s\nstderr: %s", args[2], got, want, stdout.String(), stderr.String())
 	}
+}
+
+// jsonkeys OUT MEMBER FILE...: write to OUT, sorted, one per line, every
+// string value of a member named MEMBER at any depth of the JSON documents in
+// the FILEs (a FILE may hold several, as JSON lines do). Scripts compare such
+// lists with cmp: the keys gc plans to delete, the keys a trash manifest holds.
+func cmdJSONKeys(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: jsonkeys OUT MEMBER FILE...")
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if s, ok := e.(string); ok && k == args[1] {
+					out = append(out, s)
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	for _, f := range args[2:] {
+		dec := json.NewDecoder(strings.NewReader(ts.ReadFile(f)))
+		for {
+			var v any
+			err := dec.Decode(&v)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			ts.Check(err)
+			walk(v)
+		}
+	}
+	sort.Strings(out)
+	var b strings.Builder
+	for _, k := range out {
+		b.WriteString(k + "\n")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o600))
 }
 
 func fileExists(p string) bool {

@@ -61,6 +61,10 @@ type migrateV1 struct {
 	Delete *struct {
 		Candidates int64       `json:"candidates"`
 		Kept       int64       `json:"kept_referenced"`
+		Retained   int64       `json:"kept_retention_rule"`
+		Young      int64       `json:"kept_young"`
+		Unlisted   int64       `json:"kept_unlisted"`
+		MinAge     string      `json:"min_age"`
 		CopyGone   []problemV1 `json:"kept_copy_gone"`
 		Result     *struct {
 			Run     string                         `json:"run"`
@@ -100,7 +104,7 @@ func TestMigrateJSONSchema(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"mediactl", "migrate", "--layout", "forge", "--root", filepath.Join(root, "agent"),
-		"--to", "file://" + bucket + "?prefix=inbound/", "--rewrite", "--rewrite-min-idle", "0", "--delete-source", "-o", "json"}, &stdout, &stderr)
+		"--to", "file://" + bucket + "?prefix=inbound/", "--rewrite", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0", "-o", "json"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
@@ -122,7 +126,7 @@ func TestMigrateJSONSchema(t *testing.T) {
 	if doc.Check == nil || doc.Check.StillLocal != 0 || !doc.Check.Complete || doc.Check.List == nil {
 		t.Fatalf("check: %+v", doc.Check)
 	}
-	if doc.Delete == nil || doc.Delete.Result == nil || doc.Delete.Result.Trashed != 4 || doc.Notes == nil {
+	if doc.Delete == nil || doc.Delete.Result == nil || doc.Delete.Result.Trashed != 4 || doc.Delete.Retained != 0 || doc.Delete.MinAge != "0s" || doc.Notes == nil {
 		t.Fatalf("delete: %+v", doc.Delete)
 	}
 }

@@ -39,7 +39,7 @@ type blobs struct {
 
 const bigSize = 1<<32 - 1
 
-func (b *blobs) add(key string, size int64, mtime time.Time) {
+func (b *blobs) add(key string, size int64, mtime time.Time) int {
 	id := b.idx.Add(key)
 	if size < 0 || size >= bigSize {
 		if b.bigSizes == nil {
@@ -51,6 +51,7 @@ func (b *blobs) add(key string, size int64, mtime time.Time) {
 		b.sizes.Add(uint32(size))
 	}
 	b.mtimes.Add(mtime.UnixNano())
+	return id
 }
 
 func (b *blobs) size(id int) int64 {

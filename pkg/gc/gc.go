@@ -14,9 +14,29 @@
 // are rendered when asked for: Plan.Candidates.All, the JSON encoding
 // (Candidates.WriteJSON streams it), and Execute, one batch at a time.
 //
+// # The retention model
+//
+// One decision, made by Mark, says which blobs every removing path must keep:
+// MakePlan (refcount, age with KeepReferenced, size cap), verify's orphan
+// count and migrate's --delete-source all read the same Retention. A blob is
+// kept when
+//   - its file name, its name without the extension, or (content-addressed)
+//     its digest appears as a token in any string of any session (package
+//     ref's rule: conservative, a false "kept" only costs space), or
+//   - it is in a group (an owner and its companions, Options.Companion) of
+//     which a session names a member, or
+//   - it, or a member of its group, was modified less than the minimum age
+//     before the run started (DefaultMinAge): it may belong to a session that
+//     is not saved yet.
+//
+// A retention that did not read the whole listing and every session is
+// incomplete, and no path removes anything on it. migrate's --delete-source
+// asks for more on top: a proven copy, still present with its digest, and no
+// precise reference into the store; text naming the copy itself
+// (MarkOptions.CopiedTo) does not keep the source.
+//
 // The rules that keep data safe:
-//   - Retention is conservative (package ref): a blob counts as referenced when
-//     its name, stem or digest appears as a token in any session string.
+//   - Retention is the model above, and the same for every path.
 //   - A plan that could not read every session or the whole listing is
 //     incomplete, and Execute refuses it.
 //   - The plan's start is a fence: a blob modified after fence − MinAge is never
@@ -36,8 +56,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/blobname"
-	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -87,6 +105,12 @@ type Options struct {
 	Jobs int
 	// Now is the fence; zero means time.Now().
 	Now time.Time
+	// Companion, when set, names the owner of a key that lives and dies with
+	// another blob (coffer's content/chat-media/<id>.json beside its upload):
+	// when the owner is a blob of the store, the two are kept together and
+	// are candidates together (see Retention.KeptID); when it is not, the key
+	// follows the rule on its own.
+	Companion func(key string) (owner string, ok bool)
 }
 
 // Candidate is a blob the plan would remove.
@@ -146,7 +170,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		opts.Policy = Refcount
 	}
 	if opts.MinAge == 0 {
-		opts.MinAge = 24 * time.Hour
+		opts.MinAge = DefaultMinAge
 	}
 	needSessions := opts.Policy == Refcount || opts.KeepReferenced || opts.MaxSize > 0
 	switch {
@@ -174,66 +198,23 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 
 	// Mark: every blob into the index, then every session string marks it.
-	// The index also keeps the keys, compactly; per blob the plan adds its
-	// size and time.
-	b := &blobs{idx: ref.NewIndex()}
-	list := opts.Store.List
-	if ul, ok := opts.Store.(interface {
-		ListUnordered(context.Context, string, func(store.Entry) error) error
-	}); ok {
-		list = ul.ListUnordered // order does not matter to a plan; memory does
-	}
-	err := list(ctx, "", func(e store.Entry) error {
-		// Symlinks and other non-regular files are never candidates; temporary
-		// leftovers of writers in progress neither.
-		if !e.Regular() || blobname.IsTemporary(e.Key) {
-			return nil
-		}
-		b.add(e.Key, e.Size, e.ModTime)
-		p.Blobs++
-		p.Bytes += e.Size
-		return nil
-	})
+	r, err := Mark(ctx, opts.Store, opts.Sessions, MarkOptions{Jobs: opts.Jobs, Companion: opts.Companion})
 	if err != nil {
-		p.Complete = false
-		p.Problems = append(p.Problems, fmt.Sprintf("listing %s: %v", p.Store, err))
+		return nil, err
 	}
-	if len(opts.Sessions) > 0 {
-		// Only the marks matter here: no distinct-blob set, no store checks.
-		sr, err := scan.Run(ctx, scan.Options{
-			Sources:   opts.Sessions,
-			Jobs:      opts.Jobs,
-			Text:      b.idx.Mark,
-			CountOnly: true,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("gc: %w", err)
-		}
-		p.Scan, p.SessionsRead = sr, true
-		if !sr.Complete {
-			p.Complete = false
-			for _, pr := range sr.Problems {
-				p.Problems = append(p.Problems, fmt.Sprintf("session %s: %s", pr.Place, pr.Err))
-			}
-			for _, s := range sr.Sources {
-				if !s.Complete && len(sr.Problems) == 0 {
-					p.Problems = append(p.Problems, fmt.Sprintf("session source %s was not read completely", s.Source))
-				}
-			}
-		}
-	}
-	if ctx.Err() != nil {
-		p.Complete = false
-		p.Problems = append(p.Problems, "interrupted while planning")
-	}
+	p.Blobs, p.Bytes = r.Blobs, r.Bytes
+	p.Scan, p.SessionsRead = r.Scan, r.SessionsRead
+	p.Complete = r.Complete
+	p.Problems = append(p.Problems, r.Problems...)
+	p.Referenced = r.Kept
+	b := r.b
 
 	// Sweep decision. A candidate is its id, with the referenced bit; two
 	// passes, so that the list is allocated once, at its size.
-	cutoff := p.Cutoff.UnixNano()
 	candidate := func(i int) (id uint32, ok bool) {
-		referenced := p.SessionsRead && b.idx.Referenced(i)
+		referenced := r.KeptID(i)
 		switch {
-		case b.mtimes.At(i) >= cutoff:
+		case r.Young(i, p.Cutoff):
 			return 0, false // young: its session may not be saved yet
 		case opts.Policy == Refcount && referenced:
 			return 0, false
@@ -246,9 +227,6 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	n := 0
 	for i := range b.idx.Len() {
-		if p.SessionsRead && b.idx.Referenced(i) {
-			p.Referenced++
-		}
 		if _, ok := candidate(i); ok {
 			n++
 		}
@@ -270,14 +248,18 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	if opts.MaxSize > 0 {
 		// Oldest first, only as many as it takes to get under the cap.
 		take := 0
-		for _, id := range ids {
-			if p.SizeAfter <= opts.MaxSize {
-				break
+		if r.owner == nil {
+			for _, id := range ids {
+				if p.SizeAfter <= opts.MaxSize {
+					break
+				}
+				p.SizeAfter -= b.size(int(id &^ referencedBit))
+				take++
 			}
-			p.SizeAfter -= b.size(int(id &^ referencedBit))
-			take++
+			ids = slices.Clip(ids[:take])
+		} else {
+			ids = r.takeGroups(ids, opts.MaxSize, &p.SizeAfter)
 		}
-		ids = slices.Clip(ids[:take])
 		p.CapMet = p.SizeAfter <= opts.MaxSize
 	} else {
 		for _, id := range ids {

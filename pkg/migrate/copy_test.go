@@ -274,7 +274,7 @@ func TestDeletable(t *testing.T) {
 	copyAll(t, migrate.Options{From: src, To: dst, Journal: j})
 	must(t, dst.Delete(ctx, names[0]))
 	must(t, dst.Put(ctx, names[1], strings.NewReader("replaced"), store.PutOptions{}))
-	cands, kept, err := migrate.Deletable(ctx, j, dst, map[string]bool{names[2]: true}, 2)
+	cands, kept, err := migrate.Deletable(ctx, j, dst, func(key string) bool { return key == names[2] }, 2)
 	must(t, err)
 	if len(cands) != 1 || cands[0].Key != names[3] || cands[0].Size != int64(len("blob 3")) {
 		t.Fatalf("candidates %+v", cands)

@@ -10,18 +10,99 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
-// Deletable decides which sources --delete-source may remove: those whose copy
-// the journal proves, that no session references (referenced, from Check), and
-// whose copy is still in the destination right now with the proven size and
-// sha256 — a copy deleted or replaced since it was proven keeps its source.
-// Each candidate carries the size and modification time the source had when it
-// was copied, so that gc.TrashBlobs leaves a source that changed since.
+// CheckRetained is Check and the retention model's marking (gc.Mark) in one
+// read of the sessions: the report of references still pointing at migrated
+// blobs, and the decision of which of from's blobs the sessions keep.
+// copiedTo are the URL prefixes of the proven copies (the destination's
+// ObjectURL with an empty key): text naming a copy there keeps the copy, not
+// the source.
+func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store, bases []string, migrated func(key string) bool, maxListed int, mark gc.MarkOptions) (*CheckReport, *gc.Retention, error) {
+	cr, onRef := newCheck(migrated, maxListed)
+	mark.Stores = []scan.Target{{Store: from, Resolver: scan.NewResolver(from, bases)}}
+	mark.OnReference = onRef
+	r, err := gc.Mark(ctx, from, srcs, mark)
+	if err != nil {
+		return nil, nil, err
+	}
+	cr.finish(r.Scan)
+	if r.ListError != "" {
+		cr.Complete = false
+		cr.Problems = append(cr.Problems, "listing "+r.Store+": "+r.ListError)
+	}
+	return cr, r, nil
+}
+
+// DeleteSelection is what --delete-source may remove, and why the rest of
+// the proven sources stays.
+type DeleteSelection struct {
+	Candidates []gc.Candidate
+	// KeptReferenced counts proven sources that a precise reference still
+	// points at (Check).
+	KeptReferenced int64
+	// KeptRetained counts the others that the retention model keeps because
+	// a session names them; KeptYoung those modified after the fence.
+	KeptRetained int64
+	KeptYoung    int64
+	// KeptUnlisted counts proven sources that are no longer regular blobs of
+	// the store's listing.
+	KeptUnlisted int64
+	// CopyGone are sources kept because their copy is no longer in the
+	// destination as proven.
+	CopyGone []Problem
+}
+
+// ErrIncompleteRead is returned by SelectDeletable when the sessions or the
+// store were not read completely: which sources are in use is then unknown.
+var ErrIncompleteRead = errors.New("not every session or the whole store could be read, so it is unknown which sources are still in use")
+
+// SelectDeletable decides which proven sources may be removed: a source goes
+// only when the retention model would let gc remove it (not kept by the
+// rule, not younger than cutoff) and, on top of that, its copy is proven, no
+// precise reference points at it (ck) and the copy is still in the
+// destination with the proven size and digest (Deletable).
+func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckReport, r *gc.Retention, cutoff time.Time, jobs int) (*DeleteSelection, error) {
+	if !ck.Complete || !r.Complete {
+		return nil, ErrIncompleteRead
+	}
+	sel := &DeleteSelection{CopyGone: []Problem{}}
+	skip := func(key string) bool {
+		if ck.Referenced[key] {
+			sel.KeptReferenced++
+			return true
+		}
+		switch r.Keeps(key, cutoff) {
+		case gc.KeptReferenced:
+			sel.KeptRetained++
+		case gc.KeptYoung:
+			sel.KeptYoung++
+		case gc.KeptUnlisted:
+			sel.KeptUnlisted++
+		default:
+			return false
+		}
+		return true
+	}
+	cands, gone, err := Deletable(ctx, j, to, skip, jobs)
+	sel.Candidates = cands
+	sel.CopyGone = append(sel.CopyGone, gone...)
+	return sel, err
+}
+
+// Deletable checks the sources --delete-source may remove: those whose copy
+// the journal proves, that skip does not keep, and whose copy is still in the
+// destination right now with the proven size and sha256 — a copy deleted or
+// replaced since it was proven keeps its source. Each candidate carries the
+// size and modification time the source had when it was copied, so that
+// gc.TrashBlobs leaves a source that changed since.
 //
-// Call it only with a Check that read every session (CheckReport.Complete).
-func Deletable(ctx context.Context, j *Journal, to store.Store, referenced map[string]bool, jobs int) (cands []gc.Candidate, kept []Problem, err error) {
+// skip is called from one goroutine. Call Deletable only with decisions made
+// on a complete read (SelectDeletable does).
+func Deletable(ctx context.Context, j *Journal, to store.Store, skip func(key string) bool, jobs int) (cands []gc.Candidate, kept []Problem, err error) {
 	if jobs <= 0 {
 		jobs = DefaultJobs
 	}
@@ -58,7 +139,7 @@ func Deletable(ctx context.Context, j *Journal, to store.Store, referenced map[s
 		}()
 	}
 	for key, p := range j.State().Copied {
-		if referenced[key] {
+		if skip(key) {
 			continue
 		}
 		if ctx.Err() != nil {

@@ -227,31 +227,43 @@ type CheckReport struct {
 // Check reads the sessions again and finds the references that still point at
 // migrated blobs (migrated reports whether a key of from was migrated).
 func Check(ctx context.Context, srcs []sessions.Source, from store.Store, bases []string, migrated func(key string) bool, maxListed int) (*CheckReport, error) {
-	if maxListed <= 0 {
-		maxListed = defaultMaxListed
-	}
-	cr := &CheckReport{Referenced: map[string]bool{}, List: []scan.Found{}, Problems: []string{}}
+	cr, onRef := newCheck(migrated, maxListed)
 	rep, err := scan.Run(ctx, scan.Options{
-		Sources: srcs,
-		Stores:  []scan.Target{{Store: from, Resolver: scan.NewResolver(from, bases)}},
-		OnReference: func(f scan.Found) {
-			if f.Status != ref.Inside || !migrated(f.Key) {
-				return
-			}
-			cr.StillLocal++
-			cr.Referenced[f.Key] = true
-			if len(cr.List) < maxListed {
-				cr.List = append(cr.List, f)
-			}
-		},
+		Sources:     srcs,
+		Stores:      []scan.Target{{Store: from, Resolver: scan.NewResolver(from, bases)}},
+		OnReference: onRef,
 	})
 	if err != nil {
 		return nil, err
 	}
+	cr.finish(rep)
+	return cr, nil
+}
+
+// newCheck returns an empty report and the function that adds a reference
+// found by a scan to it.
+func newCheck(migrated func(key string) bool, maxListed int) (*CheckReport, func(scan.Found)) {
+	if maxListed <= 0 {
+		maxListed = defaultMaxListed
+	}
+	cr := &CheckReport{Referenced: map[string]bool{}, List: []scan.Found{}, Problems: []string{}}
+	return cr, func(f scan.Found) {
+		if f.Status != ref.Inside || !migrated(f.Key) {
+			return
+		}
+		cr.StillLocal++
+		cr.Referenced[f.Key] = true
+		if len(cr.List) < maxListed {
+			cr.List = append(cr.List, f)
+		}
+	}
+}
+
+// finish completes the report with the scan's own.
+func (cr *CheckReport) finish(rep *scan.Report) {
 	cr.Complete = rep.Complete && !rep.Interrupted
 	for _, p := range rep.Problems {
 		cr.Problems = append(cr.Problems, p.Place.String()+": "+p.Err)
 	}
 	slices.SortFunc(cr.List, func(a, b scan.Found) int { return strings.Compare(a.Place.String(), b.Place.String()) })
-	return cr, nil
 }

@@ -35,8 +35,8 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/mediatype"
-	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -751,54 +751,45 @@ func magicMismatch(key string, size int64, head []byte) (AnomalyKind, string) {
 	}
 }
 
-// sessionIndex knows every blob of the store and which of them sessions refer to.
+// sessionIndex is the retention model's decision about the store's blobs
+// (gc.Mark): which of them sessions keep.
 type sessionIndex struct {
-	idx   *ref.Index
-	sizes []int64
+	r *gc.Retention
 }
 
-// readSessions lists the store into a retention index, then scans the sessions
-// once: explicit references give the dangling ones, every string marks the
-// blobs it names.
+// readSessions lists the store and scans the sessions once, through the
+// retention model that gc and migrate use: explicit references give the
+// dangling ones, every string marks the blobs it names.
 func readSessions(ctx context.Context, opts Options, rep *Report) (*sessionIndex, error) {
-	si := &sessionIndex{idx: ref.NewIndex()}
-	err := opts.Store.List(ctx, "", func(e store.Entry) error {
-		if e.Regular() && !blobname.IsTemporary(e.Key) {
-			si.idx.Add(e.Key)
-			si.sizes = append(si.sizes, e.Size)
-		}
-		return nil
-	})
-	if err != nil {
-		rep.Complete = false
-		rep.ListError = err.Error()
-	}
-	sr, err := scan.Run(ctx, scan.Options{
-		Sources: opts.Sessions,
-		Stores:  []scan.Target{{Store: opts.Store, Resolver: scan.NewResolver(opts.Store, opts.Bases)}},
-		Jobs:    opts.Jobs,
-		Text:    si.idx.Mark,
+	r, err := gc.Mark(ctx, opts.Store, opts.Sessions, gc.MarkOptions{
+		Jobs:   opts.Jobs,
+		Stores: []scan.Target{{Store: opts.Store, Resolver: scan.NewResolver(opts.Store, opts.Bases)}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	rep.Sessions = &SessionsReport{Scan: sr}
-	if !sr.Complete {
+	if r.ListError != "" {
+		rep.ListError = r.ListError
+	}
+	rep.Sessions = &SessionsReport{Scan: r.Scan}
+	if !r.Complete {
 		rep.Complete = false
 	}
-	return si, nil
+	return &sessionIndex{r: r}, nil
 }
 
 func (si *sessionIndex) referenced(key string) bool {
-	id, ok := si.idx.Lookup(key)
-	return ok && si.idx.Referenced(id)
+	id, ok := si.r.Lookup(key)
+	return ok && si.r.KeptID(id)
 }
 
+// orphans counts the blobs the retention model does not keep by reference
+// (young ones included: an orphan is not yet a gc candidate).
 func (si *sessionIndex) orphans() (n, bytes int64) {
-	for id := range si.idx.Len() {
-		if !si.idx.Referenced(id) {
+	for id := range si.r.Len() {
+		if !si.r.KeptID(id) {
 			n++
-			bytes += si.sizes[id]
+			bytes += si.r.Size(id)
 		}
 	}
 	return n, bytes

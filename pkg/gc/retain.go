@@ -1,0 +1,408 @@
+package gc
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// DefaultMinAge is the fence of the retention model when the operator gives
+// none: a blob modified less than this long ago may belong to a session that
+// is not saved yet, so no path removes it.
+const DefaultMinAge = 24 * time.Hour
+
+// MarkOptions configure Mark.
+type MarkOptions struct {
+	// Jobs is passed to the session scan.
+	Jobs int
+	// Companion, when set, names the owner of a key that lives and dies with
+	// another blob (a sidecar of an upload); see Retention.Kept.
+	Companion func(key string) (owner string, ok bool)
+	// CopiedTo are URL prefixes under which the store's blobs have proven
+	// copies (migrate's destination). Text of the form prefix + path names the
+	// copy, not the blob of this store, and is left out of the marking; a path
+	// with a ".." segment is not such a name and still marks.
+	CopiedTo []string
+
+	// Stores, when given, make the scan resolve every precise reference
+	// against them too (dangling references in Scan, Status and Key in
+	// OnReference). Without them the scan only marks.
+	Stores      []scan.Target
+	OnReference func(scan.Found)
+	MaxListed   int
+	Progress    scan.Progress
+}
+
+// Retention is the retention model's decision about every blob of a store:
+// which of them the sessions keep. Mark makes it; MakePlan, verify's orphan
+// count and migrate's --delete-source read it.
+type Retention struct {
+	Store string
+	// Started is when Mark began, before the listing: the fence of a decision
+	// that uses this retention (see Young).
+	Started time.Time
+
+	Blobs int64 // regular blobs in the store (temporary leftovers excluded)
+	Bytes int64 // their bytes
+	// Kept counts the blobs the rule keeps (when sessions were read).
+	Kept int64
+
+	SessionsRead bool
+	Scan         *scan.Report
+	// Complete is false when the listing or a session could not be read in
+	// full: nothing may then be removed on this decision.
+	Complete  bool
+	Problems  []string
+	ListError string
+
+	b *blobs
+	// owner maps a companion's id to its owner's id; group holds, by owner
+	// id, whether its group is kept and its newest modification time. Both
+	// are nil without companions.
+	owner map[uint32]uint32
+	group map[uint32]groupState
+}
+
+type groupState struct {
+	kept   bool
+	newest int64
+}
+
+// Mark lists st and reads every session, marking each blob that some session
+// string names under the retention rule (see the package comment). Without
+// sessions it only lists. It returns an error only for invalid arguments or
+// a source that cannot be scanned at all; what could not be read is in
+// Problems and makes the retention incomplete.
+func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts MarkOptions) (*Retention, error) {
+	if st == nil {
+		return nil, errors.New("gc: no store")
+	}
+	r := &Retention{Store: st.Location(), Started: time.Now(), Complete: true, Problems: []string{}}
+	// The index keeps the keys, compactly; per blob the retention adds its
+	// size and time.
+	r.b = &blobs{idx: ref.NewIndex()}
+	list := st.List
+	if ul, ok := st.(interface {
+		ListUnordered(context.Context, string, func(store.Entry) error) error
+	}); ok {
+		list = ul.ListUnordered // order does not matter to the marking; memory does
+	}
+	var companions []companionPair
+	err := list(ctx, "", func(e store.Entry) error {
+		// Symlinks and other non-regular files are never removed; temporary
+		// leftovers of writers in progress neither.
+		if !e.Regular() || blobname.IsTemporary(e.Key) {
+			return nil
+		}
+		id := r.b.add(e.Key, e.Size, e.ModTime)
+		if opts.Companion != nil {
+			if owner, ok := opts.Companion(e.Key); ok && owner != e.Key {
+				companions = append(companions, companionPair{uint32(id), owner})
+			}
+		}
+		r.Blobs++
+		r.Bytes += e.Size
+		return nil
+	})
+	if err != nil {
+		r.Complete = false
+		r.ListError = err.Error()
+		r.Problems = append(r.Problems, fmt.Sprintf("listing %s: %v", r.Store, err))
+	}
+	if len(companions) > 0 {
+		r.linkCompanions(companions)
+	}
+	if len(srcs) > 0 {
+		text := r.b.idx.Mark
+		if prefixes := nonEmpty(opts.CopiedTo); len(prefixes) > 0 {
+			text = markOutside(r.b.idx.Mark, prefixes)
+		}
+		sr, err := scan.Run(ctx, scan.Options{
+			Sources:     srcs,
+			Stores:      opts.Stores,
+			Jobs:        opts.Jobs,
+			MaxListed:   opts.MaxListed,
+			OnReference: opts.OnReference,
+			Progress:    opts.Progress,
+			Text:        text,
+			// Only the marks matter without stores: no distinct-blob set.
+			CountOnly: len(opts.Stores) == 0,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gc: %w", err)
+		}
+		r.Scan, r.SessionsRead = sr, true
+		if !sr.Complete || sr.Interrupted {
+			r.Complete = false
+			for _, pr := range sr.Problems {
+				r.Problems = append(r.Problems, fmt.Sprintf("session %s: %s", pr.Place, pr.Err))
+			}
+			for _, s := range sr.Sources {
+				if !s.Complete && len(sr.Problems) == 0 {
+					r.Problems = append(r.Problems, fmt.Sprintf("session source %s was not read completely", s.Source))
+				}
+			}
+		}
+		if r.group != nil {
+			r.settleGroups()
+		}
+		for id := range r.b.idx.Len() {
+			if r.KeptID(id) {
+				r.Kept++
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		r.Complete = false
+		r.Problems = append(r.Problems, "interrupted while reading the store and the sessions")
+	}
+	return r, nil
+}
+
+type companionPair struct {
+	id    uint32
+	owner string
+}
+
+// linkCompanions groups each companion with its owner, when the owner is a
+// blob of the store and not a companion itself; any other companion follows
+// the rule on its own.
+func (r *Retention) linkCompanions(pairs []companionPair) {
+	isCompanion := make(map[uint32]bool, len(pairs))
+	for _, p := range pairs {
+		isCompanion[p.id] = true
+	}
+	for _, p := range pairs {
+		o, ok := r.b.idx.Lookup(p.owner)
+		if !ok || isCompanion[uint32(o)] {
+			continue
+		}
+		if r.owner == nil {
+			r.owner, r.group = map[uint32]uint32{}, map[uint32]groupState{}
+		}
+		r.owner[p.id] = uint32(o)
+		r.group[uint32(o)] = groupState{}
+	}
+}
+
+// settleGroups decides each group once the marks are in: it is kept when any
+// member is marked, and it is as young as its newest member.
+func (r *Retention) settleGroups() {
+	for o := range r.group {
+		r.group[o] = groupState{kept: r.b.idx.Referenced(int(o)), newest: r.b.mtimes.At(int(o))}
+	}
+	for c, o := range r.owner {
+		g := r.group[o]
+		g.kept = g.kept || r.b.idx.Referenced(int(c))
+		g.newest = max(g.newest, r.b.mtimes.At(int(c)))
+		r.group[o] = g
+	}
+}
+
+// Len is the number of blobs; ids are 0 … Len()-1.
+func (r *Retention) Len() int { return r.b.idx.Len() }
+
+// Index is the marked index of the store's blobs.
+func (r *Retention) Index() *ref.Index { return r.b.idx }
+
+// Key, Size and ModTime describe blob id as the listing saw it.
+func (r *Retention) Key(id int) string             { return r.b.idx.Key(id) }
+func (r *Retention) Size(id int) int64             { return r.b.size(id) }
+func (r *Retention) ModTime(id int) time.Time      { return time.Unix(0, r.b.mtimes.At(id)) }
+func (r *Retention) Lookup(key string) (int, bool) { return r.b.idx.Lookup(key) }
+
+// KeptID reports whether the retention rule keeps blob id: a session names
+// it, or it is in a group (an owner and its companions) of which a session
+// names a member. It is false for every blob when no session was read.
+func (r *Retention) KeptID(id int) bool {
+	if !r.SessionsRead {
+		return false
+	}
+	if r.group != nil {
+		o, ok := r.owner[uint32(id)]
+		if !ok {
+			o = uint32(id)
+		}
+		if g, ok := r.group[o]; ok {
+			return g.kept
+		}
+	}
+	return r.b.idx.Referenced(id)
+}
+
+// newest is the modification time, in Unix nanoseconds, that the fence
+// compares for blob id: a group's newest member's.
+func (r *Retention) newest(id int) int64 {
+	if r.group != nil {
+		o, ok := r.owner[uint32(id)]
+		if !ok {
+			o = uint32(id)
+		}
+		if g, ok := r.group[o]; ok {
+			return g.newest
+		}
+	}
+	return r.b.mtimes.At(id)
+}
+
+// Young reports whether blob id (or a member of its group) was modified at
+// or after cutoff: such a blob may belong to a session not saved yet, and no
+// path removes it.
+func (r *Retention) Young(id int, cutoff time.Time) bool {
+	return r.newest(id) >= cutoff.UnixNano()
+}
+
+// Keeps is the decision for one key, for a path that removes blobs it chose
+// by other means (migrate's --delete-source): why the retention model keeps
+// the blob, or "" when it may go. A key not in the listing is kept: the model
+// knows nothing about it. cutoff is the fence (Started minus the minimum age).
+func (r *Retention) Keeps(key string, cutoff time.Time) Reason {
+	id, ok := r.b.idx.Lookup(key)
+	switch {
+	case !ok:
+		return KeptUnlisted
+	case r.KeptID(id):
+		return KeptReferenced
+	case r.Young(id, cutoff):
+		return KeptYoung
+	}
+	return ""
+}
+
+// Reason says why the retention model keeps a blob.
+type Reason string
+
+const (
+	KeptReferenced Reason = "referenced by the retention rule"
+	KeptYoung      Reason = "younger than the minimum age"
+	KeptUnlisted   Reason = "not a regular blob of the store's listing"
+)
+
+func nonEmpty(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// markOutside wraps mark so that text naming a copy under one of prefixes
+// (prefix + a path) is blanked before the rule sees it.
+func markOutside(mark func([]byte), prefixes []string) func([]byte) {
+	return func(s []byte) {
+		if !containsAny(s, prefixes) {
+			mark(s)
+			return
+		}
+		mark(blankCopies(s, prefixes))
+	}
+}
+
+func containsAny(s []byte, prefixes []string) bool {
+	for _, p := range prefixes {
+		if bytes.Contains(s, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// blankCopies returns a copy of s in which every prefix + path is replaced by
+// spaces. A path is a run of bytes up to whitespace, a quote, a bracket, a
+// comma, ';', '|' or '\'; one with a ".." segment is left as it is.
+func blankCopies(s []byte, prefixes []string) []byte {
+	out := bytes.Clone(s)
+	for _, p := range prefixes {
+		for i := 0; ; {
+			j := bytes.Index(out[i:], []byte(p))
+			if j < 0 {
+				break
+			}
+			start := i + j
+			end := start + len(p)
+			for end < len(out) && !isPathEnd(out[end]) {
+				end++
+			}
+			if hasDotDot(string(out[start+len(p) : end])) {
+				i = start + len(p)
+				continue
+			}
+			for k := start; k < end; k++ {
+				out[k] = ' '
+			}
+			i = end
+		}
+	}
+	return out
+}
+
+func isPathEnd(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '`', '<', '>', '(', ')', '[', ']', '{', '}', ',', ';', '|', '\\':
+		return true
+	}
+	return false
+}
+
+func hasDotDot(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// takeGroups is the size cap's choice when the store has groups: candidates
+// oldest first until the store is at most maxSize, an owner always with its
+// companions (they are candidates exactly when it is), a companion never
+// without its owner. ids are sorted; so is the result.
+func (r *Retention) takeGroups(ids []uint32, maxSize int64, sizeAfter *int64) []uint32 {
+	members := map[uint32][]uint32{}
+	for c, o := range r.owner {
+		members[o] = append(members[o], c)
+	}
+	isCandidate := make(map[uint32]uint32, len(r.owner))
+	for _, id := range ids {
+		if _, ok := r.owner[id&^referencedBit]; ok {
+			isCandidate[id&^referencedBit] = id
+		}
+	}
+	var taken []uint32
+	for _, id := range ids {
+		if *sizeAfter <= maxSize {
+			break
+		}
+		n := id &^ referencedBit
+		if _, ok := r.owner[n]; ok {
+			continue // taken with its owner
+		}
+		taken = append(taken, id)
+		*sizeAfter -= r.b.size(int(n))
+		for _, c := range members[n] {
+			if cid, ok := isCandidate[c]; ok {
+				taken = append(taken, cid)
+				*sizeAfter -= r.b.size(int(c))
+			}
+		}
+	}
+	pos := make(map[uint32]int, len(ids))
+	for i, id := range ids {
+		pos[id] = i
+	}
+	slices.SortFunc(taken, func(x, y uint32) int { return cmp.Compare(pos[x], pos[y]) })
+	return slices.Clip(taken)
+}

@@ -1,0 +1,300 @@
+package gc_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/verify"
+)
+
+// forgeSession is a session as forge's MemoryStore.Save writes it.
+type forgeSession struct {
+	TaskID   string         `json:"task_id"`
+	Messages []forgeMessage `json:"messages"`
+	Summary  string         `json:"summary,omitempty"`
+}
+
+type forgeMessage struct {
+	Role    string      `json:"role"`
+	Content string      `json:"content"`
+	Parts   []forgePart `json:"parts,omitempty"`
+}
+
+type forgePart struct {
+	Type  string      `json:"type"`
+	Text  string      `json:"text,omitempty"`
+	Media *forgeMedia `json:"media,omitempty"`
+}
+
+type forgeMedia struct {
+	MIMEType string `json:"mimeType"`
+	URI      string `json:"uri"`
+}
+
+// saveForge writes s as forge does: json.MarshalIndent, <id>.json.tmp, rename.
+func saveForge(t testing.TB, dir string, s forgeSession) {
+	t.Helper()
+	b, err := json.MarshalIndent(s, "", "  ")
+	must(t, err)
+	p := filepath.Join(dir, s.TaskID+".json")
+	must(t, os.WriteFile(p+".tmp", b, 0o600))
+	must(t, os.Rename(p+".tmp", p))
+}
+
+// forgeWork is a forge work directory with blobs aged 48 hours.
+type forgeWork struct {
+	root, inbound, sessions string
+}
+
+func newForgeWork(t testing.TB) *forgeWork {
+	root := filepath.Join(t.TempDir(), "work")
+	w := &forgeWork{root: root, inbound: filepath.Join(root, ".forge", "files", "inbound"), sessions: filepath.Join(root, ".forge", "sessions")}
+	must(t, os.MkdirAll(w.inbound, 0o700))
+	must(t, os.MkdirAll(w.sessions, 0o700))
+	return w
+}
+
+func (w *forgeWork) blob(t testing.TB, content string) string {
+	k := name(content)
+	p := filepath.Join(w.inbound, k)
+	must(t, os.WriteFile(p, []byte(content), 0o600))
+	old := time.Now().Add(-48 * time.Hour)
+	must(t, os.Chtimes(p, old, old))
+	return k
+}
+
+func textSession(id, text string) forgeSession {
+	return forgeSession{TaskID: id, Messages: []forgeMessage{{Role: "assistant", Content: text}}}
+}
+
+// TestOneRetentionModel: gc's plan, migrate's --delete-source selection and
+// verify's orphans decide alike on one store, for session spellings that the
+// precise extractor does not resolve into the store but that still name a
+// blob.
+func TestOneRetentionModel(t *testing.T) {
+	ctx := context.Background()
+	w := newForgeWork(t)
+	precise := w.blob(t, "precisely referenced")
+	orphanA := w.blob(t, "orphan a")
+	orphanB := w.blob(t, "orphan b")
+	saveForge(t, w.sessions, forgeSession{TaskID: "t-precise", Messages: []forgeMessage{{Role: "user", Content: "What's in this image?",
+		Parts: []forgePart{{Type: "image", Media: &forgeMedia{MIMEType: "image/png", URI: filepath.Join(w.inbound, precise)}}}}}})
+
+	cases := []struct {
+		name    string
+		session func(key string) forgeSession
+	}{
+		{"relocated work directory", func(k string) forgeSession {
+			return forgeSession{TaskID: "t-relocated", Messages: []forgeMessage{{Role: "user", Content: "look",
+				Parts: []forgePart{{Type: "image", Media: &forgeMedia{MIMEType: "image/png", URI: "/srv/old-host/agent/.forge/files/inbound/" + k}}}}}}
+		}},
+		{"localhost link", func(k string) forgeSession {
+			return textSession("t-localhost", "preview: http://localhost:8080/files/inbound/"+k+" (open it)")
+		}},
+		{"compaction summary with an escaped newline", func(k string) forgeSession {
+			s := textSession("t-summary", "ok")
+			s.Summary = "- [user] the contract\n- [tool_call] cli_execute\n- [tool] {\"exit_code\":0,\"stdout\":\"converted " +
+				w.inbound + "/" + k + "\\n\"}\n- [assistant] It is a 2-page contract.\n"
+			return s
+		}},
+		{"digest in prose", func(k string) forgeSession {
+			return textSession("t-digest", "the upload with sha256 "+strings.TrimSuffix(k, ".png")+" is the signed one")
+		}},
+	}
+	var named []string
+	for i, c := range cases {
+		k := w.blob(t, fmt.Sprint("case ", i))
+		named = append(named, k)
+		saveForge(t, w.sessions, c.session(k))
+	}
+
+	st, err := store.Open(ctx, w.inbound)
+	must(t, err)
+	defer st.Close()
+	src, err := sessions.Open(ctx, w.sessions, sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	srcs := []sessions.Source{src}
+
+	// gc.
+	plan, err := gc.MakePlan(ctx, gc.Options{Store: st, Sessions: srcs, Bases: []string{w.root}})
+	must(t, err)
+	if !plan.Complete {
+		t.Fatalf("plan incomplete: %v", plan.Problems)
+	}
+	gcKeys := keys(plan)
+	if want := sorted(orphanA, orphanB); !slices.Equal(gcKeys, want) {
+		t.Fatalf("gc would delete %v, want only the orphans %v", gcKeys, want)
+	}
+
+	// migrate --delete-source, after a proven copy of every blob.
+	dst, err := store.Open(ctx, "file://"+filepath.ToSlash(t.TempDir())+"?prefix=inbound/")
+	must(t, err)
+	defer dst.Close()
+	j, err := migrate.OpenJournal(filepath.Join(t.TempDir(), "journal.jsonl"))
+	must(t, err)
+	defer j.Close()
+	cr, err := migrate.Copy(ctx, migrate.Options{From: st, To: dst, Journal: j})
+	must(t, err)
+	if cr.Copied != int64(3+len(cases)) {
+		t.Fatalf("copied %d", cr.Copied)
+	}
+	migrated := func(k string) bool { _, ok := j.State().Copied[k]; return ok }
+	ck, ret, err := migrate.CheckRetained(ctx, srcs, st, []string{w.root}, migrated, 0, gc.MarkOptions{})
+	must(t, err)
+	sel, err := migrate.SelectDeletable(ctx, j, dst, ck, ret, ret.Started.Add(-gc.DefaultMinAge), 2)
+	must(t, err)
+	var migrateKeys []string
+	for _, c := range sel.Candidates {
+		migrateKeys = append(migrateKeys, c.Key)
+	}
+	if !slices.Equal(migrateKeys, gcKeys) {
+		t.Fatalf("migrate --delete-source would move %v, gc would delete %v", migrateKeys, gcKeys)
+	}
+	if sel.KeptReferenced+sel.KeptRetained != int64(1+len(cases)) || sel.KeptYoung != 0 {
+		t.Fatalf("kept: %d by a precise reference, %d by the retention rule, %d young", sel.KeptReferenced, sel.KeptRetained, sel.KeptYoung)
+	}
+	for i, c := range cases {
+		id, ok := ret.Lookup(named[i])
+		if !ok || !ret.KeptID(id) {
+			t.Errorf("%s: %s is not kept by the retention model", c.name, named[i])
+		}
+		if !ck.Referenced[named[i]] {
+			t.Logf("%s: the precise check alone would have let %s go", c.name, named[i])
+		}
+	}
+
+	// verify's orphans: every blob is old, so the orphans are gc's candidates.
+	vr, err := verify.Run(ctx, verify.Options{Store: st, Sessions: srcs, Bases: []string{w.root}, Jobs: 1})
+	must(t, err)
+	if vr.Sessions == nil || vr.Sessions.Orphans != int64(len(gcKeys)) || vr.Sessions.OrphanBytes != plan.CandidateBytes {
+		t.Fatalf("verify: %+v, gc: %d candidates of %d bytes", vr.Sessions, len(gcKeys), plan.CandidateBytes)
+	}
+}
+
+// TestMarkFence: migrate's selection keeps a blob younger than the fence, as
+// gc does, and counts it.
+func TestMarkFence(t *testing.T) {
+	ctx := context.Background()
+	w := newForgeWork(t)
+	old := w.blob(t, "old")
+	young := name("young")
+	must(t, os.WriteFile(filepath.Join(w.inbound, young), []byte("young"), 0o600))
+	saveForge(t, w.sessions, textSession("t", "nothing here"))
+	st, err := store.Open(ctx, w.inbound)
+	must(t, err)
+	defer st.Close()
+	src, err := sessions.Open(ctx, w.sessions, sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	r, err := gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{})
+	must(t, err)
+	cutoff := r.Started.Add(-gc.DefaultMinAge)
+	if got := r.Keeps(old, cutoff); got != "" {
+		t.Errorf("old blob: kept (%s)", got)
+	}
+	if got := r.Keeps(young, cutoff); got != gc.KeptYoung {
+		t.Errorf("young blob: %q", got)
+	}
+	if got := r.Keeps("not-in-the-store.png", cutoff); got != gc.KeptUnlisted {
+		t.Errorf("unknown key: %q", got)
+	}
+	if r.Kept != 0 || r.Blobs != 2 || !r.Complete {
+		t.Errorf("retention: %d kept of %d, complete %v", r.Kept, r.Blobs, r.Complete)
+	}
+}
+
+// TestMarkCopiedTo: text naming a blob's copy under the destination does not
+// keep the source; any other mention of the blob in the same string does, and
+// so does a path that climbs out of the prefix.
+func TestMarkCopiedTo(t *testing.T) {
+	ctx := context.Background()
+	w := newForgeWork(t)
+	var ks []string
+	texts := []string{
+		"saved to s3://media/inbound/%s.",
+		"s3://media/inbound/%s and the original /srv/agent/.forge/files/inbound/%[1]s",
+		"s3://media/inbound/../elsewhere/%s",
+		`{"uri":"s3://media/inbound/%s"}`,
+	}
+	for i, text := range texts {
+		k := w.blob(t, fmt.Sprint("copied ", i))
+		ks = append(ks, k)
+		saveForge(t, w.sessions, textSession(fmt.Sprint("t-", i), fmt.Sprintf(text, k)))
+	}
+	st, err := store.Open(ctx, w.inbound)
+	must(t, err)
+	defer st.Close()
+	src, err := sessions.Open(ctx, w.sessions, sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	r, err := gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{CopiedTo: []string{"s3://media/inbound/"}})
+	must(t, err)
+	want := []bool{false, true, true, false}
+	for i, k := range ks {
+		id, _ := r.Lookup(k)
+		if got := r.KeptID(id); got != want[i] {
+			t.Errorf("%q: kept %v, want %v", texts[i], got, want[i])
+		}
+	}
+	// Without the destination every one of them is kept.
+	r, err = gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{})
+	must(t, err)
+	if r.Kept != int64(len(ks)) {
+		t.Errorf("without CopiedTo: %d of %d kept", r.Kept, len(ks))
+	}
+}
+
+// TestCompanion: a companion lives and dies with its owner when the owner is
+// in the store, and follows the rule on its own when it is not.
+func TestCompanion(t *testing.T) {
+	f := newFixture(t)
+	write := func(key, content string, age time.Duration) string {
+		p := filepath.Join(f.inbound, key)
+		must(t, os.WriteFile(p, []byte(content), 0o600))
+		mt := time.Now().Add(-age)
+		must(t, os.Chtimes(p, mt, mt))
+		return key
+	}
+	old := 72 * time.Hour
+	// Uploads named <id><ext>, sidecars <id>.json beside them.
+	usedUp, usedSide := write("0a1b2c3d4e5f60718293a4b5c6d7e8f9.png", "used upload", old), write("0a1b2c3d4e5f60718293a4b5c6d7e8f9.json", `{"id": "0a1b…"}`, old)
+	goneUp, goneSide := write("1b2c3d4e5f60718293a4b5c6d7e8f90a.jpg", "unused upload", old), write("1b2c3d4e5f60718293a4b5c6d7e8f90a.json", `{"id": "1b2c…"}`, old)
+	sideOnlyUp, sideOnlySide := write("2c3d4e5f60718293a4b5c6d7e8f90a1b.pdf", "upload named by its sidecar", old), write("2c3d4e5f60718293a4b5c6d7e8f90a1b.json", `{}`, old)
+	youngUp, youngSide := write("3d4e5f60718293a4b5c6d7e8f90a1b2c.png", "upload with a fresh sidecar", old), write("3d4e5f60718293a4b5c6d7e8f90a1b2c.json", `{}`, time.Minute)
+	lonelyRef := write("4e5f60718293a4b5c6d7e8f90a1b2c3d.json", `{}`, old)   // owner absent, named
+	lonelyUnref := write("5f60718293a4b5c6d7e8f90a1b2c3d4e.json", `{}`, old) // owner absent, not named
+	owners := map[string]string{
+		usedSide: usedUp, goneSide: goneUp, sideOnlySide: sideOnlyUp, youngSide: youngUp,
+		lonelyRef: "4e5f60718293a4b5c6d7e8f90a1b2c3d.png", lonelyUnref: "5f60718293a4b5c6d7e8f90a1b2c3d4e.png",
+	}
+	companion := func(key string) (string, bool) { o, ok := owners[key]; return o, ok }
+	f.session(t, "a.json", usedUp, sideOnlySide, lonelyRef)
+
+	p := f.plan(t, gc.Options{Companion: companion})
+	if got, want := keys(p), sorted(goneUp, goneSide, lonelyUnref); !slices.Equal(got, want) {
+		t.Fatalf("candidates %v, want %v", got, want)
+	}
+	// Without companions every unnamed sidecar and upload is a candidate.
+	p = f.plan(t, gc.Options{})
+	if got, want := keys(p), sorted(usedSide, goneUp, goneSide, sideOnlyUp, youngUp, lonelyUnref); !slices.Equal(got, want) {
+		t.Fatalf("without Companion: candidates %v, want %v", got, want)
+	}
+	// The size cap takes an owner with its companion, never one alone.
+	total := p.Bytes
+	p = f.plan(t, gc.Options{Companion: companion, MaxSize: total - 1})
+	if got, want := keys(p), sorted(goneUp, goneSide); !slices.Equal(got, want) {
+		t.Fatalf("size cap: candidates %v, want %v", got, want)
+	}
+}
