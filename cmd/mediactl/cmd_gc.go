@@ -167,7 +167,7 @@ func runGC(c *cli.Context) error {
 			}
 		}
 		o := opts
-		o.Store, o.Sessions, o.Bases = st, t.sources, t.bases
+		o.Store, o.Sessions, o.Bases, o.Companion = st, t.sources, t.bases, t.companion(st)
 		plan, err := gc.MakePlan(c.Context, o)
 		if err != nil {
 			if lock != nil {

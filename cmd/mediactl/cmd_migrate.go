@@ -18,7 +18,6 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/migrate"
-	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
@@ -346,7 +345,7 @@ func runMigrate(c *cli.Context) error {
 	}
 	migrated := func(key string) bool { _, ok := proven[key]; return ok }
 	if rewrite && !opts.DryRun && code != exitInterrupted {
-		replacer := &migrate.Replacer{Resolver: scan.NewResolver(src, t.bases), Target: targetFunc(proven, dst, tmpl)}
+		replacer := &migrate.Replacer{Resolver: t.resolver(src), Target: targetFunc(proven, dst, tmpl)}
 		rr, err := migrate.Rewrite(c.Context, migrate.RewriteOptions{Sources: rewriters, Replacer: replacer, Journal: j, MaxListed: c.Int("max-listed"), MinIdle: minIdle})
 		rep.Rewrite = rr
 		if err != nil {
@@ -369,7 +368,7 @@ func runMigrate(c *cli.Context) error {
 		if deleteSource {
 			// One read of the sessions: the precise check and the retention
 			// model that gc uses.
-			mark := gc.MarkOptions{Jobs: c.Int("jobs"), CopiedTo: copyPrefixes(dst, tmpl)}
+			mark := gc.MarkOptions{Jobs: c.Int("jobs"), CopiedTo: copyPrefixes(dst, tmpl), Companion: t.companion(src)}
 			ck, ret, err = migrate.CheckRetained(c.Context, t.sources, src, t.bases, migrated, c.Int("max-listed"), mark)
 		} else {
 			ck, err = migrate.Check(c.Context, t.sources, src, t.bases, migrated, c.Int("max-listed"))

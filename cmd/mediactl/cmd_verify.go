@@ -105,6 +105,8 @@ func runVerify(c *cli.Context) error {
 			Fast:      c.Bool("fast"),
 			Sessions:  t.sources,
 			Bases:     t.bases,
+			Resolver:  t.resolver(st),
+			Companion: t.companion(st),
 			MaxListed: c.Int("max-listed"),
 			Progress:  bar,
 		})

@@ -67,6 +67,21 @@ func (t *targets) resolver(s store.Store) *ref.Resolver {
 	return scan.NewResolver(s, t.bases)
 }
 
+// companion is the layout's companion rule for a store whose files have
+// sidecars (coffer's content/chat-media), else nil.
+func (t *targets) companion(s store.Store) func(key string) (string, bool) {
+	ls, ok := s.(store.Local)
+	if !ok || t.layout == nil {
+		return nil
+	}
+	for _, l := range t.layout.Stores {
+		if l.Sidecars && filepath.Clean(l.Dir) == filepath.Clean(ls.Dir()) {
+			return t.layout.Companion
+		}
+	}
+	return nil
+}
+
 // openTargets resolves --layout/--root/--store/--sessions, or finds ./.forge when
 // none is given, and opens everything. Explicit --store and --sessions replace
 // what a layout would pick.

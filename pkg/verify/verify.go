@@ -37,6 +37,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/mediatype"
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -127,6 +128,12 @@ type Options struct {
 	// Bases are directories relative references are relative to (a forge work
 	// directory).
 	Bases []string
+	// Resolver places references in the store; derived from Store and Bases
+	// when nil (a layout gives one that knows its aliases and home).
+	Resolver *ref.Resolver
+	// Companion names the owner of a sidecar that lives and dies with it
+	// (gc.MarkOptions.Companion).
+	Companion func(key string) (owner string, ok bool)
 	// MaxListed caps each list of the report (counts stay exact); 0 means 10,000.
 	MaxListed int
 	// Progress, when set, is told about bytes hashed.
@@ -761,9 +768,14 @@ type sessionIndex struct {
 // retention model that gc and migrate use: explicit references give the
 // dangling ones, every string marks the blobs it names.
 func readSessions(ctx context.Context, opts Options, rep *Report) (*sessionIndex, error) {
+	res := opts.Resolver
+	if res == nil {
+		res = scan.NewResolver(opts.Store, opts.Bases)
+	}
 	r, err := gc.Mark(ctx, opts.Store, opts.Sessions, gc.MarkOptions{
-		Jobs:   opts.Jobs,
-		Stores: []scan.Target{{Store: opts.Store, Resolver: scan.NewResolver(opts.Store, opts.Bases)}},
+		Jobs:      opts.Jobs,
+		Stores:    []scan.Target{{Store: opts.Store, Resolver: res}},
+		Companion: opts.Companion,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
