@@ -288,7 +288,7 @@ func (e *stringEditor) inString(raw []byte, level int, outer *lazyEvidence) []sp
 	if !e.mayHold(s.text) {
 		return nil
 	}
-	spans, ok := e.embedded(s.text, level)
+	spans, ok := e.embedded(s.text, level, outer)
 	if !ok {
 		spans = wordSpans(s.text, e.raws, e.targets)
 	}
@@ -325,7 +325,7 @@ func (e *stringEditor) mayHold(text []byte) bool {
 // embedded rewrites text as JSON when the extractor would have searched it as
 // JSON: an object or an array that parses, above the depth limit. Spans are in
 // text coordinates.
-func (e *stringEditor) embedded(text []byte, level int) ([]span, bool) {
+func (e *stringEditor) embedded(text []byte, level int, outer *lazyEvidence) ([]span, bool) {
 	if level >= maxEmbedded {
 		return nil, false
 	}
@@ -335,7 +335,7 @@ func (e *stringEditor) embedded(text []byte, level int) ([]span, bool) {
 	}
 	lead := bytes.Index(text, t)
 	notes := len(e.notes)
-	spans, err := e.inJSON(t, level+1, &lazyEvidence{text: t})
+	spans, err := e.inJSON(t, level+1, &lazyEvidence{text: t, parent: outer})
 	if err != nil {
 		e.notes = e.notes[:notes]
 		return nil, false
@@ -583,7 +583,8 @@ type styleEvidence struct {
 	ascii    [128][numSpellings]int32
 	nonASCII [numSpellings]int32 // characters from U+0080, but for the two below
 	lineSep  [numSpellings]int32 // U+2028 and U+2029
-	lowerHex int32               // \u escapes whose hex letters are lower case
+	uEscapes int32 // \u escapes, and of them those with lower- and upper-case hex letters
+	lowerHex int32
 	upperHex int32
 }
 
@@ -647,6 +648,7 @@ func (ev *styleEvidence) rune(r rune, sp spelling) {
 }
 
 func (ev *styleEvidence) hexCase(hex []byte) {
+	ev.uEscapes++
 	for _, c := range hex {
 		switch {
 		case 'a' <= c && c <= 'f':
@@ -701,17 +703,28 @@ func (ev *styleEvidence) pickHTML() (spelling, bool) {
 // lazyEvidence is the spelling of a JSON text, observed only when asked for.
 type lazyEvidence struct {
 	text []byte
-	ev   *styleEvidence
+	// parent is the text around the string that holds this one, for JSON
+	// embedded in a string; nil for a document or column value.
+	parent *lazyEvidence
+	ev     *styleEvidence
 }
 
 func (l *lazyEvidence) get() *styleEvidence {
-	if l == nil {
-		return &styleEvidence{}
-	}
 	if l.ev == nil {
 		l.ev = observeStyle(l.text)
 	}
 	return l.ev
+}
+
+// around asks decide of the texts around a string, nearest first, until one
+// of them shows the spelling.
+func (l *lazyEvidence) around(decide func(*styleEvidence) (spelling, bool)) (spelling, bool) {
+	for ; l != nil; l = l.parent {
+		if sp, ok := decide(l.get()); ok {
+			return sp, true
+		}
+	}
+	return spellLiteral, false
 }
 
 // jsonStyle encodes new text in the style of one JSON string: each character
@@ -737,20 +750,20 @@ func (st jsonStyle) ascii(c byte) spelling {
 		}
 		return spellU
 	case c == '/':
-		if sp, ok := st.outer.get().pick(c); ok {
+		if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) { return ev.pick(c) }); ok {
 			return sp
 		}
 	case c == '&' || c == '<' || c == '>':
 		if sp, ok := st.own.pickHTML(); ok {
 			return sp
 		}
-		if st.outer != nil {
-			if sp, ok := st.outer.get().pick(c); ok {
-				return sp
+		if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) {
+			if sp, ok := ev.pick(c); ok {
+				return sp, true
 			}
-			if sp, ok := st.outer.get().pickHTML(); ok {
-				return sp
-			}
+			return ev.pickHTML()
+		}); ok {
+			return sp
 		}
 	case c == 0x7f:
 		// Python's ensure_ascii escapes it with the rest.
@@ -764,12 +777,8 @@ func (st jsonStyle) nonASCII() spelling {
 	if sp, ok := majority(st.own.nonASCII, notShort); ok {
 		return sp
 	}
-	if st.outer != nil {
-		if sp, ok := majority(st.outer.get().nonASCII, notShort); ok {
-			return sp
-		}
-	}
-	return spellLiteral
+	sp, _ := st.outer.around(func(ev *styleEvidence) (spelling, bool) { return majority(ev.nonASCII, notShort) })
+	return sp
 }
 
 func (st jsonStyle) lineSep() spelling {
@@ -777,10 +786,8 @@ func (st jsonStyle) lineSep() spelling {
 	if sp, ok := majority(st.own.lineSep, notShort); ok {
 		return sp
 	}
-	if st.outer != nil {
-		if sp, ok := majority(st.outer.get().lineSep, notShort); ok {
-			return sp
-		}
+	if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) { return majority(ev.lineSep, notShort) }); ok {
+		return sp
 	}
 	// Go escapes them always, and shows itself by its HTML-safe escapes.
 	if st.nonASCII() == spellU || st.ascii('&') == spellU {
@@ -790,12 +797,15 @@ func (st jsonStyle) lineSep() spelling {
 }
 
 func (st jsonStyle) upperHex() bool {
-	if st.own.lowerHex+st.own.upperHex > 0 {
+	// The nearest text that uses \u escapes shows its encoder's case, or
+	// that it has none to show (\u0026): then lower case, as most write.
+	if st.own.uEscapes > 0 {
 		return st.own.upperHex > st.own.lowerHex
 	}
-	if st.outer != nil {
-		ev := st.outer.get()
-		return ev.upperHex > ev.lowerHex
+	for l := st.outer; l != nil; l = l.parent {
+		if ev := l.get(); ev.uEscapes > 0 {
+			return ev.upperHex > ev.lowerHex
+		}
 	}
 	return false
 }
