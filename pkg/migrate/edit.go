@@ -583,7 +583,7 @@ type styleEvidence struct {
 	ascii    [128][numSpellings]int32
 	nonASCII [numSpellings]int32 // characters from U+0080, but for the two below
 	lineSep  [numSpellings]int32 // U+2028 and U+2029
-	uEscapes int32 // \u escapes, and of them those with lower- and upper-case hex letters
+	uEscapes int32               // \u escapes, and of them those with lower- and upper-case hex letters
 	lowerHex int32
 	upperHex int32
 }
