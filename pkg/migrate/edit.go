@@ -741,6 +741,25 @@ func (st jsonStyle) ascii(c byte) spelling {
 	if sp, ok := st.own.pick(c); ok {
 		return sp
 	}
+	alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	if c == '&' || c == '<' || c == '>' {
+		// Encoders escape all three or none.
+		if sp, ok := st.own.pickHTML(); ok {
+			return sp
+		}
+	}
+	if !alnum {
+		// No encoder escapes letters or digits; any other character may be
+		// (PHP's JSON_HEX_QUOT and JSON_HEX_APOS write \u0022 and \u0027).
+		if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) {
+			if sp, ok := ev.pick(c); ok || c != '&' && c != '<' && c != '>' {
+				return sp, ok
+			}
+			return ev.pickHTML()
+		}); ok {
+			return sp
+		}
+	}
 	switch {
 	case c == '"' || c == '\\':
 		return spellShort
@@ -749,22 +768,6 @@ func (st jsonStyle) ascii(c byte) spelling {
 			return spellShort
 		}
 		return spellU
-	case c == '/':
-		if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) { return ev.pick(c) }); ok {
-			return sp
-		}
-	case c == '&' || c == '<' || c == '>':
-		if sp, ok := st.own.pickHTML(); ok {
-			return sp
-		}
-		if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) {
-			if sp, ok := ev.pick(c); ok {
-				return sp, true
-			}
-			return ev.pickHTML()
-		}); ok {
-			return sp
-		}
 	case c == 0x7f:
 		// Python's ensure_ascii escapes it with the rest.
 		return st.nonASCII()

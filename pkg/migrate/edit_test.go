@@ -163,6 +163,9 @@ func FuzzRewrite(f *testing.F) {
 	f.Add(`{"uri":"/srv/agent/.forge/files/inbound/`+dA+`.png"}`, true)
 	f.Add(`["saved to /srv/agent/.forge/files/inbound/`+dB+`.pdf.", {"arguments":"{\"path\":\"./`+dA+`.png\"}"}]`, false)
 	f.Add(`look at .forge/files/inbound/`+dA+`.png\n`, false)
+	f.Add(`{"uri":"\/srv\/agent\/.forge\/files\/inbound\/`+dA+`.png","t":"\u00e9"}`, true)
+	f.Add(`[{"arguments":"{\"path\":\"\\/srv\\/agent\\/.forge\\/files\\/inbound\\/`+dB+`.pdf\"}"}]`, false)
+	f.Add(`{"a":"\u002fsrv\u002Fagent/.forge/files/inbound/`+dA+`.png \u0026 /srv/agent/.forge/files/inbound/`+dA+`.png"}`, true)
 	f.Fuzz(func(t *testing.T, unit string, document bool) {
 		place := ref.Place{Document: "d.json"}
 		if !document {
@@ -180,9 +183,18 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("rewrite broke JSON:\n%s\n%s", unit, out)
 		}
 		for _, e := range ue.Edits {
-			if !strings.HasPrefix(e.New, "s3://media/inbound/") {
+			// The new reference, in whatever escapes its string uses.
+			if !strings.HasPrefix(strings.ReplaceAll(e.New, `\`, ""), "s3://media/inbound/") {
 				t.Fatalf("edit %+v", e)
 			}
+		}
+		// A second run finds nothing more to rewrite and keeps what the first kept.
+		again, err := replacer().Find(place, out)
+		if err != nil {
+			t.Fatalf("second run: %v", err)
+		}
+		if len(again.Edits) != 0 || len(again.Kept) != len(ue.Kept) {
+			t.Fatalf("second run over %q: edits %+v, kept %q; first kept %q", out, again.Edits, again.Kept, ue.Kept)
 		}
 		rec := migrate.Record{Place: &place, OldSHA256: digest([]byte(unit)), NewSHA256: digest(out), Edits: ue.Edits}
 		back, err := migrate.Revert(out, rec)
