@@ -481,3 +481,83 @@ func decodedStrings(t *testing.T, v any, depth int) string {
 	walk(v, depth)
 	return b.String()
 }
+
+// stillPointing counts the references in unit that the extractor finds and
+// that still name a migrated blob of r's store: what a later run must keep.
+func stillPointing(t *testing.T, r *migrate.Replacer, place ref.Place, unit []byte) int {
+	t.Helper()
+	n := 0
+	ex := ref.Extractor{Found: func(rf ref.Reference, _ ref.Place) {
+		if status, key := r.Resolver.Resolve(rf); status == ref.Inside {
+			if _, ok := r.Target(key); ok {
+				n++
+			}
+		}
+	}}
+	if place.Table == "" {
+		must(t, ex.Document(bytes.NewReader(unit), place))
+	} else {
+		ex.Value(unit, place)
+	}
+	return n
+}
+
+// TestKeptExact: the references a run cannot rewrite are counted once each,
+// so the first run's count is the number of references still pointing at
+// migrated blobs afterwards, and a second run counts the same. The same
+// reference spelled two ways in one unit, and a reference both in a pair and
+// as a URL, are each accounted for.
+func TestKeptExact(t *testing.T) {
+	migrated := map[string]bool{"a.png": true, "b.png": true, "第二版.jpg": true}
+	r := &migrate.Replacer{
+		Resolver: ref.NewBucketResolver("s3", "media-src", "u/"),
+		Target: func(key string) (string, bool) {
+			return "gs://media-dst/u/" + key, migrated[key]
+		},
+	}
+	units := []struct {
+		place ref.Place
+		unit  string
+	}{
+		{ref.Place{Document: "t-1.json"}, `{
+  "content": "see s3://media-src/u/a.png and s3:\/\/media-src\/u\/a.png, twice",
+  "other": "s3:\/\/media-src\/u\/a.png",
+  "metadata": {"attachments": [{"bucket": "media-src", "path": "u/a.png"}, {"bucket": "media-src", "path": "u/b.png"}]},
+  "tool_calls": [{"function": {"arguments": "{\"url\":\"s3:\\/\\/media-src\\/u\\/b.png\",\"also\":\"s3://media-src/u/c.png\"}"}}]
+}`},
+		{ref.Place{Table: "messages", Key: "id=1", Column: "metadata"}, `{"attachments": [{"bucket": "media-src", "path": "u/\u7b2c\u4e8c\u7248.jpg", "url": "s3://media-src/u/\u7b2c\u4e8c\u7248.jpg"}]}`},
+		{ref.Place{Table: "messages", Key: "id=2", Column: "content"}, `saved s3://media-src/u/b.png and s3://media-src/u/b.png.`},
+	}
+	total := [2]int{}
+	for _, u := range units {
+		first, err := r.Find(u.place, []byte(u.unit))
+		must(t, err)
+		out, err := migrate.Apply([]byte(u.unit), first.Edits)
+		must(t, err)
+		if !json.Valid(out) && json.Valid([]byte(u.unit)) {
+			t.Fatalf("%s: not JSON after the rewrite:\n%s", u.place, out)
+		}
+		left := stillPointing(t, r, u.place, out)
+		if len(first.Kept) != left {
+			t.Errorf("%s: first run kept %d %q, but %d references still point at migrated blobs:\n%s", u.place, len(first.Kept), first.Kept, left, out)
+		}
+		if before := stillPointing(t, r, u.place, []byte(u.unit)); len(first.Edits) != before-left {
+			t.Errorf("%s: %d edits for %d references rewritten", u.place, len(first.Edits), before-left)
+		}
+		second, err := r.Find(u.place, out)
+		must(t, err)
+		if len(second.Edits) != 0 || len(second.Kept) != len(first.Kept) {
+			t.Errorf("%s: second run edits %+v kept %q; first kept %q", u.place, second.Edits, second.Kept, first.Kept)
+		}
+		for _, k := range first.Kept {
+			if !strings.Contains(k, "{bucket, path} pair") {
+				t.Errorf("%s: kept for another reason than a pair: %s", u.place, k)
+			}
+		}
+		total[0] += len(first.Kept)
+		total[1] += len(second.Kept)
+	}
+	if total[0] != 3 || total[1] != total[0] {
+		t.Fatalf("kept %d then %d, want the three pairs both times", total[0], total[1])
+	}
+}
