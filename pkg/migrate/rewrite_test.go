@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -338,4 +339,146 @@ func TestResume(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rewriteRoundTrip rewrites every reference to the blobs of src in the
+// sessions at location to s3://media/<key>, checks with a fresh scan that none
+// points at src any more, runs the rewrite again (nothing to do, the same kept
+// count), rolls back and proves the sessions are byte for byte what they
+// were (dump renders them).
+func rewriteRoundTrip(t *testing.T, location string, src store.Store, bases []string, dump func() string, wantRefs int64) {
+	t.Helper()
+	ctx := context.Background()
+	before := dump()
+	rw, err := sessions.OpenRewriter(ctx, location, sessions.Options{})
+	must(t, err)
+	defer rw.Close()
+	j := journal(t, filepath.Join(t.TempDir(), "j.jsonl"))
+	repl := &migrate.Replacer{Resolver: scan.NewResolver(src, bases), Target: func(key string) (string, bool) {
+		return "s3://media/" + key, true
+	}}
+	first, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})
+	must(t, err)
+	if first.References != wantRefs || first.Problems != 0 || first.Kept != 0 {
+		t.Fatalf("rewrite: %+v", first)
+	}
+	rewritten := dump()
+	rd, err := sessions.Open(ctx, location, sessions.Options{})
+	must(t, err)
+	defer rd.Close()
+	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, bases, func(string) bool { return true }, 0)
+	must(t, err)
+	if ck.StillLocal != first.Kept || !ck.Complete {
+		t.Fatalf("after the rewrite a scan finds %d references still local (%+v), the rewrite kept %d:\n%s", ck.StillLocal, ck.List, first.Kept, rewritten)
+	}
+	second, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})
+	must(t, err)
+	if second.References != 0 || second.Changed != 0 || second.Kept != first.Kept {
+		t.Fatalf("second rewrite: %+v, first kept %d", second, first.Kept)
+	}
+	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j, 0)
+	must(t, err)
+	if rb.References != wantRefs || rb.Problems != 0 {
+		t.Fatalf("rollback: %+v", rb)
+	}
+	if after := dump(); after != before {
+		t.Fatalf("after rollback:\n%s\nwant\n%s", after, before)
+	}
+}
+
+// TestRewriteEveryEncoding: sessions written by Go's MarshalIndent under a
+// work directory with "&" in its name (\u0026), with tool arguments and whole
+// documents in escaped slashes, and coffer rows written by Python's json.dumps
+// (non-ASCII file names as \uXXXX, in attachment blocks and in JSON held in a
+// tool result) are rewritten completely, and rolled back byte for byte.
+func TestRewriteEveryEncoding(t *testing.T) {
+	t.Run("forge", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "R&D", "agent")
+		inbound := filepath.Join(root, ".forge", "files", "inbound")
+		sess := filepath.Join(root, ".forge", "sessions")
+		must(t, os.MkdirAll(inbound, 0o700))
+		must(t, os.MkdirAll(sess, 0o700))
+		var blobs []string
+		for i := range 3 {
+			blobs = append(blobs, writeBlob(t, inbound, append(append([]byte{}, pngHead...), fmt.Sprintf("image %d", i)...), ".png"))
+		}
+		slashes := func(s string) string { return strings.ReplaceAll(s, "/", `\/`) }
+		args, err := json.Marshal(map[string]any{"path": filepath.Join(inbound, blobs[1]), "mode": "crop"})
+		must(t, err)
+		doc1 := goIndent(map[string]any{"task_id": "t-1", "messages": []any{
+			map[string]any{"role": "user", "parts": []any{
+				map[string]any{"type": "text", "text": "What's in <this> & that?"},
+				map[string]any{"type": "image", "media": map[string]any{"mimeType": "image/png", "uri": filepath.Join(inbound, blobs[0])}},
+			}},
+			// The model wrote its arguments with escaped slashes.
+			map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "type": "function",
+				"function": map[string]any{"name": "crop", "arguments": slashes(string(args))}}}},
+			map[string]any{"role": "assistant", "content": "Saved to " + filepath.Join(inbound, blobs[2]) + ".\nDone."},
+		}}) + "\n"
+		php := stringStyle{slash: true, ascii: true, comma: ",", colon: ":"}
+		doc2 := php.encode(map[string]any{"task_id": "t-2", "messages": []any{
+			map[string]any{"role": "user", "parts": []any{map[string]any{"type": "image", "media": map[string]any{"uri": ".forge/files/inbound/" + blobs[1]}}}},
+			map[string]any{"role": "user", "content": "café, see " + filepath.Join(inbound, blobs[0])},
+		}})
+		must(t, os.WriteFile(filepath.Join(sess, "t-1.json"), []byte(doc1), 0o600))
+		must(t, os.WriteFile(filepath.Join(sess, "t-2.json"), []byte(doc2), 0o640))
+		if !strings.Contains(doc1, `R\u0026D`) || !strings.Contains(doc1, `\\/`) || !strings.Contains(doc2, `\/.forge\/files`) {
+			t.Fatalf("the sessions are not in the encodings under test:\n%s\n%s", doc1, doc2)
+		}
+		dump := func() string {
+			s := snapshot(t, sess)
+			return s["t-1.json"] + "\n" + s["t-2.json"] + fmt.Sprint(len(s))
+		}
+		rewriteRoundTrip(t, sess, openStore(t, inbound), []string{root}, dump, 5)
+	})
+	t.Run("coffer", func(t *testing.T) {
+		home := t.TempDir()
+		media := filepath.Join(home, ".coffer", "channel-media")
+		must(t, os.MkdirAll(media, 0o700))
+		names := []string{"b0f2c5a1d3e94f6b8a7c0d1e2f3a4b5c.第二版", "c1d2e3f4a5b60718293a4b5c6d7e8f90.jpg"}
+		for _, n := range names {
+			must(t, os.WriteFile(filepath.Join(media, n), []byte("\xff\xd8\xff"+n), 0o600))
+		}
+		py := stringStyle{ascii: true, comma: ", ", colon: ": "}
+		rows := []string{
+			py.encode([]any{
+				map[string]any{"type": "text", "text": "第二版 attached"},
+				map[string]any{"type": "attachment", "path": filepath.Join(media, names[0]), "mime": "application/octet-stream", "filename": "报告.第二版"},
+			}),
+			py.encode([]any{map[string]any{"type": "tool_result", "tool_use_id": "tu1", "tool_name": "Read",
+				"output": py.encode(map[string]any{"file_path": filepath.Join(media, names[0]), "note": "“ok”"})}}),
+			py.encode([]any{map[string]any{"type": "attachment", "path": filepath.Join(media, names[1]), "mime": "image/jpeg", "filename": "Foto März.jpg"}}),
+		}
+		if !strings.Contains(rows[0], `\u7b2c\u4e8c\u7248`) || !strings.Contains(rows[1], `\\u7b2c`) {
+			t.Fatalf("the rows are not in the encodings under test:\n%s", strings.Join(rows, "\n"))
+		}
+		dbPath := filepath.Join(home, ".coffer", "coffer.db")
+		db, err := sql.Open("sqlite", "file:"+dbPath)
+		must(t, err)
+		defer db.Close()
+		for _, q := range []string{
+			`PRAGMA journal_mode=WAL`,
+			`CREATE TABLE chat_messages(id TEXT PRIMARY KEY, conversation_id TEXT, seq INTEGER, role TEXT, content TEXT)`,
+		} {
+			_, err := db.Exec(q)
+			must(t, err)
+		}
+		for i, row := range rows {
+			_, err := db.Exec(`INSERT INTO chat_messages VALUES (?, 'c1', ?, 'user', ?)`, fmt.Sprintf("m%d", i), i, row)
+			must(t, err)
+		}
+		dump := func() string {
+			rs, err := db.Query(`SELECT id, content FROM chat_messages ORDER BY id`)
+			must(t, err)
+			defer rs.Close()
+			var b strings.Builder
+			for rs.Next() {
+				var id, content string
+				must(t, rs.Scan(&id, &content))
+				fmt.Fprintf(&b, "%s %s\n", id, content)
+			}
+			return b.String()
+		}
+		rewriteRoundTrip(t, "sqlite:"+dbPath, openStore(t, media), nil, dump, 3)
+	})
 }
