@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"gocloud.dev/blob"
 	_ "modernc.org/sqlite"
 
@@ -390,7 +391,8 @@ func rewriteRoundTrip(t *testing.T, location string, src store.Store, bases []st
 // work directory with "&" in its name (\u0026), with tool arguments and whole
 // documents in escaped slashes, and coffer rows written by Python's json.dumps
 // (non-ASCII file names as \uXXXX, in attachment blocks and in JSON held in a
-// tool result) are rewritten completely, and rolled back byte for byte.
+// tool result), and Postgres text, json and jsonb columns holding both, are
+// rewritten completely, and rolled back byte for byte.
 func TestRewriteEveryEncoding(t *testing.T) {
 	t.Run("forge", func(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "R&D", "agent")
@@ -480,5 +482,46 @@ func TestRewriteEveryEncoding(t *testing.T) {
 			return b.String()
 		}
 		rewriteRoundTrip(t, "sqlite:"+dbPath, openStore(t, media), nil, dump, 3)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dbURL := postgresDatabase(t)
+		ctx := context.Background()
+		dir := filepath.Join(t.TempDir(), "a&b")
+		must(t, os.MkdirAll(dir, 0o700))
+		blob := writeBlob(t, dir, []byte("%PDF-1.4 report"), ".pdf")
+		named := "d4e5f6a7b8c90123456789abcdef0123.第二版"
+		must(t, os.WriteFile(filepath.Join(dir, named), []byte("bytes"), 0o600))
+		py := stringStyle{ascii: true, comma: ", ", colon: ": "}
+		php := stringStyle{slash: true, ascii: true, comma: ",", colon: ":"}
+		attach := func(st stringStyle, p string) string {
+			return st.encode(map[string]any{"attachments": []any{map[string]any{"path": p, "mime": "application/pdf", "filename": "Bericht März.pdf"}}})
+		}
+		conn, err := pgx.Connect(ctx, dbURL)
+		must(t, err)
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, `CREATE TABLE messages(id serial PRIMARY KEY, content text, meta json, metab jsonb)`)
+		must(t, err)
+		// json keeps its text as written, text too; jsonb normalizes it.
+		_, err = conn.Exec(ctx, `INSERT INTO messages(content, meta, metab) VALUES ($1, $2, $3), ($4, $5, NULL)`,
+			attach(py, filepath.Join(dir, named)), attach(php, filepath.Join(dir, blob)), attach(py, filepath.Join(dir, named)),
+			"see "+filepath.Join(dir, blob)+" please", goCompact(map[string]any{"args": php.encode(map[string]any{"file": filepath.Join(dir, named)})}))
+		must(t, err)
+		dump := func() string {
+			rows, err := conn.Query(ctx, `SELECT id, coalesce(content, ''), coalesce(meta::text, ''), coalesce(metab::text, '') FROM messages ORDER BY id`)
+			must(t, err)
+			defer rows.Close()
+			var sb strings.Builder
+			for rows.Next() {
+				var id int
+				var c, m, mb string
+				must(t, rows.Scan(&id, &c, &m, &mb))
+				fmt.Fprintf(&sb, "%d %s | %s | %s\n", id, c, m, mb)
+			}
+			return sb.String()
+		}
+		if d := dump(); !strings.Contains(d, `\u7b2c`) || !strings.Contains(d, `a\u0026b`) || !strings.Contains(d, `\/a&b\/`) {
+			t.Fatalf("the rows are not in the encodings under test:\n%s", d)
+		}
+		rewriteRoundTrip(t, dbURL, openStore(t, dir), nil, dump, 5)
 	})
 }
