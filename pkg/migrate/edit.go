@@ -19,11 +19,13 @@ import (
 // references to migrated blobs and says how to rewrite them.
 //
 // It changes bytes only where the reference extractor found a reference and
-// only the reference itself: inside a JSON document, the bytes of the JSON
-// string that holds it, at a position where the reference stands as a whole
-// word. Everything else — formatting, key order, escapes, other text in the
-// same string — stays byte for byte, which is what lets rollback restore the
-// original exactly.
+// only the reference itself: inside JSON, the stored spelling of the
+// reference's characters in the string that holds it, found where the
+// reference stands as a whole word in the string's decoded text, and replaced
+// by the new text spelled the way that string spells characters. Everything
+// else — formatting, key order, escapes, other text in the same string —
+// stays byte for byte, which is what lets rollback restore the original
+// exactly.
 type Replacer struct {
 	// Resolver places references in the source store.
 	Resolver *ref.Resolver
@@ -35,9 +37,10 @@ type Replacer struct {
 // UnitEdits is what Replacer found in one unit.
 type UnitEdits struct {
 	Edits []Replacement
-	// Kept lists references to migrated blobs that could not be rewritten
-	// (a {bucket, path} pair, text not found as a whole word): they still
-	// point at the source, so those blobs must not be deleted.
+	// Kept lists, one entry per reference the extractor reported, the
+	// references to migrated blobs that could not be rewritten (a {bucket,
+	// path} pair, text not found as a whole word), with why: they still point
+	// at the source, so those blobs must not be deleted.
 	Kept []string
 }
 
