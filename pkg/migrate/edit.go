@@ -118,11 +118,15 @@ func (r *Replacer) Find(place ref.Place, unit []byte) (UnitEdits, error) {
 		if byOffset {
 			edited, err = inDocument(unit, groups, targets)
 		} else {
-			// A column value holding JSON: the extractor searches it as JSON
-			// one level down.
+			// A column value holding JSON, which the extractor searches as JSON
+			// one level down (or a document whose offsets are not all known).
+			level := 1
+			if document {
+				level = 0
+			}
 			g := groups[-1]
 			e := &stringEditor{raws: g.raws, targets: targets}
-			edited, err = e.inJSON(unit, 1, &lazyEvidence{text: unit})
+			edited, err = e.inJSON(unit, level, &lazyEvidence{text: unit})
 			g.notes = e.notes
 			for i := range edited {
 				edited[i].group = g
