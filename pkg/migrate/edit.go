@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
 	"github.com/mediactl/mediactl/pkg/ref"
@@ -18,11 +19,13 @@ import (
 // references to migrated blobs and says how to rewrite them.
 //
 // It changes bytes only where the reference extractor found a reference and
-// only the reference itself: inside a JSON document, the bytes of the JSON
-// string that holds it, at a position where the reference stands as a whole
-// word. Everything else — formatting, key order, escapes, other text in the
-// same string — stays byte for byte, which is what lets rollback restore the
-// original exactly.
+// only the reference itself: inside JSON, the stored spelling of the
+// reference's characters in the string that holds it, found where the
+// reference stands as a whole word in the string's decoded text, and replaced
+// by the new text spelled the way that string spells characters. Everything
+// else — formatting, key order, escapes, other text in the same string —
+// stays byte for byte, which is what lets rollback restore the original
+// exactly.
 type Replacer struct {
 	// Resolver places references in the source store.
 	Resolver *ref.Resolver
@@ -34,19 +37,32 @@ type Replacer struct {
 // UnitEdits is what Replacer found in one unit.
 type UnitEdits struct {
 	Edits []Replacement
-	// Kept lists references to migrated blobs that could not be rewritten
-	// (a {bucket, path} pair, text not found as a whole word): they still
-	// point at the source, so those blobs must not be deleted.
+	// Kept lists, one entry per reference the extractor reported, the
+	// references to migrated blobs that could not be rewritten (a {bucket,
+	// path} pair, text not found as a whole word), with why: they still point
+	// at the source, so those blobs must not be deleted.
 	Kept []string
 }
 
 // Find returns the replacements for unit. A document that is not valid JSON is
 // left alone (an error), since its references could not be placed safely.
+//
+// Inside JSON, a reference is replaced in the decoded text of the string that
+// holds it, at a position where it stands as a whole word, and the changed
+// characters are written back in the spelling that string uses (see
+// [jsonStyle]): a reference stored as "\/srv\/…", with "\u7b2c" or with
+// "\u0026" is rewritten like a plain one. JSON embedded in a string (a tool
+// call's "arguments") is decoded, edited and re-encoded level by level, as deep
+// as the extractor searches. In a document, only the strings in which the
+// extractor found a reference are touched.
+//
+// Every reference to a migrated blob that is not rewritten is listed in Kept,
+// once for each time the extractor reported it, so that one run's count equals
+// the next run's.
 func (r *Replacer) Find(place ref.Place, unit []byte) (UnitEdits, error) {
 	var out UnitEdits
-	targets := map[string]string{} // reference text → new text
-	var refs []ref.Reference
-	ex := ref.Extractor{Found: func(rf ref.Reference, _ ref.Place) { refs = append(refs, rf) }}
+	var refs []foundRef
+	ex := ref.Extractor{Found: func(rf ref.Reference, p ref.Place) { refs = append(refs, foundRef{rf, p.Offset}) }}
 	document := place.Table == ""
 	if document {
 		if err := ex.Document(bytes.NewReader(unit), place); err != nil {
@@ -55,8 +71,14 @@ func (r *Replacer) Find(place ref.Place, unit []byte) (UnitEdits, error) {
 	} else {
 		ex.Value(unit, place)
 	}
-	for _, rf := range refs {
-		status, key := r.Resolver.Resolve(rf)
+	// The references to rewrite, grouped by the offset of the string that holds
+	// them; -1 (one group for the whole unit) when some offset is unknown, as
+	// in a column value.
+	targets := map[string]string{} // reference text → new text
+	groups := map[int64]*refGroup{}
+	byOffset := document
+	for _, f := range refs {
+		status, key := r.Resolver.Resolve(f.ref)
 		if status != ref.Inside {
 			continue
 		}
@@ -64,45 +86,51 @@ func (r *Replacer) Find(place ref.Place, unit []byte) (UnitEdits, error) {
 		if !ok {
 			continue
 		}
-		if rf.Kind == ref.BucketPair {
-			out.Kept = append(out.Kept, rf.Raw+" (a {bucket, path} pair names the store, not a URL; not rewritten)")
+		if f.ref.Kind == ref.BucketPair {
+			out.Kept = append(out.Kept, f.ref.Raw+" (a {bucket, path} pair names the store, not a URL; not rewritten)")
 			continue
 		}
-		targets[rf.Raw] = to
+		targets[f.ref.Raw] = to
+		byOffset = byOffset && f.off >= 0
+		groupOf(groups, f.off).add(f.ref.Raw, 1)
 	}
 	if len(targets) == 0 {
 		return out, nil
 	}
-	raws := make([]string, 0, len(targets))
-	for raw := range targets {
-		raws = append(raws, raw)
-	}
-	// Longer references first, so that one that contains another wins.
-	slices.SortFunc(raws, func(a, b string) int { return len(b) - len(a) })
-
-	found := map[string]bool{}
-	add := func(region []byte, base int64, escaped bool) {
-		for _, raw := range raws {
-			needle, repl := raw, targets[raw]
-			if escaped {
-				needle, repl = jsonEscape(raw), jsonEscape(repl)
-			}
-			for _, at := range wordIndexes(region, []byte(needle)) {
-				pos := base + int64(at)
-				if overlaps(out.Edits, pos, int64(len(needle))) {
-					continue
-				}
-				out.Edits = append(out.Edits, Replacement{At: pos, Old: needle, New: repl})
-				found[raw] = true
+	if !byOffset {
+		all := &refGroup{}
+		for _, off := range sortedOffsets(groups) {
+			for _, raw := range groups[off].raws {
+				all.add(raw, groups[off].want[raw])
 			}
 		}
+		groups = map[int64]*refGroup{-1: all}
 	}
+	for _, g := range groups {
+		// Longer references first, so that one that contains another wins.
+		slices.SortStableFunc(g.raws, func(a, b string) int { return len(b) - len(a) })
+	}
+
+	var edited []span
 	walked := false
 	if document || looksLikeJSON(unit) {
-		h := &stringFinder{unit: unit, raws: raws, add: add}
-		err := jsonwalk.NewBytes(unit, h, jsonwalk.Limits{}).Run()
-		if err == nil {
-			err = h.err
+		var err error
+		if byOffset {
+			edited, err = inDocument(unit, groups, targets)
+		} else {
+			// A column value holding JSON, which the extractor searches as JSON
+			// one level down (or a document whose offsets are not all known).
+			level := 1
+			if document {
+				level = 0
+			}
+			g := groups[-1]
+			e := &stringEditor{raws: g.raws, targets: targets}
+			edited, err = e.inJSON(unit, level, &lazyEvidence{text: unit})
+			g.notes = e.notes
+			for i := range edited {
+				edited[i].group = g
+			}
 		}
 		switch {
 		case err == nil:
@@ -111,19 +139,261 @@ func (r *Replacer) Find(place ref.Place, unit []byte) (UnitEdits, error) {
 			return UnitEdits{}, fmt.Errorf("%s: %w (left unchanged)", place, err)
 		default:
 			// A value that only looks like JSON is text.
-			out.Edits, found = nil, map[string]bool{}
+			edited, groups[-1].notes = nil, nil
 		}
 	}
 	if !walked {
-		add(unit, 0, false)
-	}
-	for _, raw := range raws {
-		if !found[raw] {
-			out.Kept = append(out.Kept, raw+" (not found as a whole word in the stored text; not rewritten)")
+		// Plain text: the reference stands in the stored bytes as it is.
+		g := groups[-1]
+		edited = wordSpans(unit, g.raws, targets)
+		for i := range edited {
+			edited[i].group = g
 		}
+	}
+	for _, sp := range edited {
+		sp.group.got[sp.raw]++
+		out.Edits = append(out.Edits, Replacement{At: int64(sp.from), Old: string(unit[sp.from:sp.to]), New: string(sp.new)})
+	}
+	for _, off := range sortedOffsets(groups) {
+		out.Kept = append(out.Kept, groups[off].kept()...)
 	}
 	slices.SortFunc(out.Edits, func(a, b Replacement) int { return int(a.At - b.At) })
 	return out, nil
+}
+
+// foundRef is a reference and the offset of the string the extractor found it in.
+type foundRef struct {
+	ref ref.Reference
+	off int64
+}
+
+// refGroup is the references the extractor found in one string (or in one
+// unit), and what became of them.
+type refGroup struct {
+	raws  []string       // distinct reference texts
+	want  map[string]int // how often the extractor reported each
+	got   map[string]int // how many times each was rewritten
+	notes []note         // why one could not be, where that is known
+}
+
+// note says why a reference could not be rewritten at one place.
+type note struct{ raw, why string }
+
+func groupOf(groups map[int64]*refGroup, off int64) *refGroup {
+	g := groups[off]
+	if g == nil {
+		g = &refGroup{}
+		groups[off] = g
+	}
+	return g
+}
+
+func (g *refGroup) add(raw string, n int) {
+	if g.want == nil {
+		g.want, g.got = map[string]int{}, map[string]int{}
+	}
+	if g.want[raw] == 0 {
+		g.raws = append(g.raws, raw)
+	}
+	g.want[raw] += n
+}
+
+// kept lists, once per reference, those the extractor reported more often than
+// they were rewritten.
+func (g *refGroup) kept() []string {
+	var out []string
+	for _, raw := range g.raws {
+		why := "not found as a whole word in the stored string"
+		for _, n := range g.notes {
+			if n.raw == raw {
+				why = n.why
+			}
+		}
+		for range g.want[raw] - g.got[raw] {
+			out = append(out, raw+" ("+why+"; not rewritten)")
+		}
+	}
+	return out
+}
+
+func sortedOffsets(groups map[int64]*refGroup) []int64 {
+	offs := make([]int64, 0, len(groups))
+	for off := range groups {
+		offs = append(offs, off)
+	}
+	slices.Sort(offs)
+	return offs
+}
+
+// inDocument rewrites the string values of a JSON document that start at the
+// offsets where the extractor found references. Spans are in unit coordinates.
+func inDocument(unit []byte, groups map[int64]*refGroup, targets map[string]string) ([]span, error) {
+	var spans []span
+	seen := map[int64]bool{}
+	style := &lazyEvidence{text: unit}
+	v := &stringVisitor{visit: func(_ []byte, off int64) error {
+		g := groups[off]
+		if g == nil {
+			return nil
+		}
+		seen[off] = true
+		end, ok := stringEnd(unit, off)
+		if !ok {
+			return fmt.Errorf("no JSON string at offset %d", off)
+		}
+		e := &stringEditor{raws: g.raws, targets: targets}
+		for _, sp := range e.inString(unit[off+1:end], 0, style) {
+			sp.from += int(off) + 1
+			sp.to += int(off) + 1
+			sp.group = g
+			spans = append(spans, sp)
+		}
+		g.notes = e.notes
+		return nil
+	}}
+	if err := jsonwalk.NewBytes(unit, v, jsonwalk.Limits{}).Run(); err != nil {
+		return nil, err
+	}
+	for off, g := range groups {
+		if !seen[off] {
+			for _, raw := range g.raws {
+				g.notes = append(g.notes, note{raw, fmt.Sprintf("no JSON string value starts at offset %d, where it was reported", off)})
+			}
+		}
+	}
+	return spans, nil
+}
+
+// maxEmbedded is how many levels of JSON held in a string the extractor
+// searches (package ref's limit of the same name): a string handled at level
+// maxEmbedded is text, not JSON.
+const maxEmbedded = 4
+
+// span is one replacement in the coordinates of the text being edited.
+type span struct {
+	from, to int
+	new      []byte
+	raw      string    // the reference it rewrites
+	group    *refGroup // where it is counted
+}
+
+// stringEditor finds references in JSON strings and rewrites them in each
+// string's own spelling.
+type stringEditor struct {
+	raws    []string // longest first
+	targets map[string]string
+	notes   []note
+}
+
+// inString returns the replacements in raw, the stored bytes of one JSON
+// string between its quotes, handled at the extractor's level: the string is
+// decoded, searched as embedded JSON or as text, and each changed part is
+// encoded again in raw's spelling. outer is the JSON text the string stands
+// in: its spelling decides what raw itself does not show.
+func (e *stringEditor) inString(raw []byte, level int, outer *lazyEvidence) []span {
+	s := decodeJSONString(raw)
+	if !e.mayHold(s.text) {
+		return nil
+	}
+	spans, ok := e.embedded(s.text, level, outer)
+	if !ok {
+		spans = wordSpans(s.text, e.raws, e.targets)
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	st := jsonStyle{own: observeStyle(raw), outer: outer}
+	out := spans[:0]
+	for _, sp := range spans {
+		from, to := s.rawAt(sp.from), s.rawAt(sp.to)
+		if from < 0 || to < 0 {
+			e.notes = append(e.notes, note{sp.raw, "it starts or ends inside one escape sequence of the stored string"})
+			continue
+		}
+		out = append(out, span{from: from, to: to, new: st.appendEncoded(nil, sp.new), raw: sp.raw})
+	}
+	return out
+}
+
+// mayHold reports whether text can hold one of the references, as it is or
+// under the escapes of JSON embedded in it.
+func (e *stringEditor) mayHold(text []byte) bool {
+	if bytes.IndexByte(text, '\\') >= 0 {
+		return true
+	}
+	for _, raw := range e.raws {
+		if bytes.Contains(text, []byte(raw)) {
+			return true
+		}
+	}
+	return false
+}
+
+// embedded rewrites text as JSON when the extractor would have searched it as
+// JSON: an object or an array that parses, above the depth limit. Spans are in
+// text coordinates.
+func (e *stringEditor) embedded(text []byte, level int, outer *lazyEvidence) ([]span, bool) {
+	if level >= maxEmbedded {
+		return nil, false
+	}
+	t := bytes.TrimSpace(text)
+	if len(t) < 2 || !(t[0] == '{' && t[len(t)-1] == '}') && !(t[0] == '[' && t[len(t)-1] == ']') {
+		return nil, false
+	}
+	lead := bytes.Index(text, t)
+	notes := len(e.notes)
+	spans, err := e.inJSON(t, level+1, &lazyEvidence{text: t, parent: outer})
+	if err != nil {
+		e.notes = e.notes[:notes]
+		return nil, false
+	}
+	for i := range spans {
+		spans[i].from += lead
+		spans[i].to += lead
+	}
+	return spans, true
+}
+
+// inJSON rewrites every string value of the JSON text doc, handled at level,
+// that holds a reference. Spans are in doc coordinates.
+func (e *stringEditor) inJSON(doc []byte, level int, style *lazyEvidence) ([]span, error) {
+	var spans []span
+	v := &stringVisitor{visit: func(s []byte, off int64) error {
+		if !e.mayHold(s) {
+			return nil
+		}
+		end, ok := stringEnd(doc, off)
+		if !ok {
+			return fmt.Errorf("no JSON string at offset %d", off)
+		}
+		for _, sp := range e.inString(doc[off+1:end], level, style) {
+			sp.from += int(off) + 1
+			sp.to += int(off) + 1
+			spans = append(spans, sp)
+		}
+		return nil
+	}}
+	if err := jsonwalk.NewBytes(doc, v, jsonwalk.Limits{}).Run(); err != nil {
+		return nil, err
+	}
+	return spans, nil
+}
+
+// wordSpans finds, in text, the references standing as whole words, longer
+// ones first, none overlapping another.
+func wordSpans(text []byte, raws []string, targets map[string]string) []span {
+	var spans []span
+	for _, raw := range raws {
+		for _, at := range wordIndexes(text, []byte(raw)) {
+			end := at + len(raw)
+			if slices.ContainsFunc(spans, func(s span) bool { return at < s.to && s.from < end }) {
+				continue
+			}
+			spans = append(spans, span{from: at, to: end, new: []byte(targets[raw]), raw: raw})
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.from - b.from })
+	return spans
 }
 
 // looksLikeJSON reports whether a column value holds a JSON object or array,
@@ -133,36 +403,16 @@ func looksLikeJSON(unit []byte) bool {
 	return len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']')
 }
 
-func (h *stringFinder) Begin(*jsonwalk.Walker, byte) error { return nil }
-func (h *stringFinder) End(*jsonwalk.Walker, byte) error   { return nil }
-func (h *stringFinder) String(_ *jsonwalk.Walker, s []byte, off int64) error {
-	hit := false
-	for _, raw := range h.raws {
-		if bytes.Contains(s, []byte(raw)) {
-			hit = true
-			break
-		}
-	}
-	if !hit {
-		return nil
-	}
-	end, ok := stringEnd(h.unit, off)
-	if !ok {
-		h.err = fmt.Errorf("no JSON string at offset %d", off)
-		return nil
-	}
-	// The stored bytes of the string, between its quotes.
-	h.add(h.unit[off+1:end], off+1, true)
-	return nil
+// stringVisitor hands every JSON string value (not member names) to visit,
+// decoded, with the offset of its opening quote.
+type stringVisitor struct {
+	visit func(s []byte, off int64) error
 }
 
-// stringFinder hands the stored bytes of every JSON string value that mentions
-// a reference to add.
-type stringFinder struct {
-	unit []byte
-	raws []string
-	add  func(region []byte, base int64, escaped bool)
-	err  error
+func (v *stringVisitor) Begin(*jsonwalk.Walker, byte) error { return nil }
+func (v *stringVisitor) End(*jsonwalk.Walker, byte) error   { return nil }
+func (v *stringVisitor) String(_ *jsonwalk.Walker, s []byte, off int64) error {
+	return v.visit(s, off)
 }
 
 // stringEnd returns the index of the closing quote of the JSON string starting
@@ -182,14 +432,439 @@ func stringEnd(b []byte, off int64) (int64, bool) {
 	return 0, false
 }
 
-// jsonEscape is how s is stored inside a JSON string.
-func jsonEscape(s string) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	b := bytes.TrimSpace(buf.Bytes())
-	return string(b[1 : len(b)-1])
+// decodedString is a JSON string's decoded text and, for every byte of it,
+// where its spelling starts in the stored bytes, so that a part of the text
+// can be replaced while every other character keeps its bytes.
+type decodedString struct {
+	text []byte
+	// at[i] is the offset in the stored bytes of the character that starts at
+	// text[i], -1 for a byte inside a character written as one escape; at[len(text)]
+	// is the length of the stored bytes. nil: the string has no escape, text is
+	// the stored bytes.
+	at []int
+}
+
+// rawAt returns the offset in the stored bytes where text[i:] starts, or -1
+// when i falls inside an escape.
+func (s decodedString) rawAt(i int) int {
+	if s.at == nil {
+		return i
+	}
+	return s.at[i]
+}
+
+// decodeJSONString decodes the stored bytes of a JSON string (between its
+// quotes) the way the reference extractor does: leniently, an invalid escape
+// keeps its text and an unpaired surrogate becomes U+FFFD.
+func decodeJSONString(raw []byte) decodedString {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return decodedString{text: raw}
+	}
+	text := make([]byte, 0, len(raw))
+	at := make([]int, 0, len(raw)+1)
+	emit := func(from int, b ...byte) {
+		for k, c := range b {
+			if k == 0 {
+				at = append(at, from)
+			} else {
+				at = append(at, -1)
+			}
+			text = append(text, c)
+		}
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			emit(i, c)
+			continue
+		}
+		start := i
+		i++
+		switch e := raw[i]; e {
+		case '"', '\\', '/':
+			emit(start, e)
+		case 'b', 'f', 'n', 'r', 't':
+			emit(start, unshort(e))
+		case 'u':
+			r, ok := decodeHex4(raw[i+1:])
+			if !ok {
+				emit(start, '\\')
+				emit(i, 'u')
+				continue
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok2 := rune(-1), false
+				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+					r2, ok2 = decodeHex4(raw[i+3:])
+				}
+				if d := utf16.DecodeRune(r, r2); ok2 && d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			emit(start, utf8.AppendRune(nil, r)...)
+		default:
+			emit(start, '\\')
+			emit(i, e)
+		}
+	}
+	at = append(at, len(raw))
+	return decodedString{text: text, at: at}
+}
+
+func decodeHex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// unshort returns the character a one-letter escape (\b \f \n \r \t) stands for.
+func unshort(e byte) byte {
+	switch e {
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return e
+}
+
+// shortEscape returns the letter of the one-letter escape of c, if it has one.
+func shortEscape(c byte) (byte, bool) {
+	switch c {
+	case '"', '\\', '/':
+		return c, true
+	case '\b':
+		return 'b', true
+	case '\f':
+		return 'f', true
+	case '\n':
+		return 'n', true
+	case '\r':
+		return 'r', true
+	case '\t':
+		return 't', true
+	}
+	return 0, false
+}
+
+// spelling is how one character is written in a JSON string.
+type spelling uint8
+
+const (
+	spellLiteral spelling = iota // as itself
+	spellShort                   // \" \\ \/ \b \f \n \r \t
+	spellU                       // \uXXXX (two for a character beyond U+FFFF)
+	numSpellings
+)
+
+// styleEvidence counts how the characters of some JSON text are spelled:
+// which encoder wrote it shows in what it escapes. Go's encoding/json writes
+// & < > as \u0026 \u003c \u003e and U+2028/U+2029 escaped; Python's json.dumps
+// (ensure_ascii) writes every character beyond U+007E as \uXXXX; PHP and
+// older encoders write "/" as "\/".
+type styleEvidence struct {
+	ascii    [128][numSpellings]int32
+	nonASCII [numSpellings]int32 // characters from U+0080, but for the two below
+	lineSep  [numSpellings]int32 // U+2028 and U+2029
+	uEscapes int32               // \u escapes, and of them those with lower- and upper-case hex letters
+	lowerHex int32
+	upperHex int32
+}
+
+// observeStyle counts the spellings in raw, the stored bytes of a JSON string
+// or a whole JSON text (outside strings there are no escapes, and the
+// characters whose spelling varies do not occur).
+func observeStyle(raw []byte) *styleEvidence {
+	ev := &styleEvidence{}
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c == '\\' && i+1 < len(raw):
+			e := raw[i+1]
+			if e == 'u' {
+				r, ok := decodeHex4(raw[i+2:])
+				if !ok {
+					i += 2
+					continue
+				}
+				ev.hexCase(raw[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) && i+5 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					if r2, ok := decodeHex4(raw[i+2:]); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							ev.hexCase(raw[i+2 : i+6])
+							r = d
+							i += 6
+						}
+					}
+				}
+				ev.rune(r, spellU)
+				continue
+			}
+			if d := unshort(e); d != e || e == '"' || e == '\\' || e == '/' {
+				ev.ascii[d][spellShort]++
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			ev.ascii[c][spellLiteral]++
+			i++
+		default:
+			r, size := utf8.DecodeRune(raw[i:])
+			if r != utf8.RuneError || size > 1 {
+				ev.rune(r, spellLiteral)
+			}
+			i += size
+		}
+	}
+	return ev
+}
+
+func (ev *styleEvidence) rune(r rune, sp spelling) {
+	switch {
+	case r < utf8.RuneSelf:
+		ev.ascii[r][sp]++
+	case r == '\u2028' || r == '\u2029':
+		ev.lineSep[sp]++
+	default:
+		ev.nonASCII[sp]++
+	}
+}
+
+func (ev *styleEvidence) hexCase(hex []byte) {
+	ev.uEscapes++
+	for _, c := range hex {
+		switch {
+		case 'a' <= c && c <= 'f':
+			ev.lowerHex++
+			return
+		case 'A' <= c && c <= 'F':
+			ev.upperHex++
+			return
+		}
+	}
+}
+
+// allowed reports whether c may be written with sp in valid JSON.
+func allowed(c byte, sp spelling) bool {
+	switch sp {
+	case spellLiteral:
+		return c >= 0x20 && c != '"' && c != '\\'
+	case spellShort:
+		_, ok := shortEscape(c)
+		return ok
+	}
+	return true
+}
+
+// majority returns the most frequent of the spellings counted, ties going to
+// an escape (short before \u), and false when none was counted.
+func majority(counts [numSpellings]int32, ok func(spelling) bool) (spelling, bool) {
+	best, n := spellLiteral, int32(0)
+	for _, sp := range []spelling{spellShort, spellU, spellLiteral} {
+		if ok(sp) && counts[sp] > n {
+			best, n = sp, counts[sp]
+		}
+	}
+	return best, n > 0
+}
+
+func (ev *styleEvidence) pick(c byte) (spelling, bool) {
+	return majority(ev.ascii[c], func(sp spelling) bool { return allowed(c, sp) })
+}
+
+// pickHTML decides & < > together: encoders escape all three or none.
+func (ev *styleEvidence) pickHTML() (spelling, bool) {
+	var sum [numSpellings]int32
+	for _, c := range []byte("&<>") {
+		for sp := range numSpellings {
+			sum[sp] += ev.ascii[c][sp]
+		}
+	}
+	return majority(sum, func(sp spelling) bool { return sp != spellShort })
+}
+
+// lazyEvidence is the spelling of a JSON text, observed only when asked for.
+type lazyEvidence struct {
+	text []byte
+	// parent is the text around the string that holds this one, for JSON
+	// embedded in a string; nil for a document or column value.
+	parent *lazyEvidence
+	ev     *styleEvidence
+}
+
+func (l *lazyEvidence) get() *styleEvidence {
+	if l.ev == nil {
+		l.ev = observeStyle(l.text)
+	}
+	return l.ev
+}
+
+// around asks decide of the texts around a string, nearest first, until one
+// of them shows the spelling.
+func (l *lazyEvidence) around(decide func(*styleEvidence) (spelling, bool)) (spelling, bool) {
+	for ; l != nil; l = l.parent {
+		if sp, ok := decide(l.get()); ok {
+			return sp, true
+		}
+	}
+	return spellLiteral, false
+}
+
+// jsonStyle encodes new text in the style of one JSON string: each character
+// is spelled as that string spells it; a character the string does not show
+// is spelled as the JSON text around it does (a document, or JSON embedded in
+// a string), and failing that as a plain encoder would (minimal escapes, "/"
+// and non-ASCII as themselves, lower-case hex).
+type jsonStyle struct {
+	own   *styleEvidence
+	outer *lazyEvidence // nil: only own
+}
+
+func (st jsonStyle) ascii(c byte) spelling {
+	if sp, ok := st.own.pick(c); ok {
+		return sp
+	}
+	alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	if c == '&' || c == '<' || c == '>' {
+		// Encoders escape all three or none.
+		if sp, ok := st.own.pickHTML(); ok {
+			return sp
+		}
+	}
+	if !alnum {
+		// No encoder escapes letters or digits; any other character may be
+		// (PHP's JSON_HEX_QUOT and JSON_HEX_APOS write \u0022 and \u0027).
+		if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) {
+			if sp, ok := ev.pick(c); ok || c != '&' && c != '<' && c != '>' {
+				return sp, ok
+			}
+			return ev.pickHTML()
+		}); ok {
+			return sp
+		}
+	}
+	switch {
+	case c == '"' || c == '\\':
+		return spellShort
+	case c < 0x20:
+		if _, ok := shortEscape(c); ok {
+			return spellShort
+		}
+		return spellU
+	case c == 0x7f:
+		// Python's ensure_ascii escapes it with the rest.
+		return st.nonASCII()
+	}
+	return spellLiteral
+}
+
+func (st jsonStyle) nonASCII() spelling {
+	notShort := func(sp spelling) bool { return sp != spellShort }
+	if sp, ok := majority(st.own.nonASCII, notShort); ok {
+		return sp
+	}
+	sp, _ := st.outer.around(func(ev *styleEvidence) (spelling, bool) { return majority(ev.nonASCII, notShort) })
+	return sp
+}
+
+func (st jsonStyle) lineSep() spelling {
+	notShort := func(sp spelling) bool { return sp != spellShort }
+	if sp, ok := majority(st.own.lineSep, notShort); ok {
+		return sp
+	}
+	if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) { return majority(ev.lineSep, notShort) }); ok {
+		return sp
+	}
+	// Go escapes them always, and shows itself by its HTML-safe escapes.
+	if st.nonASCII() == spellU || st.ascii('&') == spellU {
+		return spellU
+	}
+	return spellLiteral
+}
+
+func (st jsonStyle) upperHex() bool {
+	// The nearest text that uses \u escapes shows its encoder's case, or
+	// that it has none to show (\u0026): then lower case, as most write.
+	if st.own.uEscapes > 0 {
+		return st.own.upperHex > st.own.lowerHex
+	}
+	for l := st.outer; l != nil; l = l.parent {
+		if ev := l.get(); ev.uEscapes > 0 {
+			return ev.upperHex > ev.lowerHex
+		}
+	}
+	return false
+}
+
+// appendEncoded appends text, spelled in the style, to dst. Bytes that are not
+// UTF-8 are kept as they are: no spelling would decode to them.
+func (st jsonStyle) appendEncoded(dst, text []byte) []byte {
+	hexDigits := "0123456789abcdef"
+	if st.upperHex() {
+		hexDigits = "0123456789ABCDEF"
+	}
+	appendU := func(r rune) {
+		dst = append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch st.ascii(c) {
+			case spellShort:
+				e, _ := shortEscape(c)
+				dst = append(dst, '\\', e)
+			case spellU:
+				appendU(rune(c))
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(text[i:])
+		sp := spellLiteral
+		switch {
+		case r == utf8.RuneError && size == 1:
+		case r == '\u2028' || r == '\u2029':
+			sp = st.lineSep()
+		default:
+			sp = st.nonASCII()
+		}
+		if sp != spellU {
+			dst = append(dst, text[i:i+size]...)
+		} else if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			appendU(r1)
+			appendU(r2)
+		} else {
+			appendU(r)
+		}
+		i += size
+	}
+	return dst
 }
 
 // wordIndexes returns where needle occurs in b as a whole word: not glued to
