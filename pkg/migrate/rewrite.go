@@ -98,9 +98,17 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 	// of rows is edited before it is prepared). The rewriters call Edit,
 	// Prepare and Committed one at a time, so the map needs no lock.
 	pending := map[string][]Replacement{}
+	// The references each unit keeps, by its last edit: a unit retried
+	// because another writer changed it is counted once, as it was last seen.
+	kept := map[string][]UnitNote{}
+	var keptOrder []string
 	edit := func(place ref.Place, old []byte) ([]byte, error) {
 		id := unitID(place)
 		delete(pending, id) // a retry edits fresh bytes
+		if _, seen := kept[id]; !seen {
+			keptOrder = append(keptOrder, id)
+		}
+		kept[id] = nil
 		ue, err := opts.Replacer.Find(place, old)
 		if err != nil {
 			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{place, err.Error()})
@@ -113,7 +121,7 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 			}
 		}
 		for _, k := range ue.Kept {
-			rep.note(&rep.Kept, &rep.KeptList, UnitNote{place, k})
+			kept[id] = append(kept[id], UnitNote{place, k})
 		}
 		if len(ue.Edits) == 0 {
 			return nil, nil
@@ -139,6 +147,11 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 		delete(pending, id)
 	}
 	err := runRewriters(ctx, opts.Sources, rep, edit, sessions.RewriteOptions{Prepare: prepare, Committed: committed})
+	for _, id := range keptOrder {
+		for _, n := range kept[id] {
+			rep.note(&rep.Kept, &rep.KeptList, n)
+		}
+	}
 	return rep, err
 }
 
