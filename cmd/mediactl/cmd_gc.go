@@ -63,11 +63,11 @@ store's lock (exit 4). Each blob is checked again right before it is moved.
 			&cli.StringFlag{Name: "max-age", Usage: "age policy: remove blobs older than this, e.g. 30d", EnvVars: envVar("max-age")},
 			&cli.BoolFlag{Name: "keep-referenced", Usage: "age policy: keep blobs that sessions refer to (needs --sessions)", EnvVars: envVar("keep-referenced")},
 			&cli.StringFlag{Name: "max-size", Usage: "cap the store at this size (e.g. 50GiB), removing unreferenced blobs oldest first", EnvVars: envVar("max-size")},
-			&cli.BoolFlag{Name: "delete", Usage: "remove the planned blobs (without it, only the plan is shown)", EnvVars: envVar("delete")},
+			&cli.BoolFlag{Name: "delete", Usage: "remove the planned blobs (without it, only the plan is shown)"},
 			trashDirFlag(""),
-			&cli.BoolFlag{Name: "no-trash", Usage: "delete permanently instead of moving into the trash (not reversible)", EnvVars: envVar("no-trash")},
-			&cli.StringFlag{Name: "max-delete", Value: "50%", Usage: "refuse a plan that removes more than this many blobs, or this percentage of the store", EnvVars: envVar("max-delete")},
-			&cli.BoolFlag{Name: "allow-no-references", Usage: "proceed although the sessions refer to no blob at all (usually a wrong --sessions path)", EnvVars: envVar("allow-no-references")},
+			&cli.BoolFlag{Name: "no-trash", Usage: "delete permanently instead of moving into the trash (not reversible)"},
+			&cli.StringFlag{Name: "max-delete", Value: "50%", Usage: "refuse a plan that removes more than this many blobs, or this percentage of the store"},
+			&cli.BoolFlag{Name: "allow-no-references", Usage: "proceed although the sessions refer to no blob at all (usually a wrong --sessions path)"},
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan as JSON to this file", EnvVars: envVar("plan-out")},
 			&cli.StringFlag{Name: "metrics-file", Usage: "write Prometheus text-format metrics here, atomically (node_exporter textfile collector)", EnvVars: envVar("metrics-file")},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: 8 on buckets, 1 on local stores)", EnvVars: envVar("jobs")},
@@ -117,6 +117,9 @@ func runGC(c *cli.Context) error {
 	opts, guards, err := gcOptions(c)
 	if err != nil {
 		return err
+	}
+	if opts.MinAge == gc.NoMinAge && opts.Policy == gc.Refcount {
+		g.note("--min-age 0: no minimum age, so a blob whose session is not saved yet may be a candidate; use it only with every agent stopped")
 	}
 	if os.Getenv("GOGC") == "" { // gc.PlanGCPercent says why
 		defer debug.SetGCPercent(debug.SetGCPercent(gc.PlanGCPercent))
@@ -267,8 +270,13 @@ func gcOptions(c *cli.Context) (gc.Options, gc.Guards, error) {
 		return o, gd, usageErr("use --policy refcount or --policy age", "unknown policy %q", p)
 	}
 	var err error
-	if o.MinAge, err = parseAge(c.String("min-age")); err != nil {
-		return o, gd, usageErr("write a duration such as 24h, 36h, 2d or 1w", "bad --min-age %q", c.String("min-age"))
+	if o.MinAge, err = parseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
+		return o, gd, usageErr("write a duration such as 24h, 36h, 2d or 1w, or 0 for no minimum age", "bad --min-age %q", c.String("min-age"))
+	}
+	if o.MinAge == 0 {
+		// Zero means zero: the operator asked for no fence (all writers
+		// stopped). The library's zero value is its default.
+		o.MinAge = gc.NoMinAge
 	}
 	if s := c.String("max-age"); s != "" {
 		if o.MaxAge, err = parseAge(s); err != nil || o.MaxAge <= 0 {

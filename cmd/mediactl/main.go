@@ -37,6 +37,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the run, which stops cleanly; a second one
+	// gets the default behaviour and ends the process at once.
+	go func() { <-ctx.Done(); stop() }()
 	app := newApp(stdout, stderr)
 	err := app.RunContext(ctx, args)
 	code := exitCodeOf(err)
@@ -57,6 +60,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
+	// Only --version (and 'mediactl version'): urfave/cli's default -v alias
+	// made 'mediactl -v scan' print the version and scan nothing.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
 	app := &cli.App{
 		Name:  "mediactl",
 		Usage: "audit, clean and migrate the media agent runtimes keep beside their chat sessions",
@@ -71,7 +77,10 @@ two agree.
    mediactl scan --store DIR --sessions sqlite:runs.db -o json
 
 Every flag can also be set through an environment variable MEDIACTL_<FLAG>,
-e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT. Results go to stdout, logs to stderr.
+e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT, except the switches that remove or overwrite
+data (--delete, --no-trash, --max-delete, --allow-no-references, --delete-source,
+--overwrite): a variable left in a shell must never turn a dry run into a delete.
+Results go to stdout, logs to stderr.
 
 ` + exitCodesHelp,
 		Version:              version(),

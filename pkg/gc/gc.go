@@ -91,7 +91,8 @@ type Options struct {
 	Bases  []string
 	Policy Policy
 	// MinAge: no blob modified less than MinAge before the plan started is a
-	// candidate (refcount and size cap). Default 24h.
+	// candidate (refcount and size cap). Zero means DefaultMinAge (24h);
+	// NoMinAge means no fence.
 	MinAge time.Duration
 	// MaxAge: the age policy's limit.
 	MaxAge time.Duration
@@ -169,8 +170,11 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	if opts.Policy == "" {
 		opts.Policy = Refcount
 	}
-	if opts.MinAge == 0 {
+	switch opts.MinAge {
+	case 0:
 		opts.MinAge = DefaultMinAge
+	case NoMinAge:
+		opts.MinAge = 0
 	}
 	needSessions := opts.Policy == Refcount || opts.KeepReferenced || opts.MaxSize > 0
 	switch {

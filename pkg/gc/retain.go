@@ -22,6 +22,10 @@ import (
 // is not saved yet, so no path removes it.
 const DefaultMinAge = 24 * time.Hour
 
+// NoMinAge as Options.MinAge asks for no fence at all (the zero value means
+// DefaultMinAge): for a store whose writers are all stopped.
+const NoMinAge time.Duration = -1
+
 // MarkOptions configure Mark.
 type MarkOptions struct {
 	// Jobs is passed to the session scan.

@@ -5,10 +5,10 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -142,36 +142,51 @@ func sqliteSource(t *testing.T, docs []string, affinity string) string {
 	return "sqlite:" + path
 }
 
-// postgresSource writes the documents into agent-runs' messages table in a
-// schema of its own, the content column of the given type, and returns a URL
-// whose search_path reads only that schema.
+// postgresSource writes the documents into agent-runs' messages table, the
+// content column of the given type, in a database of its own (a source reads
+// every schema of its database; other tests' schemas come and go meanwhile),
+// and returns its URL.
 func postgresSource(t *testing.T, docs []string, typ string) string {
 	ctx := context.Background()
 	u := sessionstest.Postgres(t)
-	conn, err := pgx.Connect(ctx, u)
+	admin, err := pgx.Connect(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rnd [4]byte
 	rand.Read(rnd[:])
-	schema := "mediactl_retention_" + hex.EncodeToString(rnd[:])
+	db := "mediactl_retention_" + hex.EncodeToString(rnd[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		conn.Close(context.Background())
+		admin.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)")
+		admin.Close(context.Background())
 	})
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema+"; CREATE TABLE "+schema+".messages(id serial PRIMARY KEY, role text, content "+typ+")"); err != nil {
+	cfg, err := pgx.ParseConfig(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = db
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE messages(id serial PRIMARY KEY, role text, content "+typ+")"); err != nil {
 		t.Fatal(err)
 	}
 	rows := make([][]any, len(docs))
 	for i, d := range docs {
 		rows[i] = []any{"user", d}
 	}
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{schema, "messages"}, []string{"role", "content"}, pgx.CopyFromRows(rows)); err != nil {
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"messages"}, []string{"role", "content"}, pgx.CopyFromRows(rows)); err != nil {
 		t.Fatal(err)
 	}
-	sep := "?"
-	if strings.Contains(u, "?") {
-		sep = "&"
+	parsed, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return u + sep + "search_path=" + schema
+	parsed.Path = "/" + db
+	return parsed.String()
 }

@@ -1,38 +1,42 @@
 package migrate
 
 import (
-	"sync"
-	"time"
+	"context"
+	"math"
+
+	"golang.org/x/time/rate"
 )
 
 // limiter spreads reads over time so that all jobs together stay under a byte
 // rate (--bwlimit). It lets a burst of one second through, so that short
-// blobs are not each delayed.
+// blobs are not each delayed. Waiting ends when the context is cancelled: an
+// interrupted migration stops at once, not when the rate would allow.
 type limiter struct {
-	rate float64 // bytes per second; 0 means unlimited
-
-	mu   sync.Mutex
-	next time.Time // when the bytes granted so far will have been "spent"
+	l *rate.Limiter // nil: unlimited
 }
 
 func newLimiter(bytesPerSecond int64) *limiter {
-	return &limiter{rate: float64(bytesPerSecond)}
+	if bytesPerSecond <= 0 {
+		return nil
+	}
+	burst := int(min(bytesPerSecond, math.MaxInt32))
+	return &limiter{l: rate.NewLimiter(rate.Limit(bytesPerSecond), burst)}
 }
 
-// wait blocks until n more bytes fit under the rate.
-func (l *limiter) wait(n int) {
-	if l == nil || l.rate <= 0 {
-		return
+// wait blocks until n more bytes fit under the rate, or ctx is done.
+func (l *limiter) wait(ctx context.Context, n int) error {
+	if l == nil {
+		return nil
 	}
-	l.mu.Lock()
-	now := time.Now()
-	if l.next.Before(now.Add(-time.Second)) {
-		l.next = now.Add(-time.Second)
+	for n > 0 {
+		step := min(n, l.l.Burst())
+		if err := l.l.WaitN(ctx, step); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		n -= step
 	}
-	l.next = l.next.Add(time.Duration(float64(n) / l.rate * float64(time.Second)))
-	d := l.next.Sub(now)
-	l.mu.Unlock()
-	if d > 0 {
-		time.Sleep(d)
-	}
+	return nil
 }

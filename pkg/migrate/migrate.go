@@ -568,7 +568,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 			return err
 		}
 		defer rc.Close()
-		src = &hashingReader{r: ctxReader{ctx, rc}, sha: sha256.New(), want: want, lim: m.limiter, progress: m.opts.Progress, read: &m.bytesRead}
+		src = &hashingReader{ctx: ctx, r: ctxReader{ctx, rc}, sha: sha256.New(), want: want, lim: m.limiter, progress: m.opts.Progress, read: &m.bytesRead}
 		if md, ok := m.to.(interface{ ReportsMD5(int64) bool }); !ok || md.ReportsMD5(e.Size) {
 			// Only where the destination will report an MD5 to compare with:
 			// a second hash over every byte takes CPU from the uploads.
@@ -664,6 +664,7 @@ func ObjectURL(b store.Bucket, key string) string {
 // EOF when the digest is not the expected one: the upload is then aborted
 // instead of completed.
 type hashingReader struct {
+	ctx      context.Context // ends a wait for the rate limit
 	r        io.Reader
 	head     []byte
 	sha      hash.Hash
@@ -705,7 +706,9 @@ func (h *hashingReader) Read(p []byte) (int, error) {
 		if h.progress != nil {
 			h.progress.Add(int64(n))
 		}
-		h.lim.wait(n)
+		if werr := h.lim.wait(h.ctx, n); werr != nil {
+			return n, werr
+		}
 	}
 	if err == io.EOF && h.digest() != h.want {
 		return n, errDigestMismatch
