@@ -107,25 +107,36 @@ func TestPostgresTables(t *testing.T) {
 		}
 		got = append(got, strings.TrimPrefix(it.Place.Table, s+".")+"["+it.Place.Key+"]."+it.Place.Column+"="+string(it.Text))
 	}
+	// Numbers as their decimal text, the text[] as JSON; uuid and timestamptz
+	// (messages.thread_id, created_at) cannot hold a name and are not read.
 	want := []string{
+		"files[owner=7,name=f.png].owner=7",
 		"files[owner=7,name=f.png].name=f.png",
-		`files[owner=7,name=f.png].tags={agent-inputs/u/t/uploads/f.png,x}`,
+		`files[owner=7,name=f.png].tags=["agent-inputs/u/t/uploads/f.png","x"]`,
 		"files[owner=7,name=f.png].note=abcd",
+		"files[owner=7,name=f.png].size=10",
 		"loose[ctid=(0,1)].body=see s3://b/agent-inputs/u/t/uploads/g.png",
+		"loose[ctid=(0,1)].n=1",
 		"loose[ctid=(0,2)].body=second",
+		"loose[ctid=(0,2)].n=2",
+		"messages[id=1].id=1",
 		"messages[id=1].role=user",
 		"messages[id=1].content=What is in f.png?",
 		"messages[id=1].metadata=" + agentRunsAttachment,
+		"messages[id=2].id=2",
 		"messages[id=2].role=assistant",
 		"messages[id=2].content=A chart.",
+		"messages[id=3].id=3",
 		"messages[id=3].role=user",
+		"numbers[id=1].id=1",
+		"numbers[id=1].n=1",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// files 1 + loose 2 + messages 3; numbers has no text column and is not read.
-	if c.Rows < 6 {
-		t.Errorf("counts = %+v, want at least 6 rows", c)
+	// files 1 + loose 2 + messages 3 + numbers 1.
+	if c.Rows < 7 {
+		t.Errorf("counts = %+v, want at least 7 rows", c)
 	}
 }
 
@@ -172,13 +183,20 @@ func TestPostgresQuery(t *testing.T) {
 		}
 		got = append(got, it.Place.Key+"."+it.Place.Column+"="+string(it.Text))
 	}
-	// id, created_at and n are not text; raw is bytea, decoded.
+	// id and n are numbers, read as their text; created_at cannot hold a name
+	// and is not read; raw is bytea, decoded.
 	want := []string{
+		"1.id=1",
 		"1.content=What is in f.png?",
 		"1.metadata=" + agentRunsAttachment,
 		"1.raw=What is in f.png?",
+		"1.n=42",
+		"2.id=2",
 		"2.content=A chart.",
 		"2.raw=A chart.",
+		"2.n=42",
+		"3.id=3",
+		"3.n=42",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -261,8 +279,8 @@ func TestPostgresNoPrivilege(t *testing.T) {
 			read = append(read, name)
 		}
 	}
-	if !reflect.DeepEqual(failed, []string{"files", "loose"}) || !reflect.DeepEqual(read, []string{"messages"}) {
-		t.Errorf("failed %q, read %q; want failed [files loose], read [messages]", failed, read)
+	if !reflect.DeepEqual(failed, []string{"files", "loose", "numbers"}) || !reflect.DeepEqual(read, []string{"messages"}) {
+		t.Errorf("failed %q, read %q; want failed [files loose numbers], read [messages]", failed, read)
 	}
 }
 

@@ -146,22 +146,26 @@ func TestSQLiteBesideLiveWriter(t *testing.T) {
 		{"notes", "rowid=2", "n"}:                "text in a column declared nothing",
 		{"notes", "rowid=3", "body"}:             "\x00\xff",
 		{"kv", "ns=media,k=photo", "v"}:          `{"path":"/home/u/.coffer/channel-media/k.png"}`,
+		// INTEGER values as their decimal text, whatever the column's declared type.
+		{"chat_messages", "id=m2", "prompt_tokens"}: "10",
+		{"chat_messages", "id=m1", "seq"}:           "1",
+		{"notes", "rowid=1", "n"}:                   "1",
+		{"notes", "rowid=2", "body"}:                "42",
 	}
 	for k, w := range want {
 		if got, ok := findText(items, k[0], k[1], k[2]); !ok || got != w {
 			t.Errorf("%s[%s].%s = %q (found %v), want %q", k[0], k[1], k[2], got, ok, w)
 		}
 	}
-	// Integers, NULLs and the uncommitted row are not items.
+	// NULLs and the uncommitted row are not items.
 	for _, k := range [][3]string{
-		{"chat_messages", "id=m2", "prompt_tokens"},
+		{"chat_messages", "id=m1", "prompt_tokens"},
 		{"chat_messages", "id=m3", "content"},
-		{"notes", "rowid=1", "n"},
-		{"notes", "rowid=2", "body"},
+		{"notes", "rowid=3", "n"},
 		{"chat_messages", "id=m-uncommitted", "content"},
 	} {
 		if got, ok := findText(items, k[0], k[1], k[2]); ok {
-			t.Errorf("%s[%s].%s = %q: not a text value", k[0], k[1], k[2], got)
+			t.Errorf("%s[%s].%s = %q: not a value", k[0], k[1], k[2], got)
 		}
 	}
 	// Tables in name order, rows in key order.
@@ -206,9 +210,10 @@ func TestSQLiteQuery(t *testing.T) {
 		}
 		got = append(got, it.Place.Key+"."+it.Place.Column)
 	}
-	// seq and prompt_tokens are integers; created_at, declared DATETIME, is
-	// converted by the driver to a time and is not text either.
-	want := []string{"1.id", "1.content", "2.id", "2.content"}
+	// seq and prompt_tokens are integers, read as their decimal text (m1 has
+	// no prompt_tokens); created_at, declared DATETIME, is converted by the
+	// driver to a time, which is not read.
+	want := []string{"1.seq", "1.id", "1.content", "2.seq", "2.id", "2.content", "2.prompt_tokens"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("items = %q, want %q", got, want)
 	}
