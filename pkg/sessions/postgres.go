@@ -385,6 +385,7 @@ func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func
 	defer rows.Close()
 	nk := len(keyNames)
 	label := t.label()
+	var arena valueArena
 	for rows.Next() {
 		c.Rows++
 		raw := rows.RawValues()
@@ -399,7 +400,7 @@ func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func
 			if err := fn(Item{
 				Place: ref.Place{Source: s.spec, Table: label, Key: key, Column: t.cols[i-nk], Offset: -1},
 				Size:  -1,
-				Text:  append([]byte(nil), raw[i]...),
+				Text:  arena.copy(raw[i]),
 			}); err != nil {
 				return err, nil
 			}
@@ -462,6 +463,7 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 	}
 	defer rows.Close()
 	fields := rows.FieldDescriptions()
+	var arena valueArena
 	for rows.Next() {
 		c.Rows++
 		raw := rows.RawValues()
@@ -487,7 +489,7 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 					return s.fail("--sessions-query", fmt.Errorf("column %s (row %s): bytea not in hex form", f.Name, key))
 				}
 			default:
-				text = append([]byte(nil), raw[i]...)
+				text = arena.copy(raw[i])
 			}
 			if err := fn(Item{
 				Place: ref.Place{Source: s.spec, Table: "query", Key: key, Column: f.Name, Offset: -1},

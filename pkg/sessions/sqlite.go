@@ -212,6 +212,7 @@ func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, 
 		ptrs[i] = &vals[i]
 	}
 	nk := len(keyNames)
+	var arena valueArena
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return tableErr(err)
@@ -222,7 +223,7 @@ func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, 
 			if i < nk {
 				continue
 			}
-			text, ok, err := itemValue(v)
+			text, ok, err := arena.itemValue(v)
 			if err != nil {
 				return tableErr(fmt.Errorf("column %s: %w", cols[i-nk], err))
 			}
@@ -262,6 +263,7 @@ func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) 
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	var arena valueArena
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
@@ -272,7 +274,7 @@ func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) 
 			if _, isTime := v.(time.Time); isTime {
 				continue // a DATE/DATETIME/TIMESTAMP column (see sqliteSource)
 			}
-			text, ok, err := itemValue(v)
+			text, ok, err := arena.itemValue(v)
 			if err != nil {
 				return fmt.Errorf("--sessions-query on %s: column %s (row %s): %w", s.path, cols[i], key, err)
 			}
@@ -340,19 +342,20 @@ func textValue(v any) ([]byte, bool) {
 }
 
 // itemValue returns a value Walk yields as an Item's text, which the caller
-// owns: TEXT and BLOB as their bytes (see textValue), INTEGER and REAL as their
-// decimal text; ok is false for NULL. Any other type is an error, never skipped.
-func itemValue(v any) (text []byte, ok bool, err error) {
+// owns: TEXT and BLOB as their bytes, INTEGER and REAL as their decimal text;
+// ok is false for NULL. Any other type is an error, never skipped.
+func (a *valueArena) itemValue(v any) (text []byte, ok bool, err error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, false, nil
-	case string, []byte:
-		text, ok = textValue(v)
-		return text, ok, nil
+	case string:
+		return a.copyString(v), true, nil
+	case []byte:
+		return v, true, nil // database/sql copies a []byte scanned into an *any
 	case int64:
-		return strconv.AppendInt(nil, v, 10), true, nil
+		return a.appendWith(func(b []byte) []byte { return strconv.AppendInt(b, v, 10) }), true, nil
 	case float64:
-		return appendReal(nil, v), true, nil
+		return a.appendWith(func(b []byte) []byte { return appendReal(b, v) }), true, nil
 	}
 	return nil, false, fmt.Errorf("a value of unexpected type %T", v)
 }
@@ -360,7 +363,7 @@ func itemValue(v any) (text []byte, ok bool, err error) {
 // appendReal writes a REAL as JavaScript's Number.prototype.toString does,
 // which is how most runtimes write a number into a name: an integer value below
 // 1e21 in plain digits ("1234567890", not "1.23456789e+09"), others in the
-// shortest form that reads back the same.
+// shortest form that reads back the same (at most 24 bytes).
 func appendReal(b []byte, v float64) []byte {
 	if v == math.Trunc(v) && math.Abs(v) < 1e21 {
 		return strconv.AppendFloat(b, v, 'f', -1, 64)

@@ -340,12 +340,13 @@ INSERT INTO media VALUES('b', -7, 1e22, 2.0, '1234567890.jpg');`); err != nil {
 // TestSQLiteItemValue: a value of a type the reader does not know is an error,
 // never skipped.
 func TestSQLiteItemValue(t *testing.T) {
+	var arena valueArena
 	for _, v := range []any{true, struct{}{}, int32(1)} {
-		if _, _, err := itemValue(v); err == nil {
+		if _, _, err := arena.itemValue(v); err == nil {
 			t.Errorf("itemValue(%T): no error", v)
 		}
 	}
-	if text, ok, err := itemValue(nil); ok || text != nil || err != nil {
+	if text, ok, err := arena.itemValue(nil); ok || text != nil || err != nil {
 		t.Errorf("itemValue(nil) = %q, %v, %v", text, ok, err)
 	}
 }
