@@ -53,10 +53,10 @@ import (
 // read (no SELECT privilege) is reported as an Item with Err, rolled back to a
 // savepoint, and the walk goes on.
 //
-// With a query, every result column that is not of one of the types above that
-// are not read becomes an Item: bytea decoded, every other type in the text form
-// the server sends (arrays and row values in their literal syntax: select
-// to_json(col) in the query to have them decoded exactly).
+// With a query, every result column becomes an Item but for those of the types
+// that are not read: bytea decoded, every other type in the text form the server
+// sends (arrays and row values in their literal syntax: select to_json(col) in
+// the query to have them decoded exactly).
 type pgSource struct {
 	spec  string // redacted
 	query string

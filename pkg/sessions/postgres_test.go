@@ -383,15 +383,16 @@ func pgKindsFixture(t *testing.T) *pgFixture {
 CREATE DOMAIN `+s+`.checked_attachment AS `+s+`.attachment CHECK ((VALUE).path IS NOT NULL);
 CREATE TYPE `+s+`.media AS ENUM ('`+pgEnumLabel+`');
 CREATE DOMAIN `+s+`.media_id AS int8;
+CREATE DOMAIN `+s+`.document AS bytea;
 CREATE TYPE `+s+`.textspan AS RANGE (subtype = text);
 CREATE TABLE `+s+`.kinds(id int PRIMARY KEY, paths text[], ids int8[], att `+s+`.attachment, atts `+s+`.attachment[],
-	datt `+s+`.checked_attachment, doc bytea, media_id int8, small int2, n4 int4, num numeric, fl float8, dom `+s+`.media_id,
+	datt `+s+`.checked_attachment, doc bytea, ddoc `+s+`.document, media_id int8, small int2, n4 int4, num numeric, fl float8, dom `+s+`.media_id,
 	label `+s+`.media, span `+s+`.textspan, flag bool, at timestamptz, uid uuid, stamps timestamptz[], spot point);
 CREATE MATERIALIZED VIEW `+s+`.recent AS SELECT id, content, metadata FROM `+s+`.messages WHERE metadata IS NOT NULL;
 CREATE MATERIALIZED VIEW `+s+`.unpopulated AS SELECT content FROM `+s+`.messages WITH NO DATA;`)
 	f.exec(t, `INSERT INTO `+s+`.kinds VALUES (1, $1::text[], '{1234567890,42}',
 	ROW($2::text, 'text/plain', 7), ARRAY[ROW($3::text, 'image/png', 1)::`+s+`.attachment, ROW($2::text, NULL, 2)::`+s+`.attachment],
-	ROW($3::text, 'image/png', 3), convert_to($4::text, 'UTF8'), 1234567890, 123, 2147483647, 9876543210.5, 1234567890, 555,
+	ROW($3::text, 'image/png', 3), convert_to($4::text, 'UTF8'), '\x00ff'::bytea, 1234567890, 123, 2147483647, 9876543210.5, 1234567890, 555,
 	'`+pgEnumLabel+`', `+s+`.textspan('`+pgEnumLabel+`', 'zzz'), true, now(), '00000000-0000-0000-0000-000000000001', ARRAY[now()], point(1, 2))`,
 		[]string{pgForgeName, "x"}, pgSpaceName, pgCofferName, pgByteaDoc)
 	return f
@@ -434,7 +435,7 @@ func TestPostgresEveryKindOfValue(t *testing.T) {
 			t.Errorf("an unpopulated materialized view was read: %s", it.Place)
 		}
 	}
-	if want := []string{"id", "paths", "ids", "att", "atts", "datt", "doc", "media_id", "small", "n4", "num", "fl", "dom", "label", "span"}; !reflect.DeepEqual(kindCols, want) {
+	if want := []string{"id", "paths", "ids", "att", "atts", "datt", "doc", "ddoc", "media_id", "small", "n4", "num", "fl", "dom", "label", "span"}; !reflect.DeepEqual(kindCols, want) {
 		t.Errorf("kinds columns read %q, want %q (bool, timestamptz, uuid, timestamptz[] and point are not)", kindCols, want)
 	}
 	// JSON values decode to the very strings the runtime wrote.
@@ -454,6 +455,7 @@ func TestPostgresEveryKindOfValue(t *testing.T) {
 	}
 	for col, want := range map[string]string{
 		"doc":      pgByteaDoc, // bytea: the raw bytes
+		"ddoc":     "\x00\xff", // a domain over bytea too
 		"media_id": "1234567890",
 		"small":    "123",
 		"n4":       "2147483647",
