@@ -22,18 +22,41 @@ import (
 // consistent snapshot, and the server refuses any write. The session default is
 // read-only too (default_transaction_read_only), as a second guard.
 //
-// Without a query, every user table is read: ordinary and partitioned tables (a
-// partitioned table as a whole, not partition by partition) outside pg_catalog,
-// information_schema and pg_toast, except tables that belong to an extension.
-// Only text-like columns are selected, cast to text: the string types (text,
-// varchar, char, name, citext…), json, jsonb, xml, domains over them and arrays of
-// them. Tables without such a column are not read. Rows are ordered by primary key;
-// Place.Key is the primary key, "col=value", or "ctid=(page,item)" for a table
-// without one. A table that cannot be read (no SELECT privilege) is reported as an
-// Item with Err, rolled back to a savepoint, and the walk goes on.
+// Without a query, every user relation that holds rows is read: ordinary and
+// partitioned tables (a partitioned table as a whole, not partition by
+// partition) and populated materialized views (an unpopulated one holds no rows),
+// outside pg_catalog, information_schema and pg_toast, except those that belong
+// to an extension. Every column in which a runtime may have written a blob name
+// becomes an Item, in the form that lets package ref decode it exactly:
 //
-// With a query, its result columns of those types, and bytea, become Items; cast
-// other columns to text in the query to include them.
+//   - string types (text, varchar, char, name, citext…), json, jsonb and xml:
+//     their text, as the server stores it;
+//   - arrays and composite types (a column of a row type, arrays of them, domains
+//     over either): their JSON (to_json), so that each element is decoded with
+//     JSON's escapes rather than the array or row literal's own quoting;
+//   - bytea: the raw bytes (a session may keep a JSON document there);
+//   - numbers (int2, int4, int8, numeric, float4, float8, money, oid…): their
+//     decimal text (a media_id 1234567890 names 1234567890.jpg);
+//   - any other type, including a type the catalog does not explain (an
+//     extension's hstore or ltree, an enum, a range): its text form, which every
+//     type has. A value whose text form the server cannot produce fails the
+//     table's read, which is reported.
+//
+// Only built-in types whose text form cannot hold a name are not read: boolean,
+// date/time and interval, geometric, network address, bit string, uuid, pg_lsn,
+// tid, xid, xid8, cid, and arrays of those. Out of reach: a bytea nested in an
+// array or a composite value comes out of to_json in hex.
+//
+// A relation without such a column is not read. Rows are ordered by primary key;
+// Place.Key is the primary key, "col=value", or "ctid=(page,item)" for a
+// relation without one (materialized views have none). A relation that cannot be
+// read (no SELECT privilege) is reported as an Item with Err, rolled back to a
+// savepoint, and the walk goes on.
+//
+// With a query, every result column becomes an Item but for those of the types
+// that are not read: bytea decoded, every other type in the text form the server
+// sends (arrays and row values in their literal syntax: select to_json(col) in
+// the query to have them decoded exactly).
 type pgSource struct {
 	spec  string // redacted
 	query string
@@ -106,6 +129,10 @@ func (s *pgSource) Close() error {
 // pgTextFormats asks for every result column in text format.
 var pgTextFormats = pgx.QueryResultFormatsByOID{}
 
+// pgReadFormats asks for bytea in binary format, its raw bytes, and for every
+// other column in text format.
+var pgReadFormats = pgx.QueryResultFormatsByOID{pgByteaOID: pgx.BinaryFormatCode}
+
 func (s *pgSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err error) {
 	err = s.inSnapshot(ctx, func(tx pgx.Tx, types pgTypes) error {
 		if s.query != "" {
@@ -160,17 +187,59 @@ func (s *pgSource) fail(what string, err error) error {
 	return fmt.Errorf("PostgreSQL at %s: %s: %w", s.host, what, err)
 }
 
-// pgTable is one table to read.
+// pgTable is one table (or materialized view) to read.
 type pgTable struct {
 	oid         uint32
 	schema      string
 	name        string
 	partitioned bool
-	cols        []string // text-like columns
+	matview     bool
+	cols        []string // the columns read
+	colRead     []pgRead // how Walk reads each
 	colTypes    []uint32 // their types
 	colTypeSQL  []string // their types as SQL (format_type), e.g. "character varying(200)"
 	colTypeSQL0 []string // the same without type modifier, e.g. "character varying"
-	pk          []string
+	// colRewritable tells the text-like columns the rewriter offers (see
+	// rewritable).
+	colRewritable []bool
+	pk            []string
+}
+
+// pgRead is how Walk reads a column's values.
+type pgRead uint8
+
+const (
+	pgReadNone  pgRead = iota // a type whose values cannot hold a name: not read
+	pgReadText                // the value's text form (col::text)
+	pgReadJSON                // its JSON (to_json(col)::text): arrays, composite types
+	pgReadBytes               // bytea, raw
+)
+
+// rewritable is the part of t the rewriter offers: its text-like columns, all
+// read as their text form, which is what the rewriter writes back (an array in
+// its literal syntax). Materialized views are derived data, refreshed from their
+// query: they are not rewritten. nil when nothing is rewritable.
+func (t *pgTable) rewritable() *pgTable {
+	if t.matview {
+		return nil
+	}
+	rt := *t
+	rt.cols, rt.colRead, rt.colTypes, rt.colTypeSQL, rt.colTypeSQL0, rt.colRewritable = nil, nil, nil, nil, nil, nil
+	for i, ok := range t.colRewritable {
+		if !ok {
+			continue
+		}
+		rt.cols = append(rt.cols, t.cols[i])
+		rt.colRead = append(rt.colRead, pgReadText)
+		rt.colTypes = append(rt.colTypes, t.colTypes[i])
+		rt.colTypeSQL = append(rt.colTypeSQL, t.colTypeSQL[i])
+		rt.colTypeSQL0 = append(rt.colTypeSQL0, t.colTypeSQL0[i])
+		rt.colRewritable = append(rt.colRewritable, true)
+	}
+	if len(rt.cols) == 0 {
+		return nil
+	}
+	return &rt
 }
 
 // label is the table as Place.Table shows it: "schema.table", without "public.".
@@ -183,12 +252,12 @@ func (t *pgTable) label() string {
 
 func pgTables(ctx context.Context, tx pgx.Tx, types pgTypes) ([]*pgTable, error) {
 	rows, err := tx.Query(ctx, `
-SELECT c.oid, n.nspname::text, c.relname::text, c.relkind = 'p', a.attname::text, a.atttypid,
+SELECT c.oid, n.nspname::text, c.relname::text, c.relkind = 'p', c.relkind = 'm', a.attname::text, a.atttypid,
   pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.format_type(a.atttypid, NULL)
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+WHERE (c.relkind IN ('r', 'p') OR c.relkind = 'm' AND c.relispopulated) AND NOT c.relispartition
   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp\_%'
   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
@@ -203,20 +272,22 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 		var (
 			oid, typ                             uint32
 			schema, name, col, typeSQL, typeSQL0 string
-			partitioned                          bool
+			partitioned, matview                 bool
 		)
-		if err := rows.Scan(&oid, &schema, &name, &partitioned, &col, &typ, &typeSQL, &typeSQL0); err != nil {
+		if err := rows.Scan(&oid, &schema, &name, &partitioned, &matview, &col, &typ, &typeSQL, &typeSQL0); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		t := byOID[oid]
 		if t == nil {
-			t = &pgTable{oid: oid, schema: schema, name: name, partitioned: partitioned}
+			t = &pgTable{oid: oid, schema: schema, name: name, partitioned: partitioned, matview: matview}
 			byOID[oid] = t
 			tables = append(tables, t)
 		}
-		if types.textLike(typ) {
+		if read := types.readAs(typ); read != pgReadNone {
 			t.cols = append(t.cols, col)
+			t.colRead = append(t.colRead, read)
+			t.colRewritable = append(t.colRewritable, types.textLike(typ))
 			t.colTypes = append(t.colTypes, typ)
 			t.colTypeSQL = append(t.colTypeSQL, typeSQL)
 			t.colTypeSQL0 = append(t.colTypeSQL0, typeSQL0)
@@ -307,13 +378,14 @@ func (s *pgSource) inTableSavepoint(ctx context.Context, tx pgx.Tx, t *pgTable, 
 // is); err is a problem reading the table.
 func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func(Item) error, c *Counts) (fnErr, err error) {
 	q, keyNames := pgTableSelect(t)
-	rows, err := tx.Query(ctx, q, pgx.QueryExecModeDescribeExec, pgTextFormats)
+	rows, err := tx.Query(ctx, q, pgx.QueryExecModeDescribeExec, pgReadFormats)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	nk := len(keyNames)
 	label := t.label()
+	var arena valueArena
 	for rows.Next() {
 		c.Rows++
 		raw := rows.RawValues()
@@ -328,7 +400,7 @@ func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func
 			if err := fn(Item{
 				Place: ref.Place{Source: s.spec, Table: label, Key: key, Column: t.cols[i-nk], Offset: -1},
 				Size:  -1,
-				Text:  append([]byte(nil), raw[i]...),
+				Text:  arena.copy(raw[i]),
 			}); err != nil {
 				return err, nil
 			}
@@ -338,8 +410,9 @@ func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func
 }
 
 // pgTableSelect is the query reading a table: its key (the primary key, else
-// the ctid, with the tableoid for a partitioned table) then its text-like
-// columns, all as text. keyNames name the key's values for Place.Key.
+// the ctid, with the tableoid for a partitioned table), as text, then its
+// columns, each as its colRead says. keyNames name the key's values for
+// Place.Key.
 func pgTableSelect(t *pgTable) (q string, keyNames []string) {
 	var sel []string
 	switch {
@@ -356,8 +429,17 @@ func pgTableSelect(t *pgTable) (q string, keyNames []string) {
 		keyNames = []string{"ctid"}
 		sel = []string{"ctid::text"}
 	}
-	for _, col := range t.cols {
-		sel = append(sel, pgIdent(col)+"::text")
+	for i, col := range t.cols {
+		switch t.colRead[i] {
+		case pgReadJSON:
+			sel = append(sel, "to_json("+pgIdent(col)+")::text")
+		case pgReadBytes:
+			// A domain over bytea as bytea itself, so that pgReadFormats
+			// brings its bytes raw.
+			sel = append(sel, pgIdent(col)+"::bytea")
+		default:
+			sel = append(sel, pgIdent(col)+"::text")
+		}
 	}
 	from := pgIdent(t.schema) + "." + pgIdent(t.name)
 	if !t.partitioned {
@@ -381,6 +463,7 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 	}
 	defer rows.Close()
 	fields := rows.FieldDescriptions()
+	var arena valueArena
 	for rows.Next() {
 		c.Rows++
 		raw := rows.RawValues()
@@ -393,20 +476,20 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 				continue
 			}
 			var text []byte
-			switch {
-			case f.DataTypeOID == pgByteaOID:
-				b, ok := strings.CutPrefix(string(raw[i]), `\x`)
-				if !ok {
-					continue
-				}
-				text, err = hex.DecodeString(b)
-				if err != nil {
-					continue
-				}
-			case types.textLike(f.DataTypeOID):
-				text = append([]byte(nil), raw[i]...)
-			default:
+			switch types.readAs(f.DataTypeOID) {
+			case pgReadNone:
 				continue
+			case pgReadBytes:
+				b, ok := strings.CutPrefix(string(raw[i]), `\x`)
+				if ok {
+					text, err = hex.DecodeString(b)
+				}
+				if !ok || err != nil {
+					// bytea_output is hex: anything else is not what was asked for.
+					return s.fail("--sessions-query", fmt.Errorf("column %s (row %s): bytea not in hex form", f.Name, key))
+				}
+			default:
+				text = arena.copy(raw[i])
 			}
 			if err := fn(Item{
 				Place: ref.Place{Source: s.spec, Table: "query", Key: key, Column: f.Name, Offset: -1},
@@ -485,13 +568,57 @@ func pgLoadTypes(ctx context.Context, tx pgx.Tx) (pgTypes, error) {
 
 // textLike reports whether values of a type are text a session could keep
 // references in: string types (category S: text, varchar, char, name, citext),
-// json, jsonb, xml, and domains over and arrays of those.
+// json, jsonb, xml, and domains over and arrays of those. These are the columns
+// the rewriter rewrites, in their text form.
 func (m pgTypes) textLike(oid uint32) bool {
 	oid, t, ok := m.resolveDomain(oid, true)
 	if oid == pgUnknownOID {
 		return true
 	}
 	return ok && (t.category == "S" || t.catalog && (t.name == "json" || t.name == "jsonb" || t.name == "xml"))
+}
+
+// readAs says how Walk reads a column of a type (see pgSource). A type the
+// catalog does not explain (a chain of domains longer than any real one) is
+// read as text: every type has a text form, so that nothing is skipped unread.
+func (m pgTypes) readAs(oid uint32) pgRead {
+	return m.readAsDepth(oid, 0)
+}
+
+func (m pgTypes) readAsDepth(oid uint32, depth int) pgRead {
+	base, t, ok := m.resolveDomain(oid, false)
+	switch {
+	case !ok || depth > 8:
+		return pgReadText
+	case base == pgByteaOID:
+		return pgReadBytes
+	case t.typtype == "c":
+		return pgReadJSON
+	case t.category == "A" && t.elem != 0:
+		if m.readAsDepth(t.elem, depth+1) == pgReadNone {
+			return pgReadNone
+		}
+		return pgReadJSON
+	case t.catalog && pgNameless(t):
+		return pgReadNone
+	}
+	return pgReadText
+}
+
+// pgNameless reports whether a built-in type's text form has a fixed grammar
+// that cannot hold a name: boolean (B), date/time (D), interval (T), geometric
+// (G), network address (I), bit string (V), and a few others. Only built-in
+// types are judged by their category: an extension's type may declare any.
+func pgNameless(t pgType) bool {
+	switch t.category {
+	case "B", "D", "T", "G", "I", "V":
+		return true
+	}
+	switch t.name {
+	case "uuid", "pg_lsn", "tid", "xid", "xid8", "cid":
+		return true
+	}
+	return false
 }
 
 // resolveDomain follows domains to their base type, and with arrays also array

@@ -1,17 +1,22 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 )
 
@@ -57,13 +62,6 @@ INSERT INTO `+s+`.numbers VALUES (1, 1);`)
 	return f
 }
 
-func (f *pgFixture) exec(t *testing.T, sql string) {
-	t.Helper()
-	if _, err := f.admin.Exec(context.Background(), sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
 func (f *pgFixture) open(t *testing.T, spec, query string) Source {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -107,25 +105,36 @@ func TestPostgresTables(t *testing.T) {
 		}
 		got = append(got, strings.TrimPrefix(it.Place.Table, s+".")+"["+it.Place.Key+"]."+it.Place.Column+"="+string(it.Text))
 	}
+	// Numbers as their decimal text, the text[] as JSON; uuid and timestamptz
+	// (messages.thread_id, created_at) cannot hold a name and are not read.
 	want := []string{
+		"files[owner=7,name=f.png].owner=7",
 		"files[owner=7,name=f.png].name=f.png",
-		`files[owner=7,name=f.png].tags={agent-inputs/u/t/uploads/f.png,x}`,
+		`files[owner=7,name=f.png].tags=["agent-inputs/u/t/uploads/f.png","x"]`,
 		"files[owner=7,name=f.png].note=abcd",
+		"files[owner=7,name=f.png].size=10",
 		"loose[ctid=(0,1)].body=see s3://b/agent-inputs/u/t/uploads/g.png",
+		"loose[ctid=(0,1)].n=1",
 		"loose[ctid=(0,2)].body=second",
+		"loose[ctid=(0,2)].n=2",
+		"messages[id=1].id=1",
 		"messages[id=1].role=user",
 		"messages[id=1].content=What is in f.png?",
 		"messages[id=1].metadata=" + agentRunsAttachment,
+		"messages[id=2].id=2",
 		"messages[id=2].role=assistant",
 		"messages[id=2].content=A chart.",
+		"messages[id=3].id=3",
 		"messages[id=3].role=user",
+		"numbers[id=1].id=1",
+		"numbers[id=1].n=1",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// files 1 + loose 2 + messages 3; numbers has no text column and is not read.
-	if c.Rows < 6 {
-		t.Errorf("counts = %+v, want at least 6 rows", c)
+	// files 1 + loose 2 + messages 3 + numbers 1.
+	if c.Rows < 7 {
+		t.Errorf("counts = %+v, want at least 7 rows", c)
 	}
 }
 
@@ -172,13 +181,20 @@ func TestPostgresQuery(t *testing.T) {
 		}
 		got = append(got, it.Place.Key+"."+it.Place.Column+"="+string(it.Text))
 	}
-	// id, created_at and n are not text; raw is bytea, decoded.
+	// id and n are numbers, read as their text; created_at cannot hold a name
+	// and is not read; raw is bytea, decoded.
 	want := []string{
+		"1.id=1",
 		"1.content=What is in f.png?",
 		"1.metadata=" + agentRunsAttachment,
 		"1.raw=What is in f.png?",
+		"1.n=42",
+		"2.id=2",
 		"2.content=A chart.",
 		"2.raw=A chart.",
+		"2.n=42",
+		"3.id=3",
+		"3.n=42",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -261,8 +277,8 @@ func TestPostgresNoPrivilege(t *testing.T) {
 			read = append(read, name)
 		}
 	}
-	if !reflect.DeepEqual(failed, []string{"files", "loose"}) || !reflect.DeepEqual(read, []string{"messages"}) {
-		t.Errorf("failed %q, read %q; want failed [files loose], read [messages]", failed, read)
+	if !reflect.DeepEqual(failed, []string{"files", "loose", "numbers"}) || !reflect.DeepEqual(read, []string{"messages"}) {
+		t.Errorf("failed %q, read %q; want failed [files loose numbers], read [messages]", failed, read)
 	}
 }
 
@@ -308,5 +324,227 @@ func TestPostgresStopsOnCallbackError(t *testing.T) {
 	// The transaction was ended: the connection serves another walk.
 	if items, _ := walkAll(t, src); len(f.mine(items)) == 0 {
 		t.Fatal("second walk read nothing")
+	}
+}
+
+// Blob names as the runtimes write them: forge's <sha256>.<ext> under a work
+// directory with a space, quotes and a backslash (which an array literal would
+// escape), coffer's uuid4().hex plus the user's own suffix, with a space or
+// non-ASCII.
+const (
+	pgForgeName  = `/home/u/My "Agent" \ Co/.forge/files/inbound/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png`
+	pgCofferName = "/home/u/.coffer/channel-media/b0f2c6d1e4a94d0fa3c1e2d3f4a5b6c7.第二版"
+	pgSpaceName  = "/home/u/.coffer/channel-media/4f1c9a0e2b7d4c3e9a8b6d5c4e3f2a1b.final copy"
+	pgEnumLabel  = "4f1c9a0e2b7d4c3e9a8b6d5c4e3f2a1b.jpg"
+	pgByteaDoc   = `{"attachments": [{"path": "/home/u/.coffer/channel-media/0a1b2c3d4e5f60718293a4b5c6d7e8f9.jpg"}]}`
+)
+
+// jsonStrings decodes a JSON text and returns every string in it (member
+// names too) and every number, as written.
+func jsonStrings(t *testing.T, b []byte) []string {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("not JSON: %q: %v", b, err)
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case json.Number:
+			out = append(out, v.String())
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range v {
+				out = append(out, k)
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// pgKindsFixture adds to the fixture's schema a table with a column of every
+// kind of value Walk reads beyond text and json (arrays, composite types and a
+// domain over one, bytea, numbers, an enum) and of kinds it does not read, a
+// materialized view, and one that was never populated.
+func pgKindsFixture(t *testing.T) *pgFixture {
+	f := newPGFixture(t)
+	s := f.schema
+	f.exec(t, `CREATE TYPE `+s+`.attachment AS (path text, mime text, size int);
+CREATE DOMAIN `+s+`.checked_attachment AS `+s+`.attachment CHECK ((VALUE).path IS NOT NULL);
+CREATE TYPE `+s+`.media AS ENUM ('`+pgEnumLabel+`');
+CREATE DOMAIN `+s+`.media_id AS int8;
+CREATE DOMAIN `+s+`.document AS bytea;
+CREATE TYPE `+s+`.textspan AS RANGE (subtype = text);
+CREATE TABLE `+s+`.kinds(id int PRIMARY KEY, paths text[], ids int8[], att `+s+`.attachment, atts `+s+`.attachment[],
+	datt `+s+`.checked_attachment, doc bytea, ddoc `+s+`.document, media_id int8, small int2, n4 int4, num numeric, fl float8, dom `+s+`.media_id,
+	label `+s+`.media, span `+s+`.textspan, flag bool, at timestamptz, uid uuid, stamps timestamptz[], spot point);
+CREATE MATERIALIZED VIEW `+s+`.recent AS SELECT id, content, metadata FROM `+s+`.messages WHERE metadata IS NOT NULL;
+CREATE MATERIALIZED VIEW `+s+`.unpopulated AS SELECT content FROM `+s+`.messages WITH NO DATA;`)
+	f.exec(t, `INSERT INTO `+s+`.kinds VALUES (1, $1::text[], '{1234567890,42}',
+	ROW($2::text, 'text/plain', 7), ARRAY[ROW($3::text, 'image/png', 1)::`+s+`.attachment, ROW($2::text, NULL, 2)::`+s+`.attachment],
+	ROW($3::text, 'image/png', 3), convert_to($4::text, 'UTF8'), '\x00ff'::bytea, 1234567890, 123, 2147483647, 9876543210.5, 1234567890, 555,
+	'`+pgEnumLabel+`', `+s+`.textspan('`+pgEnumLabel+`', 'zzz'), true, now(), '00000000-0000-0000-0000-000000000001', ARRAY[now()], point(1, 2))`,
+		[]string{pgForgeName, "x"}, pgSpaceName, pgCofferName, pgByteaDoc)
+	return f
+}
+
+func (f *pgFixture) exec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	if _, err := f.admin.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// TestPostgresEveryKindOfValue: every value in which a runtime may have written
+// a blob name is an Item at its place, in a form that yields the name exactly:
+// arrays and composite values as JSON, bytea raw, numbers and an enum as their
+// text, materialized views like tables. Types that cannot hold a name are not
+// read, nor a materialized view that holds no rows; nothing is an error.
+func TestPostgresEveryKindOfValue(t *testing.T) {
+	f := pgKindsFixture(t)
+	s := f.schema
+	all, _ := walkAll(t, f.open(t, f.url, ""))
+	kinds := map[string][]byte{}
+	var kindCols []string
+	var recent []string
+	for _, it := range f.mine(all) {
+		if it.Err != nil {
+			t.Errorf("%s: %v", it.Place, it.Err)
+			continue
+		}
+		switch it.Place.Table {
+		case s + ".kinds":
+			if it.Place.Key != "id=1" {
+				t.Errorf("key of %s = %q, want id=1", it.Place, it.Place.Key)
+			}
+			kinds[it.Place.Column] = it.Text
+			kindCols = append(kindCols, it.Place.Column)
+		case s + ".recent":
+			recent = append(recent, it.Place.Key+"."+it.Place.Column+"="+string(it.Text))
+		case s + ".unpopulated":
+			t.Errorf("an unpopulated materialized view was read: %s", it.Place)
+		}
+	}
+	if want := []string{"id", "paths", "ids", "att", "atts", "datt", "doc", "ddoc", "media_id", "small", "n4", "num", "fl", "dom", "label", "span"}; !reflect.DeepEqual(kindCols, want) {
+		t.Errorf("kinds columns read %q, want %q (bool, timestamptz, uuid, timestamptz[] and point are not)", kindCols, want)
+	}
+	// JSON values decode to the very strings the runtime wrote.
+	for col, names := range map[string][]string{
+		"paths": {pgForgeName, "x"},
+		"ids":   {"1234567890", "42"},
+		"att":   {"path", pgSpaceName, "text/plain", "7"},
+		"atts":  {pgCofferName, "image/png", pgSpaceName},
+		"datt":  {pgCofferName},
+	} {
+		got := jsonStrings(t, kinds[col])
+		for _, n := range names {
+			if !slices.Contains(got, n) {
+				t.Errorf("%s = %s: decodes to %q, without %q", col, kinds[col], got, n)
+			}
+		}
+	}
+	for col, want := range map[string]string{
+		"doc":      pgByteaDoc, // bytea: the raw bytes
+		"ddoc":     "\x00\xff", // a domain over bytea too
+		"media_id": "1234567890",
+		"small":    "123",
+		"n4":       "2147483647",
+		"num":      "9876543210.5",
+		"fl":       "1234567890",
+		"dom":      "555",
+		"label":    pgEnumLabel,
+	} {
+		if string(kinds[col]) != want {
+			t.Errorf("%s = %q, want %q", col, kinds[col], want)
+		}
+	}
+	// A type of no kind above (a range of text) is read as its text form.
+	if !bytes.Contains(kinds["span"], []byte(pgEnumLabel)) {
+		t.Errorf("span = %q, without %q", kinds["span"], pgEnumLabel)
+	}
+	// A materialized view has no primary key: its rows are named by ctid.
+	if want := []string{"ctid=(0,1).id=1", "ctid=(0,1).content=What is in f.png?", "ctid=(0,1).metadata=" + agentRunsAttachment}; !reflect.DeepEqual(recent, want) {
+		t.Errorf("materialized view items %q, want %q", recent, want)
+	}
+}
+
+// TestRewritePostgresOffersOnlyWhatItWrites: the rewriter offers the values of
+// text-like columns of tables, with Walk's places, and none of the values Walk
+// reads beyond them (numbers, bytea, composite values, arrays of numbers, an
+// enum, a materialized view). An array of text is still rewritten, in its
+// literal syntax, and Walk reads the new value as JSON.
+func TestRewritePostgresOffersOnlyWhatItWrites(t *testing.T) {
+	f := pgKindsFixture(t)
+	s := f.schema
+	var seen []ref.Place
+	var j journal
+	c, err := f.openRewriter(t).Rewrite(context.Background(), f.only(replaceEdit("/inbound/", "/migrated/", &seen)), j.options(0))
+	if err != nil || c.Changed != 1 || len(j.committed) != 1 || j.committed[0].Place.String() != s+".kinds[id=1].paths" {
+		t.Fatalf("rewrite: %+v, %v, committed %v; want kinds.paths", c, err, j.committed)
+	}
+	offered := map[string]bool{"files.name": true, "files.tags": true, "files.note": true, "loose.body": true,
+		"messages.role": true, "messages.content": true, "messages.metadata": true, "kinds.paths": true}
+	items, _ := walkAll(t, f.open(t, f.url, ""))
+	mine := f.mine(items)
+	var notOffered []string
+	for _, it := range mine {
+		if !offered[strings.TrimPrefix(it.Place.Table, s+".")+"."+it.Place.Column] {
+			notOffered = append(notOffered, it.Place.String())
+		}
+	}
+	if len(notOffered) < 20 {
+		t.Errorf("only %d places not offered: %q", len(notOffered), notOffered)
+	}
+	checkSawWalk(t, seen, mine, notOffered...)
+	paths, _ := findText(mine, s+".kinds", "id=1", "paths")
+	if got := jsonStrings(t, []byte(paths)); !slices.Contains(got, strings.Replace(pgForgeName, "/inbound/", "/migrated/", 1)) {
+		t.Errorf("paths after the rewrite = %s", paths)
+	}
+}
+
+// TestPGReadAs judges types from a catalog made up for the test: a type the
+// catalog does not explain, or an extension's type whatever category it
+// declares, is read as text, never skipped; only built-in types of the nameless
+// kinds, and arrays of them, are not read.
+func TestPGReadAs(t *testing.T) {
+	types := pgTypes{
+		16:   {typtype: "b", category: "B", name: "bool", catalog: true},
+		1000: {typtype: "b", category: "A", name: "_bool", catalog: true, elem: 16},
+		17:   {typtype: "b", category: "U", name: "bytea", catalog: true},
+		20:   {typtype: "b", category: "N", name: "int8", catalog: true},
+		25:   {typtype: "b", category: "S", name: "text", catalog: true},
+		1009: {typtype: "b", category: "A", name: "_text", catalog: true, elem: 25},
+		2950: {typtype: "b", category: "U", name: "uuid", catalog: true},
+		// An extension's type that calls itself a date/time type.
+		90001: {typtype: "b", category: "D", name: "fakedate"},
+		90002: {typtype: "d", name: "bytes_dom", base: 17},
+		90003: {typtype: "c", category: "C", name: "att"},
+		90004: {typtype: "d", name: "att_dom", base: 90003},
+		90005: {typtype: "b", category: "A", name: "_att", elem: 90003},
+		90006: {typtype: "b", category: "A", name: "_missing", elem: 99999},
+		90007: {typtype: "d", name: "loop", base: 90007},
+	}
+	for oid, want := range map[uint32]pgRead{
+		16: pgReadNone, 1000: pgReadNone, 2950: pgReadNone,
+		17: pgReadBytes, 90002: pgReadBytes,
+		20: pgReadText, 25: pgReadText, 90001: pgReadText,
+		99999: pgReadText, // not in the catalog
+		90007: pgReadText, // a chain of domains that never ends
+		90006: pgReadJSON, // an array of a type not in the catalog
+		1009:  pgReadJSON, 90003: pgReadJSON, 90004: pgReadJSON, 90005: pgReadJSON,
+	} {
+		if got := types.readAs(oid); got != want {
+			t.Errorf("readAs(%d %s) = %d, want %d", oid, types[oid].name, got, want)
+		}
 	}
 }

@@ -64,7 +64,10 @@ func (w *pgRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOptions
 	return r.result(err)
 }
 
-// read reads every table in Walk's snapshot and offers every text value.
+// read reads every table in Walk's snapshot and offers every value of a
+// text-like column (see pgTable.rewritable), with Walk's place. Walk reads more:
+// materialized views, and columns of numbers, bytea, composite and other types
+// that the rewriter does not write; they are not offered at all.
 func (w *pgRewriter) read(ctx context.Context, s *sqlRewrite) error {
 	src := w.src
 	return src.inSnapshot(ctx, func(tx pgx.Tx, types pgTypes) error {
@@ -73,6 +76,10 @@ func (w *pgRewriter) read(ctx context.Context, s *sqlRewrite) error {
 			return src.fail("list tables", err)
 		}
 		for _, t := range tables {
+			t = t.rewritable()
+			if t == nil {
+				continue
+			}
 			if err := w.readTable(ctx, tx, t, types, s); err != nil {
 				return err
 			}

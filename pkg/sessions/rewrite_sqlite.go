@@ -60,7 +60,8 @@ func (w *sqliteRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOpt
 }
 
 // read reads every table in one read transaction, as Walk does, and offers every
-// TEXT or BLOB value.
+// TEXT or BLOB value, with Walk's place. Walk also reads INTEGER and REAL values,
+// as their decimal text; they are not offered (a number is not rewritten).
 func (w *sqliteRewriter) read(ctx context.Context, s *sqlRewrite) error {
 	tx, err := w.src.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -106,8 +106,10 @@ func TestRewriteSQLiteRoundTrip(t *testing.T) {
 	if c.Changed != 3 || c.Units != int64(len(seen)) || c.Failed+c.Conflicts+c.Retried+c.Gone != 0 {
 		t.Errorf("counts = %+v", c)
 	}
+	// INTEGER values are read, not offered.
 	items, _ := walkAll(t, openSQLiteSpec(t, spec, ""))
-	checkSawWalk(t, seen, items)
+	checkSawWalk(t, seen, items, "chat_messages[id=m1].seq", "chat_messages[id=m2].seq", "chat_messages[id=m3].seq",
+		"chat_messages[id=m2].prompt_tokens", "chat_messages[id=m2].completion_tokens", "notes[rowid=1].n", "notes[rowid=2].body")
 	var got []string
 	for _, ch := range j.committed {
 		got = append(got, ch.Place.String())
@@ -429,7 +431,7 @@ INSERT INTO keys VALUES(1, 'x', 'abc'), (2.5, x'00ff', 'abc'), ('1', 'x', 'abc')
 		t.Fatalf("counts %+v, err %v", c, err)
 	}
 	items, _ := walkAll(t, openSQLiteSpec(t, "sqlite:"+path, ""))
-	checkSawWalk(t, seen, items)
+	checkSawWalk(t, seen, items, "keys[a=1,b=x].a", "keys[a=2.5,b=x'00ff'].a")
 	for _, it := range items {
 		if bytes.Contains(it.Text, []byte("abc")) {
 			t.Errorf("%s still %q", it.Place, it.Text)

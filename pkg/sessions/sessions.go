@@ -3,6 +3,21 @@
 // or text value to a consumer, with its exact place. It does not interpret content:
 // finding references is the job of package ref.
 //
+// # SQL values
+//
+// A database is read whole: every value in which a runtime may have written a
+// blob name becomes an Item, in the form that lets package ref decode it
+// exactly. In SQLite that is every value that is not NULL: TEXT and BLOB as
+// their bytes, INTEGER and REAL as their decimal text. In Postgres, every
+// column of every table and populated materialized view, except those of
+// built-in types whose text cannot hold a name (boolean, date/time, geometric,
+// network, bit string, uuid…): string types, json, jsonb and xml as their
+// text; arrays and composite types as their JSON (to_json), not their literal
+// syntax; bytea raw; numbers as their decimal text; any other type, including
+// one the catalog does not explain, as its text form. A value that cannot be
+// read fails its table's read, which is reported: nothing is skipped unread.
+// The details are on the readers (sqliteSource, pgSource).
+//
 // # Rewriting
 //
 // [OpenRewriter] opens a folder, a file, sqlite:PATH or a postgres:// URL for
@@ -42,8 +57,12 @@
 // Values of primary key columns are not rewritten (the row's identity would
 // change), nor rows of Postgres tables without a primary key; a SQLite table
 // without one is addressed by rowid, which VACUUM may renumber between a run and
-// its rollback. Sessions kept in a bucket, and --sessions-query, cannot be
-// rewritten.
+// its rollback. Only values of text-like columns (Postgres string types, json,
+// jsonb, xml and arrays of them; SQLite TEXT and BLOB) of tables are offered to
+// Edit: the numbers, bytea, composite and other values Walk also reads, and
+// Postgres materialized views (derived data, refreshed from their query), are
+// read-only and not offered at all. Sessions kept in a bucket, and
+// --sessions-query, cannot be rewritten.
 package sessions
 
 import (

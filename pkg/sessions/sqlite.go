@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mediactl/mediactl/pkg/ref"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -29,9 +31,17 @@ const sqliteBusyTimeoutMS = 10000
 // Without a query, every user table (sqlite_master type 'table', not sqlite_*, not
 // virtual tables, whose content lives in their shadow tables) is read in name
 // order, rows in the table's own order. SQLite is dynamically typed: whatever a
-// column is declared as, every value stored as TEXT or BLOB becomes an Item.
+// column is declared as, every value that is not NULL becomes an Item: TEXT and
+// BLOB as their bytes, INTEGER and REAL as their decimal text (a media_id
+// 1234567890 names 1234567890.jpg; a REAL with an integer value, below 1e21, is
+// written without a fraction or exponent, as JavaScript writes numbers).
 // Place.Key is the primary key, "col=value" (comma-joined when composite), or
 // "rowid=N" for a table without one.
+//
+// With a query, its result columns become Items alike, except that the driver
+// turns values of columns declared DATE, DATETIME or TIMESTAMP into times, which
+// are not read (select +col to read the stored value). A value of any type
+// the driver hands over that is none of these fails the read.
 type sqliteSource struct {
 	spec  string
 	path  string
@@ -202,6 +212,7 @@ func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, 
 		ptrs[i] = &vals[i]
 	}
 	nk := len(keyNames)
+	var arena valueArena
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return tableErr(err)
@@ -209,8 +220,14 @@ func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, 
 		c.Rows++
 		key := ""
 		for i, v := range vals {
-			text, ok := textValue(v)
-			if i < nk || !ok {
+			if i < nk {
+				continue
+			}
+			text, ok, err := arena.itemValue(v)
+			if err != nil {
+				return tableErr(fmt.Errorf("column %s: %w", cols[i-nk], err))
+			}
+			if !ok {
 				continue
 			}
 			if key == "" && nk > 0 {
@@ -246,6 +263,7 @@ func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) 
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	var arena valueArena
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
@@ -253,7 +271,13 @@ func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) 
 		c.Rows++
 		key := renderValue(vals[0])
 		for i, v := range vals {
-			text, ok := textValue(v)
+			if _, isTime := v.(time.Time); isTime {
+				continue // a DATE/DATETIME/TIMESTAMP column (see sqliteSource)
+			}
+			text, ok, err := arena.itemValue(v)
+			if err != nil {
+				return fmt.Errorf("--sessions-query on %s: column %s (row %s): %w", s.path, cols[i], key, err)
+			}
 			if !ok {
 				continue
 			}
@@ -315,6 +339,36 @@ func textValue(v any) ([]byte, bool) {
 		return v, true
 	}
 	return nil, false
+}
+
+// itemValue returns a value Walk yields as an Item's text, which the caller
+// owns: TEXT and BLOB as their bytes, INTEGER and REAL as their decimal text;
+// ok is false for NULL. Any other type is an error, never skipped.
+func (a *valueArena) itemValue(v any) (text []byte, ok bool, err error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, false, nil
+	case string:
+		return a.copyString(v), true, nil
+	case []byte:
+		return v, true, nil // database/sql copies a []byte scanned into an *any
+	case int64:
+		return a.appendWith(func(b []byte) []byte { return strconv.AppendInt(b, v, 10) }), true, nil
+	case float64:
+		return a.appendWith(func(b []byte) []byte { return appendReal(b, v) }), true, nil
+	}
+	return nil, false, fmt.Errorf("a value of unexpected type %T", v)
+}
+
+// appendReal writes a REAL as JavaScript's Number.prototype.toString does,
+// which is how most runtimes write a number into a name: an integer value below
+// 1e21 in plain digits ("1234567890", not "1.23456789e+09"), others in the
+// shortest form that reads back the same (at most 24 bytes).
+func appendReal(b []byte, v float64) []byte {
+	if v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.AppendFloat(b, v, 'f', -1, 64)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
 // renderKey renders key columns as "a=1,b=x".

@@ -146,22 +146,26 @@ func TestSQLiteBesideLiveWriter(t *testing.T) {
 		{"notes", "rowid=2", "n"}:                "text in a column declared nothing",
 		{"notes", "rowid=3", "body"}:             "\x00\xff",
 		{"kv", "ns=media,k=photo", "v"}:          `{"path":"/home/u/.coffer/channel-media/k.png"}`,
+		// INTEGER values as their decimal text, whatever the column's declared type.
+		{"chat_messages", "id=m2", "prompt_tokens"}: "10",
+		{"chat_messages", "id=m1", "seq"}:           "1",
+		{"notes", "rowid=1", "n"}:                   "1",
+		{"notes", "rowid=2", "body"}:                "42",
 	}
 	for k, w := range want {
 		if got, ok := findText(items, k[0], k[1], k[2]); !ok || got != w {
 			t.Errorf("%s[%s].%s = %q (found %v), want %q", k[0], k[1], k[2], got, ok, w)
 		}
 	}
-	// Integers, NULLs and the uncommitted row are not items.
+	// NULLs and the uncommitted row are not items.
 	for _, k := range [][3]string{
-		{"chat_messages", "id=m2", "prompt_tokens"},
+		{"chat_messages", "id=m1", "prompt_tokens"},
 		{"chat_messages", "id=m3", "content"},
-		{"notes", "rowid=1", "n"},
-		{"notes", "rowid=2", "body"},
+		{"notes", "rowid=3", "n"},
 		{"chat_messages", "id=m-uncommitted", "content"},
 	} {
 		if got, ok := findText(items, k[0], k[1], k[2]); ok {
-			t.Errorf("%s[%s].%s = %q: not a text value", k[0], k[1], k[2], got)
+			t.Errorf("%s[%s].%s = %q: not a value", k[0], k[1], k[2], got)
 		}
 	}
 	// Tables in name order, rows in key order.
@@ -206,9 +210,10 @@ func TestSQLiteQuery(t *testing.T) {
 		}
 		got = append(got, it.Place.Key+"."+it.Place.Column)
 	}
-	// seq and prompt_tokens are integers; created_at, declared DATETIME, is
-	// converted by the driver to a time and is not text either.
-	want := []string{"1.id", "1.content", "2.id", "2.content"}
+	// seq and prompt_tokens are integers, read as their decimal text (m1 has
+	// no prompt_tokens); created_at, declared DATETIME, is converted by the
+	// driver to a time, which is not read.
+	want := []string{"1.seq", "1.id", "1.content", "2.seq", "2.id", "2.content", "2.prompt_tokens"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("items = %q, want %q", got, want)
 	}
@@ -291,5 +296,57 @@ func TestSQLiteOddNames(t *testing.T) {
 	// Every rowid alias is a column: no key, but the values are still read.
 	if got, ok := findText(items, "shadowed", "", "oid"); !ok || got != "c" {
 		t.Errorf("shadowed.oid = %q (%v)", got, ok)
+	}
+}
+
+// TestSQLiteNumbers: values stored as INTEGER or REAL are Items with their
+// decimal text, whatever the column's declared type, as coffer's media ids
+// are (a media_id 1234567890 names 1234567890.jpg); the rewriter, which does
+// not write numbers, does not offer them.
+func TestSQLiteNumbers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "media.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE media(id TEXT PRIMARY KEY, media_id INTEGER, ratio REAL, size NUMERIC, note);
+INSERT INTO media VALUES('a', 1234567890, 1234567890.0, 0.5, 9007199254740993);
+INSERT INTO media VALUES('b', -7, 1e22, 2.0, '1234567890.jpg');`); err != nil {
+		t.Fatal(err)
+	}
+	items, _ := walkAll(t, openSQLiteSpec(t, "sqlite:"+path, ""))
+	want := []string{
+		"media[id=a].id=a", "media[id=a].media_id=1234567890", "media[id=a].ratio=1234567890",
+		"media[id=a].size=0.5", "media[id=a].note=9007199254740993",
+		"media[id=b].id=b", "media[id=b].media_id=-7", "media[id=b].ratio=1e+22",
+		"media[id=b].size=2", "media[id=b].note=1234567890.jpg",
+	}
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Place.String()+"="+string(it.Text))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var seen []ref.Place
+	if _, err := openRewriter(t, "sqlite:"+path).Rewrite(context.Background(), replaceEdit("nothing", "x", &seen), RewriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkSawWalk(t, seen, items, "media[id=a].media_id", "media[id=a].ratio", "media[id=a].size", "media[id=a].note",
+		"media[id=b].media_id", "media[id=b].ratio", "media[id=b].size")
+}
+
+// TestSQLiteItemValue: a value of a type the reader does not know is an error,
+// never skipped.
+func TestSQLiteItemValue(t *testing.T) {
+	var arena valueArena
+	for _, v := range []any{true, struct{}{}, int32(1)} {
+		if _, _, err := arena.itemValue(v); err == nil {
+			t.Errorf("itemValue(%T): no error", v)
+		}
+	}
+	if text, ok, err := arena.itemValue(nil); ok || text != nil || err != nil {
+		t.Errorf("itemValue(nil) = %q, %v, %v", text, ok, err)
 	}
 }
