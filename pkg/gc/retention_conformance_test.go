@@ -24,8 +24,8 @@ import (
 
 // The retention conformance table (package reftest) runs unchanged against
 // every kind of session source: a folder of files, SQLite TEXT and BLOB
-// columns, Postgres text, json and jsonb columns, and a bucket of JSON
-// objects. Whatever the source, a refcount plan keeps every planted blob and
+// columns, Postgres text, json, jsonb, text[] and bytea columns, and a bucket
+// of JSON objects. Whatever the source, a refcount plan keeps every planted blob and
 // takes the control blob.
 func TestRetentionConformanceEverySource(t *testing.T) {
 	cases := reftest.Cases()
@@ -39,6 +39,8 @@ func TestRetentionConformanceEverySource(t *testing.T) {
 		{"postgres-text", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "text") }},
 		{"postgres-json", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "json") }},
 		{"postgres-jsonb", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "jsonb") }},
+		{"postgres-text-array", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "text[]") }},
+		{"postgres-bytea", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "bytea") }},
 		{"bucket", bucketSource},
 	}
 	docs := make([]string, len(cases))
@@ -178,7 +180,14 @@ func postgresSource(t *testing.T, docs []string, typ string) string {
 	}
 	rows := make([][]any, len(docs))
 	for i, d := range docs {
-		rows[i] = []any{"user", d}
+		switch typ {
+		case "text[]":
+			rows[i] = []any{"user", []string{"first", d}}
+		case "bytea":
+			rows[i] = []any{"user", []byte(d)}
+		default:
+			rows[i] = []any{"user", d}
+		}
 	}
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"messages"}, []string{"role", "content"}, pgx.CopyFromRows(rows)); err != nil {
 		t.Fatal(err)
