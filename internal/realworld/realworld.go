@@ -80,6 +80,20 @@ func Coffer(t testing.TB) (home string, truth map[string]any) {
 	return home, truth
 }
 
+// CofferIn is Coffer with the archive unpacked in parent (created if needed),
+// so the home is parent/home-legacy.
+func CofferIn(t testing.TB, parent string) (home string, truth map[string]any) {
+	t.Helper()
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home, truth, err := installCoffer(parent)
+	if err != nil {
+		t.Fatalf("realworld: coffer home: %v", err)
+	}
+	return home, truth
+}
+
 func installForge(parent string) (string, map[string]any, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", nil, err

@@ -1,14 +1,11 @@
 package migrate_test
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +17,7 @@ import (
 	"gocloud.dev/blob"
 	_ "modernc.org/sqlite"
 
+	"github.com/mediactl/mediactl/internal/realworld"
 	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
@@ -530,40 +528,10 @@ func TestRewriteEveryEncoding(t *testing.T) {
 	})
 }
 
-// unpackRealworld unpacks testdata/realworld/NAME.tar.gz into dest.
-func unpackRealworld(t *testing.T, name, dest string) {
+// fromTruth decodes a part of a ground truth into v.
+func fromTruth(t *testing.T, part any, v any) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "realworld", name+".tar.gz"))
-	must(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	must(t, err)
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
-		}
-		must(t, err)
-		p := filepath.Join(dest, filepath.FromSlash(h.Name))
-		if !strings.HasPrefix(p, dest+string(filepath.Separator)) {
-			t.Fatalf("%s: entry %q leaves the folder", name, h.Name)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			must(t, os.MkdirAll(p, 0o700))
-		case tar.TypeReg:
-			b, err := io.ReadAll(tr)
-			must(t, err)
-			must(t, os.WriteFile(p, b, os.FileMode(h.Mode)&0o777))
-		}
-	}
-}
-
-// readTruth reads the generator's ground truth kept in testdata/realworld.
-func readTruth(t *testing.T, name string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "realworld", name+"-truth.json"))
+	b, err := json.Marshal(part)
 	must(t, err)
 	must(t, json.Unmarshal(b, v))
 }
@@ -583,31 +551,25 @@ func TestRewriteRealworld(t *testing.T) {
 	}
 	t.Run("forge", func(t *testing.T) {
 		dest := filepath.Join(t.TempDir(), "Müller&Co")
-		unpackRealworld(t, "forge", dest)
-		root := filepath.Join(dest, "work")
+		root, truthMap := realworld.ForgeIn(t, dest)
 		sess := filepath.Join(root, ".forge", "sessions")
+		escaped := false
 		entries, err := os.ReadDir(sess)
 		must(t, err)
-		escaped := 0
 		for _, e := range entries {
-			p := filepath.Join(sess, e.Name())
-			b, err := os.ReadFile(p)
+			b, err := os.ReadFile(filepath.Join(sess, e.Name()))
 			must(t, err)
 			// The model's arguments with "\/", inside forge's own string.
-			inArgs := goString(strings.ReplaceAll(root, "/", `\/`))
-			escaped += bytes.Count(b, []byte(`\\/__ROOT__`))
-			b = bytes.ReplaceAll(b, []byte(`\\/__ROOT__`), []byte(inArgs))
-			b = bytes.ReplaceAll(b, []byte("/__ROOT__"), []byte(goString(root)))
-			must(t, os.WriteFile(p, b, 0o600))
+			escaped = escaped || bytes.Contains(b, []byte(goString(strings.ReplaceAll(root, "/", `\/`))))
 		}
-		if escaped == 0 {
+		if !escaped {
 			t.Fatal("no session holds the root with escaped slashes")
 		}
 		var truth struct {
 			Needed       []string `json:"needed"`
 			DanglingKeys []string `json:"dangling_keys"`
 		}
-		readTruth(t, "forge", &truth)
+		fromTruth(t, truthMap, &truth)
 		for _, dir := range []string{"inbound", "generated"} {
 			t.Run(dir, func(t *testing.T) {
 				src := openStore(t, filepath.Join(root, ".forge", "files", dir))
@@ -621,17 +583,11 @@ func TestRewriteRealworld(t *testing.T) {
 		}
 	})
 	t.Run("coffer", func(t *testing.T) {
-		dest := filepath.Join(t.TempDir(), "Müller&Co")
-		unpackRealworld(t, "coffer", dest)
-		home := filepath.Join(dest, "home-legacy")
+		home, truthMap := realworld.CofferIn(t, filepath.Join(t.TempDir(), "Müller&Co"))
 		dbPath := filepath.Join(home, ".coffer", "coffer.db")
 		db, err := sql.Open("sqlite", "file:"+dbPath)
 		must(t, err)
 		defer db.Close()
-		py := stringStyle{ascii: true}
-		pyRoot := strings.Trim(py.encode(home), `"`)
-		_, err = db.Exec(`UPDATE chat_messages SET content = replace(content, '/__ROOT__', ?)`, pyRoot)
-		must(t, err)
 		var n int
 		must(t, db.QueryRow(`SELECT count(*) FROM chat_messages WHERE content LIKE '%M\u00fcller&Co%'`).Scan(&n))
 		if n == 0 {
@@ -654,7 +610,7 @@ func TestRewriteRealworld(t *testing.T) {
 			NamesWithSpace []string `json:"names_with_space"`
 			NonASCIINames  []string `json:"non_ascii_names"`
 		}
-		readTruth(t, "coffer", &truth)
+		fromTruth(t, truthMap["legacy"].(map[string]any)["per_store"].(map[string]any)[filepath.Join(home, ".coffer", "channel-media")], &truth)
 		src := openStore(t, filepath.Join(home, ".coffer", "channel-media"))
 		referenced := realworldRoundTrip(t, "sqlite:"+dbPath, src, []string{filepath.Join(home, ".coffer", "workspace"), home}, dump)
 		for _, name := range truth.Attached {
