@@ -354,7 +354,9 @@ func contentAddressedBase(b []byte) bool {
 // word that is a relative path right after a space ("Agent/.forge/…/ab12….png"
 // in "saved to /home/u/My Agent/.forge/…") may be the rest of a path with a space
 // in a folder name: when up to three space-separated words before it lead back
-// to one that starts an absolute path, the whole run is tried first.
+// to one that starts an absolute path and ends in a bare folder name ("My"),
+// the whole run is tried first. A file URI that ends in a bare folder name is
+// continued the same way, forward.
 func (h *docHandler) words(s []byte, at *where, off int64) {
 	for pos := 0; pos < len(s); {
 		i := bytes.IndexByte(s[pos:], '/')
@@ -368,6 +370,20 @@ func (h *docHandler) words(s []byte, at *where, off int64) {
 		uri := bytes.IndexByte(word, ':') >= 0
 		if len(word) > maxRefLen || (!uri && !contentAddressedBase(word)) {
 			continue // neither a URI nor a path to a content-addressed name
+		}
+		if uri && len(word) == end-start && hasFileScheme(word) {
+			// A file URI written with its spaces unescaped: "file:///home/u/My Agent/…".
+			if to, ok := pathEnd(s, end, word); ok {
+				if run := trimWord(s[start:to]); len(run) <= maxRefLen {
+					// The run has the shape of one path; its name need not be
+					// content-addressed, as a URI's need not.
+					if r, ok := fileURI(string(run), true, true); ok {
+						h.emit(r, at.get(), off)
+						pos = to
+						continue
+					}
+				}
+			}
 		}
 		if !uri {
 			switch from, how := pathStart(s, start, word); how {
@@ -480,13 +496,13 @@ func pathStart(s []byte, start int, word []byte) (int, int) {
 		if bytes.IndexByte(tok, '/') >= 0 {
 			switch {
 			case hasFileScheme(tok):
-				return from, joined
+				return 0, alone // words continues a file URI forward, if at all
 			case bytes.Contains(tok, []byte("://")):
 				if n == 0 {
 					return 0, inLink
 				}
 				return 0, alone
-			case startsAbsolute(tok) && !contentAddressedBase(tok):
+			case startsAbsolute(tok) && bareFolder(tok) && !contentAddressedBase(tok):
 				return from, joined
 			}
 			return 0, alone // a relative path, or a whole path of its own
@@ -497,6 +513,47 @@ func pathStart(s []byte, start int, word []byte) (int, int) {
 		j = from
 	}
 	return 0, alone
+}
+
+// pathEnd says whether the file URI word, which ends at s[end], continues
+// after a space in a folder name, and where the run ends: up to three
+// space-separated words may lie between it and a relative path that ends it
+// ("file:///home/u/My Agent/.coffer/…").
+func pathEnd(s []byte, end int, word []byte) (int, bool) {
+	if !bareFolder(word) {
+		return 0, false
+	}
+	j := end
+	for n := 0; n <= maxJoined; n++ {
+		if j+1 >= len(s) || s[j] != ' ' {
+			return 0, false
+		}
+		to := wordEnd(s, j+1)
+		tok := s[j+1 : to]
+		if len(tok) == 0 {
+			return 0, false
+		}
+		if bytes.IndexByte(tok, '/') >= 0 {
+			if tok[0] == '/' || tok[0] == '.' || tok[0] == '~' || bytes.IndexByte(tok, ':') >= 0 {
+				return 0, false // a path or link of its own
+			}
+			return to, true
+		}
+		if len(trimWord(tok)) != len(tok) || isShellWord(tok) {
+			return 0, false
+		}
+		j = to
+	}
+	return 0, false
+}
+
+// bareFolder reports whether the last segment of p, a path or URI cut at a
+// space, looks like the start of a folder name rather than a file's: it is not
+// empty and has no dot ("/home/u/My" in "/home/u/My Agent/…", but not
+// "/tmp/a.png" in "cp /tmp/a.png inbound/…").
+func bareFolder(p []byte) bool {
+	seg := p[bytes.LastIndexByte(p, '/')+1:]
+	return len(seg) > 0 && bytes.IndexByte(seg, '.') < 0
 }
 
 // isShellWord recognises the words of a command line that never belong to a

@@ -410,6 +410,25 @@ func runtimeCases(t testing.TB) []runtimeCase {
 			{kind: RelPath, path: "~/.coffer/channel-media/fbe44db24d46462c8ff681980ff2477d.final copy", key: "fbe44db24d46462c8ff681980ff2477d.final copy", home: true},
 		},
 	}, {
+		name:  "coffer prose: a file URI written with the spaces of its folder unescaped",
+		value: true,
+		in:    `[{"type": "text", "text": "\u56fe\u7247\u662f \u8349\u7a3f.tmp (file:///home/u/My Agent/.coffer/channel-media/9df6e7510c12409b9d0a061bc2b1b79a.tmp)"}]`,
+		store: space + "/.coffer/channel-media",
+		want: []wantRef{
+			{kind: FileURI, path: space + "/.coffer/channel-media/9df6e7510c12409b9d0a061bc2b1b79a.tmp", key: "9df6e7510c12409b9d0a061bc2b1b79a.tmp"},
+		},
+	}, {
+		name: "a file name before a space ends a path: two paths in a command",
+		in: forgeDoc(t, "",
+			forgeCallArgs(t, "cli_execute", map[string]any{"command": "cp /tmp/upload.png files/inbound/" + a + " && ls " + space + inbound}),
+			said("assistant", "See file:///tmp/a.png and files/inbound/"+b+".")),
+		store: space + inbound,
+		want: []wantRef{
+			{kind: RelPath, path: "files/inbound/" + a, key: a},
+			{kind: FileURI, path: "/tmp/a.png", status: Outside},
+			{kind: RelPath, path: "files/inbound/" + b, key: b},
+		},
+	}, {
 		name:  "coffer prose: curly quotes and a full-width colon around a path (ensure_ascii)",
 		value: true,
 		in:    `[{"type": "text", "text": "\u4fdd\u5b58\u5728\uff1a/srv/agent/.forge/files/inbound/` + a + `\uff0c\u201c/srv/agent/.forge/files/inbound/` + b + `\u201d"}]`,
