@@ -248,8 +248,8 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 	atLocation := isLocationKey(key)
 	// Only a value that could be a reference by itself is converted and
 	// classified: most strings are prose, or short words without a slash.
-	if mayBeWhole(t, atLocation) {
-		if r, ok := classify(string(t), atLocation); ok {
+	if sh, ok := mayBeWhole(t, atLocation); ok {
+		if r, ok := classifyShaped(string(t), atLocation, sh); ok {
 			h.emit(r, at.get(), off)
 			return
 		}
@@ -260,28 +260,31 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 }
 
 // mayBeWhole is plain's cheap test of whether t, a whole trimmed value, can be
-// a reference by itself, before it is converted for classify, which decides.
-// Prose fails it at its first space.
-func mayBeWhole(t []byte, atLocation bool) bool {
+// a reference by itself, before it is converted for classify, which decides;
+// it hands on the shape it read. Prose fails it at its first space.
+func mayBeWhole(t []byte, atLocation bool) (shape, bool) {
 	if len(t) > maxRefLen {
-		return false
+		return 0, false
 	}
 	if !atLocation && !startsAbsolute(t) {
 		// A relative path or a URI outside a location member has no space.
-		return (len(t) >= blobname.DigestLen || bytes.IndexByte(t, '/') >= 0) && !hasSpaceOrBreak(t)
+		if (len(t) < blobname.DigestLen && bytes.IndexByte(t, '/') < 0) || hasSpaceOrBreak(t) {
+			return 0, false
+		}
+		return scanPath(t), true
 	}
-	if hasLineBreak(t) {
-		return false
-	}
-	if !hasSpace(t) {
-		return true
-	}
-	if spaceBeforePath(t) {
-		return false // more than one path, or prose that names one
+	sh := scanPath(t)
+	switch {
+	case sh&broken != 0:
+		return 0, false
+	case sh&spaced == 0:
+		return sh, true
+	case spaceBeforePath(t):
+		return 0, false // more than one path, or prose that names one
 	}
 	// Outside a location member, a value with spaces is a path only when it is
 	// an absolute path or file URI to a content-addressed name.
-	return atLocation || contentAddressedBase(t)
+	return sh, atLocation || contentAddressedBase(t)
 }
 
 // hasSpaceOrBreak reports whether b holds white space or a NUL; it stops at the
@@ -295,19 +298,25 @@ func hasSpaceOrBreak(b []byte) bool {
 	return false
 }
 
-// hasSpace reports whether b holds a space or a tab, which a path may contain.
-func hasSpace(b []byte) bool {
-	return bytes.IndexByte(b, ' ') >= 0 || bytes.IndexByte(b, '\t') >= 0
-}
+// shape is what scanPath found in a string.
+type shape uint8
 
-// hasLineBreak reports whether b holds a line break or a NUL, which end a path.
-func hasLineBreak(b []byte) bool {
-	for _, c := range b {
-		if c == '\n' || c == '\r' || c == 0 {
-			return true
-		}
+const (
+	spaced    shape = 1 << iota // a space or tab, which a path may hold
+	broken                      // a line break or NUL, which end a path
+	backslash                   // a backslash, which no store key holds
+)
+
+// shapeOf is scanPath's table: the shape bits of each byte.
+var shapeOf = [256]shape{' ': spaced, '\t': spaced, '\n': broken, '\r': broken, 0: broken, '\\': backslash}
+
+// scanPath reads b once for what decides its shape.
+func scanPath[T string | []byte](b T) shape {
+	var sh shape
+	for i := 0; i < len(b); i++ {
+		sh |= shapeOf[b[i]]
 	}
-	return false
+	return sh
 }
 
 // spaceBeforePath reports whether a space or tab in b is followed by the start
@@ -638,19 +647,24 @@ var bucketSchemes = []string{"s3", "gs", "azblob"}
 // classify decides whether v, a whole value, is a reference. atLocation says
 // it sits under a member named like a location, which admits any path shape.
 func classify(v string, atLocation bool) (Reference, bool) {
-	if len(v) == 0 || len(v) > maxRefLen || strings.ContainsAny(v, "\n\r\x00") {
+	return classifyShaped(v, atLocation, scanPath(v))
+}
+
+// classifyShaped is classify given the shape of v.
+func classifyShaped(v string, atLocation bool, sh shape) (Reference, bool) {
+	if len(v) == 0 || len(v) > maxRefLen {
 		return Reference{}, false
 	}
-	spaced := strings.ContainsAny(v, " \t")
-	if spaced && spaceBeforePath(v) {
+	withSpace, withBackslash := sh&spaced != 0, sh&backslash != 0
+	if sh&broken != 0 || withSpace && spaceBeforePath(v) {
 		return Reference{}, false
 	}
 	if hasFileScheme(v) {
-		return fileURI(v, atLocation, spaced)
+		return fileURI(v, atLocation, withSpace)
 	}
 	if i := strings.Index(v, "://"); i > 0 {
 		scheme := strings.ToLower(v[:i])
-		if !contains(bucketSchemes, scheme) || (spaced && !atLocation) {
+		if !contains(bucketSchemes, scheme) || (withSpace && !atLocation) {
 			return Reference{}, false // http(s) links and the like are not store references
 		}
 		u, err := url.Parse(v)
@@ -662,15 +676,15 @@ func classify(v string, atLocation bool) (Reference, bool) {
 	if strings.Contains(v, ":") && !atLocation {
 		return Reference{}, false
 	}
-	if !canBeKey(v) || isDrivePath(v) {
+	if withBackslash || isDrivePath(v) {
 		return Reference{}, false // a Windows path names no key of a local store
 	}
 	_, blobName := blobname.Parse(v)
 	absolute := strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/")
 	switch {
-	case spaced && !atLocation && !(absolute && blobName):
+	case withSpace && !atLocation && !(absolute && blobName):
 		return Reference{}, false
-	case spaced && !absolute && !blobName && !spaceFreeExt(v):
+	case withSpace && !absolute && !blobName && !spaceFreeExt(v):
 		return Reference{}, false // "see a/b for details"
 	case !blobName && !atLocation:
 		return Reference{}, false
@@ -695,7 +709,7 @@ func fileURI(v string, atLocation, spaced bool) (Reference, bool) {
 		return Reference{}, false // another host's file, or "file:x" without a path
 	}
 	p := u.Path
-	if !canBeKey(p) || isDrivePath(p[1:]) || strings.IndexByte(p, 0) >= 0 {
+	if !canBeKey(p) || isDrivePath(p[1:]) {
 		return Reference{}, false // file:///C:/… is a Windows path
 	}
 	if spaced && !atLocation {
