@@ -52,9 +52,12 @@ import (
 //     and non-ASCII white space and punctuation ("：", "“"); sentence punctuation
 //     after a word is dropped. A word that continues a path with a space in a
 //     folder name ("at /home/u/My Agent/.forge/…") is reported with the start of
-//     that path when up to three space-separated words lead back to it;
-//     otherwise the word alone ("Agent/.forge/…"), which usually stays
-//     unanchored. The rest of a link with a space in it is not a path.
+//     that path when up to three space-separated words lead back to it and it
+//     ends in a bare folder name ("My", not "a.png" as in "cp /tmp/a.png
+//     inbound/…"); otherwise the word alone ("Agent/.forge/…"), which usually
+//     stays unanchored. A file URI written with unescaped spaces
+//     ("file:///home/u/My Agent/.coffer/…") is continued the same way. The rest
+//     of a link with a space in it is not a path.
 //
 // JSON held inside a string (a tool call's "arguments", a TEXT column holding JSON)
 // is parsed and searched the same way, up to a few levels deep.
