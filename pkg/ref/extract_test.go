@@ -366,6 +366,7 @@ func runtimeCases(t testing.TB) []runtimeCase {
 			forgeImage(`\\server\share\inbound\`+a),
 			forgeImage("C:/Users/u/.forge/files/inbound/"+a),
 			forgeImage("file:///C:/Users/u/.forge/files/inbound/"+a),
+			forgeImage("file://server/share/.forge/files/inbound/"+a),
 			said("assistant", `saved C:\Users\u\inbound\`+b+" and D:/x/"+c)),
 		store: srv + inbound,
 	}, {
