@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
@@ -15,15 +17,47 @@ import (
 // Extractor finds explicit references in session documents and values.
 //
 // A string is a reference when
-//   - its whole value is a file:// URI or a bucket URL (s3://, gs://, azblob://);
-//   - its whole value is a path (no white space) whose base name is a
-//     content-addressed blob name;
+//   - its whole value is a file URI (file:///…, file://localhost/…, Java's
+//     file:/…) or a bucket URL (s3://, gs://, azblob://);
+//   - its whole value is a path whose base name is a content-addressed blob name;
 //   - it sits under a member whose name says it holds a location ("uri", "url",
-//     "path", "file", "src", …) and its whole value is path-shaped;
+//     "path", "file_path", "src", …) and its whole value is path-shaped;
 //   - it is a "path" (or "key", "object", "name") member of an object that also has
 //     a "bucket" member: the pair names one object ({bucket, path});
 //   - or, inside longer text, a word that is a URI or a path to a
 //     content-addressed name ("saved to /srv/…/inbound/ab12….png").
+//
+// Paths are taken as the runtimes write them:
+//   - A whole value may hold spaces and tabs under a location member
+//     ("/home/u/.coffer/channel-media/<hex>.final copy"), and elsewhere when it
+//     is an absolute path or file URI to a content-addressed name
+//     ("/home/u/My Agent/.forge/files/inbound/ab12….png"). A line break or NUL
+//     never belongs to a path, and a value in which white space is followed by
+//     another path ("/a.png /b.png") is text.
+//   - Non-ASCII characters and "&<>" are ordinary characters of a path value
+//     (in text, "<" and ">" end a word, as around <…/ab12….png>).
+//   - A file URI's Path is its percent-decoded path, "%2F" decoded to a slash
+//     too, so that the resolver judges the path the URI names (a traversal
+//     spelled "..%2F" is refused there like any other). A malformed escape, or
+//     another host than localhost, makes it no reference.
+//   - "~/…" is a RelPath whose Path keeps the "~/" exactly: only a layout
+//     knows the home directory.
+//   - Links of other schemes (http://localhost/…, https://…) are no store
+//     references: the retention matcher keeps their blobs by name.
+//   - A Windows path (C:\…, C:/…, \\server\share\…, file:///C:/…) and any path
+//     holding a backslash or a NUL names no key of a local store and is not
+//     reported, so it can neither resolve to a key nor make a run incomplete.
+//   - In text, words end at white space, quotes, brackets, "|", "\" (a JSON
+//     escape left in text, as the "…png\n" of forge's compaction summaries),
+//     and non-ASCII white space and punctuation ("：", "“"); sentence punctuation
+//     after a word is dropped. A word that continues a path with a space in a
+//     folder name ("at /home/u/My Agent/.forge/…") is reported with the start of
+//     that path when up to three space-separated words lead back to it and it
+//     ends in a bare folder name ("My", not "a.png" as in "cp /tmp/a.png
+//     inbound/…"); otherwise the word alone ("Agent/.forge/…"), which usually
+//     stays unanchored. A file URI written with unescaped spaces
+//     ("file:///home/u/My Agent/.coffer/…") is continued the same way. The rest
+//     of a link with a space in it is not a path.
 //
 // JSON held inside a string (a tool call's "arguments", a TEXT column holding JSON)
 // is parsed and searched the same way, up to a few levels deep.
@@ -243,9 +277,9 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 	}
 	atLocation := isLocationKey(key)
 	// Only a value that could be a reference by itself is converted and
-	// classified: most strings are prose (spaces) or short words without a slash.
-	if len(t) <= maxRefLen && (atLocation || len(t) >= blobname.DigestLen || bytes.IndexByte(t, '/') >= 0) && !hasSpace(t) {
-		if r, ok := classify(string(t), atLocation); ok {
+	// classified: most strings are prose, or short words without a slash.
+	if sh, ok := mayBeWhole(t, atLocation); ok {
+		if r, ok := classifyShaped(string(t), atLocation, sh); ok {
 			h.emit(r, at.get(), off)
 			return
 		}
@@ -255,7 +289,37 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 	}
 }
 
-func hasSpace(b []byte) bool {
+// mayBeWhole is plain's cheap test of whether t, a whole trimmed value, can be
+// a reference by itself, before it is converted for classify, which decides;
+// it hands on the shape it read. Prose fails it at its first space.
+func mayBeWhole(t []byte, atLocation bool) (shape, bool) {
+	if len(t) > maxRefLen {
+		return 0, false
+	}
+	if !atLocation && !startsAbsolute(t) {
+		// A relative path or a URI outside a location member has no space.
+		if (len(t) < blobname.DigestLen && bytes.IndexByte(t, '/') < 0) || hasSpaceOrBreak(t) {
+			return 0, false
+		}
+		return scanPath(t), true
+	}
+	sh := scanPath(t)
+	switch {
+	case sh&broken != 0:
+		return 0, false
+	case sh&spaced == 0:
+		return sh, true
+	case spaceBeforePath(t):
+		return 0, false // more than one path, or prose that names one
+	}
+	// Outside a location member, a value with spaces is a path only when it is
+	// an absolute path or file URI to a content-addressed name.
+	return sh, atLocation || contentAddressedBase(t)
+}
+
+// hasSpaceOrBreak reports whether b holds white space or a NUL; it stops at the
+// first.
+func hasSpaceOrBreak(b []byte) bool {
 	for _, c := range b {
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0 {
 			return true
@@ -264,39 +328,295 @@ func hasSpace(b []byte) bool {
 	return false
 }
 
-// words finds URIs and blob paths inside longer text.
+// shape is what scanPath found in a string.
+type shape uint8
+
+const (
+	spaced    shape = 1 << iota // a space or tab, which a path may hold
+	broken                      // a line break or NUL, which end a path
+	backslash                   // a backslash, which no store key holds
+)
+
+// shapeOf is scanPath's table: the shape bits of each byte.
+var shapeOf = [256]shape{' ': spaced, '\t': spaced, '\n': broken, '\r': broken, 0: broken, '\\': backslash}
+
+// scanPath reads b once for what decides its shape.
+func scanPath[T string | []byte](b T) shape {
+	var sh shape
+	for i := 0; i < len(b); i++ {
+		sh |= shapeOf[b[i]]
+	}
+	return sh
+}
+
+// spaceBeforePath reports whether a space or tab in b is followed by the start
+// of another path ("/…" or "~/…"): "cp /a.png /b.png" is two paths, not one with
+// a space in it.
+func spaceBeforePath[T string | []byte](b T) bool {
+	for i := 0; i+1 < len(b); i++ {
+		if (b[i] == ' ' || b[i] == '\t') && (b[i+1] == '/' || (b[i+1] == '~' && i+2 < len(b) && b[i+2] == '/')) {
+			return true
+		}
+	}
+	return false
+}
+
+// startsAbsolute reports whether b starts like an absolute path: "/", "~/" or
+// a file URI.
+func startsAbsolute[T string | []byte](b T) bool {
+	return len(b) > 0 && b[0] == '/' || len(b) > 1 && b[0] == '~' && b[1] == '/' || hasFileScheme(b)
+}
+
+func hasFileScheme[T string | []byte](b T) bool {
+	return len(b) >= 5 && (b[0]|0x20) == 'f' && (b[1]|0x20) == 'i' && (b[2]|0x20) == 'l' && (b[3]|0x20) == 'e' && b[4] == ':'
+}
+
+// contentAddressedBase is a cheap test of whether the base name of b can be a
+// content-addressed name (blobname.Parse decides): 64 lower-case hex digits,
+// then the end or a dot.
+func contentAddressedBase(b []byte) bool {
+	base := b[bytes.LastIndexByte(b, '/')+1:]
+	if len(base) < blobname.DigestLen || len(base) > blobname.DigestLen && base[blobname.DigestLen] != '.' {
+		return false
+	}
+	for _, c := range base[:blobname.DigestLen] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// words finds URIs and paths to content-addressed names inside longer text.
+//
+// A word is a run of characters between word breaks that contains a slash. A
+// word that is a relative path right after a space ("Agent/.forge/…/ab12….png"
+// in "saved to /home/u/My Agent/.forge/…") may be the rest of a path with a space
+// in a folder name: when up to three space-separated words before it lead back
+// to one that starts an absolute path and ends in a bare folder name ("My"),
+// the whole run is tried first. A file URI that ends in a bare folder name is
+// continued the same way, forward.
 func (h *docHandler) words(s []byte, at *where, off int64) {
-	for len(s) > 0 {
-		i := bytes.IndexByte(s, '/')
+	for pos := 0; pos < len(s); {
+		i := bytes.IndexByte(s[pos:], '/')
 		if i < 0 {
 			return
 		}
-		start := i
-		for start > 0 && !isWordBreak(s[start-1]) {
-			start--
-		}
-		end := i
-		for end < len(s) && !isWordBreak(s[end]) {
-			end++
-		}
-		word := bytes.TrimRight(s[start:end], ".,:;!?")
-		if len(word) > maxRefLen || (bytes.IndexByte(word, ':') < 0 && len(word) < blobname.DigestLen) {
-			s = s[end:]
+		i += pos
+		start, end := wordStart(s, i), wordEnd(s, i)
+		pos = end
+		word := trimWord(s[start:end])
+		uri := bytes.IndexByte(word, ':') >= 0
+		if len(word) > maxRefLen || (!uri && !contentAddressedBase(word)) {
 			continue // neither a URI nor a path to a content-addressed name
+		}
+		if uri && len(word) == end-start && hasFileScheme(word) {
+			// A file URI written with its spaces unescaped: "file:///home/u/My Agent/…".
+			if to, ok := pathEnd(s, end, word); ok {
+				if run := trimWord(s[start:to]); len(run) <= maxRefLen {
+					// The run has the shape of one path; its name need not be
+					// content-addressed, as a URI's need not.
+					if r, ok := fileURI(string(run), true, true); ok {
+						h.emit(r, at.get(), off)
+						pos = to
+						continue
+					}
+				}
+			}
+		}
+		if !uri {
+			switch from, how := pathStart(s, start, word); how {
+			case inLink:
+				continue // the rest of a link with a space in it
+			case joined:
+				if run := trimWord(s[from:end]); len(run) <= maxRefLen {
+					if r, ok := classify(string(run), false); ok {
+						h.emit(r, at.get(), off)
+						continue
+					}
+				}
+			}
 		}
 		if r, ok := classify(string(word), false); ok {
 			h.emit(r, at.get(), off)
 		}
-		s = s[end:]
 	}
+}
+
+// trimWord drops the sentence punctuation that may follow a word.
+func trimWord(w []byte) []byte { return bytes.TrimRight(w, ".,:;!?") }
+
+// wordStart returns where the word around s[i] starts. A JSON escape that
+// precedes it in text holding escaped JSON ("…\n/srv/…", "\u0022/srv/…") is
+// not part of it: the backslash is a break, and the escape's letters are dropped.
+func wordStart(s []byte, i int) int {
+	for i > 0 {
+		c := s[i-1]
+		if c < utf8.RuneSelf {
+			if isWordBreak(c) {
+				break
+			}
+			i--
+			continue
+		}
+		r, n := utf8.DecodeLastRune(s[:i])
+		if isRuneBreak(r, n) {
+			break
+		}
+		i -= n
+	}
+	if i > 0 && s[i-1] == '\\' && i < len(s) {
+		switch c := s[i]; {
+		case c == 'n' || c == 'r' || c == 't' || c == 'b' || c == 'f':
+			i++
+		case c == 'u' && i+5 <= len(s) && hexDigits(s[i+1:i+5]):
+			i += 5
+		}
+	}
+	return i
+}
+
+// wordEnd returns where the word around s[i] ends.
+func wordEnd(s []byte, i int) int {
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if isWordBreak(c) {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		if isRuneBreak(r, n) {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+func hexDigits(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c|0x20 < 'a' || c|0x20 > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// How pathStart found the word to continue.
+const (
+	alone  = iota // the word stands by itself
+	joined        // the word continues a path that starts earlier
+	inLink        // the word continues a link (http://…): not a path
+)
+
+// maxJoined is how many space-separated words may lie between the start of an
+// absolute path and a word that continues it ("/Users/j/Google Drive - Work/…").
+const maxJoined = 3
+
+// pathStart says whether word, which starts at s[start], continues a path with
+// spaces that starts earlier in s, and where that path starts.
+func pathStart(s []byte, start int, word []byte) (int, int) {
+	if word[0] == '/' || word[0] == '.' || word[0] == '~' {
+		return 0, alone // a path of its own
+	}
+	j := start
+	for n := 0; n <= maxJoined; n++ {
+		if j < 2 || s[j-1] != ' ' {
+			return 0, alone
+		}
+		from := wordStart(s, j-1)
+		tok := s[from : j-1]
+		if len(tok) == 0 || len(trimWord(tok)) != len(tok) {
+			return 0, alone // two spaces, or the end of a sentence
+		}
+		if bytes.IndexByte(tok, '/') >= 0 {
+			switch {
+			case hasFileScheme(tok):
+				return 0, alone // words continues a file URI forward, if at all
+			case bytes.Contains(tok, []byte("://")):
+				if n == 0 {
+					return 0, inLink
+				}
+				return 0, alone
+			case startsAbsolute(tok) && bareFolder(tok) && !contentAddressedBase(tok):
+				return from, joined
+			}
+			return 0, alone // a relative path, or a whole path of its own
+		}
+		if isShellWord(tok) {
+			return 0, alone
+		}
+		j = from
+	}
+	return 0, alone
+}
+
+// pathEnd says whether the file URI word, which ends at s[end], continues
+// after a space in a folder name, and where the run ends: up to three
+// space-separated words may lie between it and a relative path that ends it
+// ("file:///home/u/My Agent/.coffer/…").
+func pathEnd(s []byte, end int, word []byte) (int, bool) {
+	if !bareFolder(word) {
+		return 0, false
+	}
+	j := end
+	for n := 0; n <= maxJoined; n++ {
+		if j+1 >= len(s) || s[j] != ' ' {
+			return 0, false
+		}
+		to := wordEnd(s, j+1)
+		tok := s[j+1 : to]
+		if len(tok) == 0 {
+			return 0, false
+		}
+		if bytes.IndexByte(tok, '/') >= 0 {
+			if tok[0] == '/' || tok[0] == '.' || tok[0] == '~' || bytes.IndexByte(tok, ':') >= 0 {
+				return 0, false // a path or link of its own
+			}
+			return to, true
+		}
+		if len(trimWord(tok)) != len(tok) || isShellWord(tok) {
+			return 0, false
+		}
+		j = to
+	}
+	return 0, false
+}
+
+// bareFolder reports whether the last segment of p, a path or URI cut at a
+// space, looks like the start of a folder name rather than a file's: it is not
+// empty and has no dot ("/home/u/My" in "/home/u/My Agent/…", but not
+// "/tmp/a.png" in "cp /tmp/a.png inbound/…").
+func bareFolder(p []byte) bool {
+	seg := p[bytes.LastIndexByte(p, '/')+1:]
+	return len(seg) > 0 && bytes.IndexByte(seg, '.') < 0
+}
+
+// isShellWord recognises the words of a command line that never belong to a
+// folder name: "&&", an option ("-v"), a variable ("$HOME", "X=1").
+func isShellWord(tok []byte) bool {
+	return string(tok) == "&&" || string(tok) == "&" || (len(tok) > 1 && tok[0] == '-') || tok[0] == '$' || bytes.IndexByte(tok, '=') >= 0
 }
 
 func isWordBreak(c byte) bool {
 	switch c {
-	case ' ', '\t', '\n', '\r', '"', '\'', '`', '(', ')', '<', '>', '[', ']', '{', '}', ',', ';', '|':
+	case ' ', '\t', '\n', '\r', 0, '"', '\'', '`', '(', ')', '<', '>', '[', ']', '{', '}', ',', ';', '|', '\\':
 		return true
 	}
 	return false
+}
+
+// isRuneBreak reports whether r, a non-ASCII character n bytes long, breaks
+// words: white space and punctuation such as "：" "，" "“" "”" "「". Letters,
+// dashes and bytes that are not UTF-8 belong to the word.
+func isRuneBreak(r rune, n int) bool {
+	if r == utf8.RuneError && n <= 1 {
+		return false
+	}
+	return unicode.IsSpace(r) || unicode.In(r, unicode.Ps, unicode.Pe, unicode.Pi, unicode.Pf, unicode.Po)
 }
 
 func (h *docHandler) emit(r Reference, pointer string, off int64) {
@@ -357,42 +677,97 @@ var bucketSchemes = []string{"s3", "gs", "azblob"}
 // classify decides whether v, a whole value, is a reference. atLocation says
 // it sits under a member named like a location, which admits any path shape.
 func classify(v string, atLocation bool) (Reference, bool) {
-	if len(v) == 0 || len(v) > maxRefLen || strings.ContainsAny(v, " \t\n\r\x00") {
+	return classifyShaped(v, atLocation, scanPath(v))
+}
+
+// classifyShaped is classify given the shape of v.
+func classifyShaped(v string, atLocation bool, sh shape) (Reference, bool) {
+	if len(v) == 0 || len(v) > maxRefLen {
 		return Reference{}, false
+	}
+	withSpace, withBackslash := sh&spaced != 0, sh&backslash != 0
+	if sh&broken != 0 || withSpace && spaceBeforePath(v) {
+		return Reference{}, false
+	}
+	if hasFileScheme(v) {
+		return fileURI(v, atLocation, withSpace)
 	}
 	if i := strings.Index(v, "://"); i > 0 {
 		scheme := strings.ToLower(v[:i])
-		switch {
-		case scheme == "file":
-			u, err := url.Parse(v)
-			if err != nil || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
-				return Reference{}, false
-			}
-			return Reference{Raw: v, Kind: FileURI, Path: u.Path}, true
-		case contains(bucketSchemes, scheme):
-			u, err := url.Parse(v)
-			if err != nil || u.Host == "" {
-				return Reference{}, false
-			}
-			return Reference{Raw: v, Kind: BucketURL, Scheme: scheme, Bucket: u.Host, Path: strings.TrimPrefix(u.Path, "/")}, true
+		if !contains(bucketSchemes, scheme) || (withSpace && !atLocation) {
+			return Reference{}, false // http(s) links and the like are not store references
 		}
-		return Reference{}, false
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" || !canBeKey(u.Path) {
+			return Reference{}, false
+		}
+		return Reference{Raw: v, Kind: BucketURL, Scheme: scheme, Bucket: u.Host, Path: strings.TrimPrefix(u.Path, "/")}, true
 	}
 	if strings.Contains(v, ":") && !atLocation {
 		return Reference{}, false
 	}
+	if withBackslash || isDrivePath(v) {
+		return Reference{}, false // a Windows path names no key of a local store
+	}
 	_, blobName := blobname.Parse(v)
-	if !blobName && !atLocation {
+	absolute := strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/")
+	switch {
+	case withSpace && !atLocation && !(absolute && blobName):
+		return Reference{}, false
+	case withSpace && !absolute && !blobName && !spaceFreeExt(v):
+		return Reference{}, false // "see a/b for details"
+	case !blobName && !atLocation:
+		return Reference{}, false
+	case atLocation && !blobName && !looksLikeFile(v):
 		return Reference{}, false
 	}
-	if atLocation && !blobName && !looksLikeFile(v) {
-		return Reference{}, false
-	}
-	kind := RelPath
+	kind := RelPath // "~/…" too: the resolver knows the home directory, or not
 	if strings.HasPrefix(v, "/") {
 		kind = AbsPath
 	}
 	return Reference{Raw: v, Kind: kind, Path: v}, true
+}
+
+// fileURI classifies v, which starts with "file:". Its Path is the decoded
+// path: every escape is decoded, "%2F" too, so that the resolver sees the path
+// the URI names ("…/inbound%2Fab….png" is ".../inbound/ab….png", and
+// "..%2F..%2Fetc" is a traversal the resolver refuses). A malformed escape makes
+// v no reference at all.
+func fileURI(v string, atLocation, spaced bool) (Reference, bool) {
+	u, err := url.Parse(v)
+	if err != nil || !strings.HasPrefix(u.Path, "/") || (u.Host != "" && !strings.EqualFold(u.Host, "localhost")) {
+		return Reference{}, false // another host's file, or "file:x" without a path
+	}
+	p := u.Path
+	if !canBeKey(p) || isDrivePath(p[1:]) {
+		return Reference{}, false // file:///C:/… is a Windows path
+	}
+	if spaced && !atLocation {
+		if _, ok := blobname.Parse(p); !ok {
+			return Reference{}, false
+		}
+	}
+	return Reference{Raw: v, Kind: FileURI, Path: p}, true
+}
+
+// canBeKey reports whether a path can name a key of a store at all: no store
+// key holds a backslash or a NUL (a Windows path, "\\server\share\x.png",
+// or text with escapes left in it).
+func canBeKey(p string) bool {
+	return strings.IndexByte(p, '\\') < 0 && strings.IndexByte(p, 0) < 0
+}
+
+// isDrivePath recognises a Windows drive path: "C:", "C:/…", "C:\…".
+func isDrivePath(p string) bool {
+	return len(p) >= 2 && (p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z') && p[1] == ':' && (len(p) == 2 || p[2] == '/' || p[2] == '\\')
+}
+
+// spaceFreeExt reports whether v's base name has an extension without white
+// space in it, as a relative path with a space in a folder name has
+// ("My Agent/.forge/files/x.png").
+func spaceFreeExt(v string) bool {
+	ext := path.Ext(v)
+	return len(ext) > 1 && !strings.ContainsAny(ext, " \t")
 }
 
 // looksLikeFile admits a location value that names a file: a path with a slash, or
