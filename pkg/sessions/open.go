@@ -24,6 +24,12 @@ type Options struct {
 	// result row becomes an [Item] with Place.Table "query", Place.Key the row's
 	// first column rendered as text and Place.Column the result column's name.
 	Query string
+	// Exclude are path.Match patterns of entries of a sessions folder that are
+	// not read (--sessions-exclude). Each is matched against an entry's slash
+	// path relative to the folder and against its base name; an excluded folder
+	// is not entered. Excluded entries are counted in Counts.Excluded. Only
+	// folder sources use them.
+	Exclude []string
 }
 
 // Open opens the session source named by spec, as given on the command line.
@@ -103,7 +109,10 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 	if looksLikeSQLite(spec) {
 		return nil, usagef("%s is a SQLite database, not a JSON file: write sqlite:%s", spec, spec)
 	}
-	return &filesSource{spec: spec}, nil
+	if err := checkExclude(opts.Exclude); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return &filesSource{spec: spec, exclude: opts.Exclude}, nil
 }
 
 // schemeRE matches a URL scheme followed by "://".
