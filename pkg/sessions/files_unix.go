@@ -21,3 +21,8 @@ func fileIdentity(fi fs.FileInfo, path string) fileKey {
 func openFile(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
+
+// dirWritable reports whether this process may create files in dir.
+func dirWritable(dir string) bool {
+	return syscall.Access(dir, 2 /* W_OK */) == nil
+}
