@@ -32,6 +32,11 @@ import (
 // without one. A table that cannot be read (no SELECT privilege) is reported as an
 // Item with Err, rolled back to a savepoint, and the walk goes on.
 //
+// Row-level security never hides rows: the connection sets row_security = off,
+// so a table (or a query) that a policy would filter for this role (not the
+// owner, or the owner under FORCE ROW LEVEL SECURITY) fails with an error, and
+// the read is incomplete. A role with BYPASSRLS, or a superuser, reads all rows.
+//
 // With a query, its result columns of those types, and bytea, become Items; cast
 // other columns to text in the query to include them.
 type pgSource struct {
@@ -81,6 +86,11 @@ func pgConfig(spec string) (cfg *pgx.ConnConfig, shown, host string, err error) 
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "mediactl"
 	}
+	// Row-level security must make a read fail, not filter it: with
+	// row_security off, a query that a policy would affect raises an error
+	// (unless the role bypasses row security, and then nothing is hidden).
+	// Set whatever the URL says, for the reader and the rewriter alike.
+	cfg.RuntimeParams["row_security"] = "off"
 	if cfg.ConnectTimeout == 0 {
 		// Without connect_timeout in the URL, an unreachable host would hang
 		// until the OS gives up.
