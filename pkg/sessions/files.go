@@ -97,7 +97,7 @@ var walkDirHook func(dir string)
 // a session.
 type UnreadError struct {
 	Path   string
-	Reason string // e.g. "not a session document (name)", "a socket"
+	Reason string // e.g. "not a session document (by its name)", "a socket"
 }
 
 func (e *UnreadError) Error() string {
@@ -105,7 +105,7 @@ func (e *UnreadError) Error() string {
 }
 
 // reasonNotDocument is why a regular file with another name is not read.
-const reasonNotDocument = "not a session document (name: not *.json, *.jsonl, *.ndjson, optionally .gz/.zst/.zstd, nor a *.tmp leftover of one)"
+const reasonNotDocument = "not a session document (by its name)"
 
 // errEmptyJSON is why a 0-byte .json file is a problem.
 var errEmptyJSON = errors.New("empty file: a session document holds JSON")
@@ -240,6 +240,66 @@ func (s *filesSource) Walk(ctx context.Context, fn func(Item) error) (Counts, er
 	}
 }
 
+// walkRewritable is the walk the rewriter works from: the same places, but only
+// the files it can rewrite in place. It is one pass, without listing again (the
+// rewriter's own renames would look like changes), and it reads only regular,
+// uncompressed documents reached without a link. Links, leftovers, compressed
+// documents and pipes or devices with a document's name are counted in
+// Counts.Skipped; other files are passed over (Walk reports them to the scan).
+// A link swapped in after the listing is refused by the rewriter itself.
+func (s *filesSource) walkRewritable(ctx context.Context, fn func(Item) error) (Counts, error) {
+	var c Counts
+	fi, err := statRoot(s.spec)
+	if err != nil {
+		return c, err
+	}
+	if !fi.IsDir() {
+		c.Documents++
+		return c, fn(s.document(s.spec, fi, docFormat{oneJSON: true}, true, false))
+	}
+	w := &filesWalk{s: s, ctx: ctx, fn: fn, c: &c, rewrite: true, read: map[fileKey]bool{}, seen: map[string]entryState{}, visited: map[fileKey]bool{}}
+	return c, w.dir(s.spec, "", nil)
+}
+
+// rewritableEntry is entry for walkRewritable.
+func (w *filesWalk) rewritableEntry(p, rel, name string, e fs.DirEntry, ancestors []fileKey) error {
+	t := e.Type()
+	switch {
+	case t.IsDir():
+		return w.dir(p, rel, ancestors)
+	case t&fs.ModeSymlink != 0:
+		w.c.Skipped++
+		return nil
+	}
+	f, isDoc := documentFormat(name)
+	if !isDoc {
+		if _, ok := leftoverFormat(name); ok {
+			w.c.Skipped++
+		}
+		return nil
+	}
+	if !t.IsRegular() || f.comp != plain {
+		w.c.Skipped++
+		return nil
+	}
+	fi, err := e.Info() // lstat
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone: nothing to rewrite
+		}
+		return w.report(p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		w.c.Skipped++ // replaced by a link or something else since the listing
+		return nil
+	}
+	if err := probe(p); err != nil {
+		return w.report(p, err)
+	}
+	w.c.Documents++
+	return w.fn(w.s.document(p, fi, f, false, false))
+}
+
 // fileKey is a file's identity: device and inode where the platform has them.
 type fileKey struct {
 	dev, ino uint64
@@ -271,6 +331,7 @@ type filesWalk struct {
 	fn  func(Item) error
 	c   *Counts
 
+	rewrite bool // walkRewritable
 	pass    int
 	changes int                   // entries new or changed in this pass (after the first)
 	seen    map[string]entryState // path → what the latest listing saw there
@@ -398,6 +459,9 @@ func (w *filesWalk) entry(dir, dirRel string, e fs.DirEntry, ancestors []fileKey
 			w.c.Excluded++
 		}
 		return nil
+	}
+	if w.rewrite {
+		return w.rewritableEntry(p, rel, name, e, ancestors)
 	}
 	linked := e.Type()&fs.ModeSymlink != 0
 	if !linked && e.IsDir() {

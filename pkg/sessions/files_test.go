@@ -644,3 +644,40 @@ func TestFilesCanceled(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// rewritable is a folder source walked the way the rewriter walks it.
+type rewritable struct{ *filesSource }
+
+func (r rewritable) Walk(ctx context.Context, fn func(Item) error) (Counts, error) {
+	return r.walkRewritable(ctx, fn)
+}
+
+// TestFilesRewritable: the rewriter's walk keeps to files it can rewrite in
+// place, and counts what it leaves.
+func TestFilesRewritable(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "t-1.json"), `{}`)
+	writeFile(t, filepath.Join(dir, "T-2.JSON"), `{}`)
+	writeFile(t, filepath.Join(dir, "t-3.json.tmp"), `{}`)
+	writeFile(t, filepath.Join(dir, "t-4.json.gz"), gzipped(t, `{}`))
+	writeFile(t, filepath.Join(dir, "README.txt"), `x`)
+	writeFile(t, filepath.Join(dir, "sub", "t-5.jsonl"), `{}`)
+	if err := os.Symlink("t-1.json", filepath.Join(dir, "link.json")); err != nil {
+		t.Skipf("symlinks: %v", err)
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	items, c := walkAll(t, rewritable{openFiles(t, dir).(*filesSource)})
+	var want []string
+	for _, p := range []string{"T-2.JSON", "sub/t-5.jsonl", "t-1.json"} {
+		want = append(want, filepath.ToSlash(filepath.Join(dir, p)))
+	}
+	if got := documents(items); !reflect.DeepEqual(got, want) || len(items) != 3 {
+		t.Errorf("documents = %q, want %q", got, want)
+	}
+	// link.json, linkdir, t-3.json.tmp, t-4.json.gz
+	if c != (Counts{Documents: 3, Skipped: 4}) {
+		t.Errorf("counts = %+v", c)
+	}
+}
