@@ -82,7 +82,7 @@ func openSQLite(ctx context.Context, spec, path, query string) (Source, error) {
 	s := &sqliteSource{spec: spec, path: path, query: query}
 	dsn := sqliteDSN
 	if sqliteWALMode(path) && !exists(path+"-wal") {
-		if dirWritable(filepath.Dir(path)) {
+		if sqliteDirWritable(filepath.Dir(path)) {
 			s.cleanWAL = !exists(path + "-shm")
 		} else {
 			s.immutable, s.before, dsn = true, fi, sqliteImmutableDSN
@@ -109,6 +109,9 @@ func sqliteWALMode(path string) bool {
 	}
 	return string(head[:16]) == string(sqliteMagic) && head[18] == 2 && head[19] == 2
 }
+
+// sqliteDirWritable is dirWritable; tests replace it.
+var sqliteDirWritable = dirWritable
 
 func exists(path string) bool {
 	_, err := os.Lstat(path)

@@ -3,9 +3,11 @@
 package sessions
 
 import (
+	"context"
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -99,4 +101,62 @@ func TestSQLiteCleanWALReadOnlyFolder(t *testing.T) {
 	t.Run("writable folder", func(t *testing.T) { readCleanWAL(t, path) })
 	runAsNobody(t, "MEDIACTL_TEST_SQLITE_DB="+path)
 	checkNoWALFiles(t, path)
+}
+
+// TestSQLiteImmutableReadChecked: a read without locks (immutable) that a
+// writer may have torn is a problem: the database file changed, or a -wal
+// appeared, while it was read.
+func TestSQLiteImmutableReadChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, path string)
+		errHas string
+	}{
+		{"untouched", func(*testing.T, string) {}, ""},
+		{"written", func(t *testing.T, path string) {
+			// coffer writes and closes: the close checkpoints into the file.
+			db, err := sql.Open("sqlite", "file:"+path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`UPDATE chat_messages SET status = 'edited'`); err != nil {
+				t.Fatal(err)
+			}
+		}, "was written while it was read"},
+		{"writer opened", func(t *testing.T, path string) {
+			writeFile(t, path+"-wal", "")
+		}, "a writer opened the database"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "coffer.db")
+			createCleanWAL(t, path)
+			// As if the folder were not writable (TestSQLiteCleanWALReadOnlyFolder
+			// takes that path for real).
+			sqliteDirWritable = func(string) bool { return false }
+			src := openSQLiteSpec(t, "sqlite:"+path, "").(*sqliteSource)
+			sqliteDirWritable = dirWritable
+			if !src.immutable {
+				t.Fatal("not opened immutable")
+			}
+			var items []Item
+			_, err := src.Walk(context.Background(), func(it Item) error {
+				if len(items) == 0 {
+					tc.change(t, path)
+				}
+				items = append(items, it)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := items[len(items)-1]
+			switch {
+			case tc.errHas == "" && last.Err != nil:
+				t.Errorf("an unchanged database: %v", last.Err)
+			case tc.errHas != "" && (last.Err == nil || !strings.Contains(last.Err.Error(), tc.errHas)):
+				t.Errorf("last item %+v, want a problem saying %q", last, tc.errHas)
+			}
+		})
+	}
 }
