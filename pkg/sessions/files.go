@@ -412,14 +412,10 @@ func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
 		return nil
 	}
 	id := fileIdentity(fi, p)
-	for i, a := range ancestors {
+	for _, a := range ancestors {
 		if a == id {
 			f.Close()
-			at := "the folder itself"
-			if i < len(ancestors)-1 || rel != "" {
-				at = "a folder above it"
-			}
-			return w.problem(p, fmt.Errorf("%s: symbolic link loop: it leads back to %s", p, at))
+			return w.problem(p, fmt.Errorf("%s: symbolic link loop: it leads back to a folder on its own path", p))
 		}
 	}
 	if w.visited[id] {

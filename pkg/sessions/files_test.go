@@ -681,3 +681,41 @@ func TestFilesRewritable(t *testing.T) {
 		t.Errorf("counts = %+v", c)
 	}
 }
+
+// FuzzDocumentFormat: a file's name decides how it is read, in any letter
+// case, and a leftover is exactly a document's name plus ".tmp".
+func FuzzDocumentFormat(f *testing.F) {
+	for _, s := range []string{"t-1.json", "T-1.JSON", "a.jsonl.gz", "a.NDJSON.ZSTD", "a.json.zst", "t-1.json.tmp", ".json", "json", "a.gz", "a.tmp", "a.json.tmp.tmp", "a.json.bak"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		df, ok := documentFormat(name)
+		uf, uok := documentFormat(strings.ToUpper(name))
+		lf, lok := documentFormat(strings.ToLower(name))
+		if isASCII(name) && (ok != uok || ok != lok || df != uf || df != lf) {
+			t.Errorf("%q: the letter case changes how it is read: %v %v, upper %v %v, lower %v %v", name, df, ok, uf, uok, lf, lok)
+		}
+		if ok && !documentExt(name) {
+			t.Errorf("%q: documentExt disagrees", name)
+		}
+		lo, isLeft := leftoverFormat(name)
+		if isLeft {
+			base, baseOK := documentFormat(name[:len(name)-4])
+			if !baseOK || base != lo || !strings.EqualFold(name[len(name)-4:], ".tmp") {
+				t.Errorf("%q: a leftover, but not a document's name + .tmp", name)
+			}
+		}
+		if ok && isLeft {
+			t.Errorf("%q: both a document and a leftover", name)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

@@ -87,3 +87,55 @@ func TestFilesUnreadable(t *testing.T) {
 		t.Error("Walk of an unreadable top folder: no error")
 	}
 }
+
+// TestFilesOpenThroughLink: a document listed through a symbolic link is
+// opened through it; a link that no longer leads to a regular file (here a
+// named pipe, which must not block) is refused.
+func TestFilesOpenThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	other := t.TempDir()
+	writeFile(t, filepath.Join(other, "s.json"), `{"v":1}`)
+	link := filepath.Join(dir, "s.json")
+	if err := os.Symlink(filepath.Join(other, "s.json"), link); err != nil {
+		t.Skipf("symlinks: %v", err)
+	}
+	var item Item
+	if _, err := openFiles(t, dir).Walk(context.Background(), func(it Item) error { item = it; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if item.Open == nil || item.Place.Document != link {
+		t.Fatalf("item = %+v, want the linked document", item)
+	}
+	// Renamed over at its target, as forge writes: still read.
+	if err := forgeWrite(filepath.Join(other, "s.json"), `{"v":2}`); err != nil {
+		t.Fatal(err)
+	}
+	r, err := item.Open()
+	if err != nil {
+		t.Fatalf("Open after the target was rewritten: %v", err)
+	}
+	r.Close()
+	// The target replaced by a pipe: refused, without blocking.
+	if err := os.Remove(filepath.Join(other, "s.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(other, "s.json"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		r, err := item.Open()
+		if err == nil {
+			r.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Open read a named pipe through the link")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Open blocked on a named pipe")
+	}
+}
