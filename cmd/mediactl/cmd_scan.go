@@ -176,8 +176,20 @@ func printScan(w io.Writer, rep *scan.Report, quiet bool) {
 			if s.Rows > 0 || s.Documents == 0 {
 				what = fmt.Sprintf("%s rows", humanize.Comma(s.Rows))
 			}
-			if s.Skipped > 0 {
-				what += fmt.Sprintf(" (%s skipped)", humanize.Comma(s.Skipped))
+			var extra []string
+			for _, n := range []struct {
+				count int64
+				what  string
+			}{{s.Leftovers, "leftover"}, {s.Excluded, "excluded"}, {s.Unread, "unread"}, {s.Skipped, "skipped"}} {
+				if n.count > 0 {
+					if n.what == "leftover" && n.count > 1 {
+						n.what += "s"
+					}
+					extra = append(extra, humanize.Comma(n.count)+" "+n.what)
+				}
+			}
+			if len(extra) > 0 {
+				what += " (" + strings.Join(extra, ", ") + ")"
 			}
 			fmt.Fprintf(w, "%s: %s, %s, %s references to %s blobs\n", s.Source, what, humanize.Bytes(uint64(s.Bytes)),
 				humanize.Comma(s.References), humanize.Comma(s.DistinctBlobs))

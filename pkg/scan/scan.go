@@ -107,6 +107,13 @@ type SourceReport struct {
 	DistinctBlobs int64  `json:"distinct_blobs"`
 	Problems      int64  `json:"problems"`
 	Complete      bool   `json:"complete"`
+
+	// A folder's entries excluded by the operator, "*.tmp" leftovers read
+	// (not counted in Documents), and files neither read nor excluded (each
+	// also a problem).
+	Excluded  int64 `json:"excluded"`
+	Leftovers int64 `json:"leftovers"`
+	Unread    int64 `json:"unread"`
 }
 
 // Report is the result of a scan.
@@ -262,6 +269,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	for i := range rep.Sources {
 		sr := &rep.Sources[i]
 		sr.Documents, sr.Rows, sr.Skipped = counts[i].Documents, counts[i].Rows, counts[i].Skipped
+		sr.Excluded, sr.Leftovers, sr.Unread = counts[i].Excluded, counts[i].Leftovers, counts[i].Unread
 		if err := walkErrs[i]; err != nil && !errors.Is(err, context.Canceled) {
 			c.problem(i, Problem{Place: ref.Place{Source: sr.Source, Offset: -1}, Err: err.Error()})
 		}

@@ -2,6 +2,7 @@ package sessions_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,8 +11,9 @@ import (
 	"github.com/mediactl/mediactl/pkg/sessions"
 )
 
-// Walk a forge session folder: documents in lexical order, the stale ".tmp" of an
-// atomic write counted as skipped.
+// Walk a forge session folder: documents in lexical order, the ".tmp" of an
+// atomic write read as a leftover (it may be the only copy of a session), and
+// a file that is not a session reported as unread.
 func Example() {
 	dir, err := os.MkdirTemp("", "sessions-example")
 	if err != nil {
@@ -37,9 +39,13 @@ func Example() {
 	defer src.Close()
 	counts, err := src.Walk(ctx, func(it sessions.Item) error {
 		name, _ := filepath.Rel(dir, it.Place.Document)
-		if it.Err != nil {
-			fmt.Printf("%s: %v\n", name, it.Err)
+		var unread *sessions.UnreadError
+		if errors.As(it.Err, &unread) {
+			fmt.Printf("%s: not read: %s\n", name, unread.Reason)
 			return nil
+		}
+		if it.Err != nil {
+			return it.Err
 		}
 		r, err := it.Open()
 		if err != nil {
@@ -50,15 +56,21 @@ func Example() {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s (%d bytes): %s\n", name, it.Size, b)
+		what := ""
+		if it.Leftover {
+			what = ", leftover"
+		}
+		fmt.Printf("%s (%d bytes%s): %s\n", name, it.Size, what, b)
 		return nil
 	})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("%d documents, %d skipped\n", counts.Documents, counts.Skipped)
+	fmt.Printf("%d documents, %d leftovers, %d unread\n", counts.Documents, counts.Leftovers, counts.Unread)
 	// Output:
+	// notes.txt: not read: not a session document (by its name)
 	// t-1.json (31 bytes): {"task_id":"t-1","messages":[]}
 	// t-2.json (31 bytes): {"task_id":"t-2","messages":[]}
-	// 2 documents, 1 skipped
+	// t-2.json.tmp (22 bytes, leftover): {"task_id":"t-2","mess
+	// 2 documents, 1 leftovers, 1 unread
 }

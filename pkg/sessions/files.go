@@ -1,47 +1,194 @@
 package sessions
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/mediactl/mediactl/pkg/ref"
 )
 
 // filesSource reads session files from a directory tree or a single file.
 //
-// A directory is walked recursively, in lexical order, without following symbolic
-// links:
-//   - regular files named *.json, *.jsonl or *.ndjson are documents;
-//   - *.tmp files (forge's "t-1.json.tmp" atomic-write leftovers) and symbolic
-//     links (session stores never write them; following one could leave the tree
-//     or loop) are counted in Counts.Skipped and never opened;
-//   - sockets, pipes and devices with a document's name are counted as skipped too
-//     (opening a pipe could block forever);
-//   - every other file is ignored.
+// The promise: every entry of the folder is read, or excluded by the operator,
+// or reported. Nothing is skipped silently, because a session that is not read
+// leaves its blobs unprotected. A directory is walked recursively, entries in
+// lexical (byte) order, and each entry is exactly one of:
 //
-// The spec itself may be a symbolic link (~/.forge → /data/forge): the operator
-// named it explicitly, so it is followed. A spec naming a file is one document,
-// whatever its name.
+//   - excluded: its slash path relative to the folder, or its base name,
+//     matches one of Options.Exclude (path.Match syntax). It is not read (a
+//     folder is not entered) and is counted in Counts.Excluded.
+//   - a document: a regular file whose name ends, in any letter case, in
+//     .json, .jsonl or .ndjson, optionally followed by .gz (gzip) or .zst /
+//     .zstd (zstandard). Item.Open returns the decompressed stream; a corrupt
+//     stream is a read error. Counted in Counts.Documents. A 0-byte .json file
+//     (or a 0-byte compressed file) is an Item with Err: a session document
+//     holds JSON. A 0-byte .jsonl or .ndjson file is a valid empty stream.
+//   - a leftover: a regular file named <document name>.tmp, in any letter case
+//     (forge's "t-1.json.tmp" atomic-write leftover, which may be the only copy
+//     of a new session). It is yielded like a document with Item.Leftover set
+//     and counted in Counts.Leftovers, not in Documents. A 0-byte leftover
+//     holds nothing to read: it is counted and not yielded.
+//   - unread: every other file, and every socket, named pipe or device whatever
+//     its name (never opened: opening a pipe could block forever). It is an
+//     Item with Err of type [*UnreadError], counted in Counts.Unread.
+//   - a problem: a folder that cannot be listed, a file that cannot be opened,
+//     a dangling symbolic link, a link loop. An Item with Err.
+//
+// Symbolic links inside the folder, to a file or to a folder, are followed,
+// wherever they lead (reading more can only protect more). Every folder is
+// entered once, known by device and inode: a link back to a folder on the
+// current path is a loop (an Item with Err); a link to a folder already walked
+// elsewhere adds nothing. A file reached twice (through links or hard links) is
+// read once.
+//
+// A folder may change while it is walked (a runtime moves a session from a
+// folder not walked yet into one already walked). So after the walk the tree
+// is listed again, and every entry that appeared or whose identity (device and
+// inode) changed since the previous listing is handled as above: a new or
+// replaced document is read, a new unread file reported. This repeats until a
+// listing finds no change, at most filesRelists times; a tree that still
+// changes then is reported as an Item with Err (the read is incomplete). A
+// document replaced since it was read (forge renames a new version over it) is
+// read again, and counted again.
+//
+// The spec itself may be a symbolic link (~/.forge → /data/forge). A spec naming
+// a file is one document whatever its name (decompressed when its name ends in
+// .gz, .zst or .zstd).
 //
 // Each document is probed (opened and closed) during the walk, so that an
-// unreadable file is reported as an Item with Err; Item.Open opens it again and
-// refuses a file that was replaced by something else since it was listed.
+// unreadable file is reported as an Item with Err. Item.Open opens it again,
+// and refuses a name that was replaced since it was listed by something that
+// is not what the listing saw: a file listed as a regular file that is now a
+// symbolic link, or a file reached through a link whose target is no longer the
+// file opened (the link changed while it was being opened). The file's current
+// content is read: a session rewritten (renamed over) since the listing is fine.
 type filesSource struct {
-	spec string
+	spec    string
+	exclude []string // path.Match patterns, checked valid by Open
 }
+
+// filesRelists bounds how many times a folder is listed again after its walk.
+const filesRelists = 3
+
+// zstdMaxWindow bounds the memory a zstandard stream may ask for (the window
+// of `zstd --long=27`); a stream that needs more is a read error, not a
+// silent skip.
+const zstdMaxWindow = 128 << 20
+
+// walkDirHook, when set (by tests), is called with a folder's path right
+// before the folder is listed.
+var walkDirHook func(dir string)
+
+// UnreadError is the Item.Err of a file in a sessions folder that is neither
+// read nor excluded: a file without a document's name, a socket, a pipe, a
+// device. It makes the read incomplete, like any Item with Err; the operator
+// can exclude the file explicitly (Options.Exclude) once it is known not to be
+// a session.
+type UnreadError struct {
+	Path   string
+	Reason string // e.g. "not a session document (by its name)", "a socket"
+}
+
+func (e *UnreadError) Error() string {
+	return fmt.Sprintf("%s not read: %s", e.Path, e.Reason)
+}
+
+// reasonNotDocument is why a regular file with another name is not read.
+const reasonNotDocument = "not a session document (by its name)"
+
+// errEmptyJSON is why a 0-byte .json file is a problem.
+var errEmptyJSON = errors.New("empty file: a session document holds JSON")
 
 func (s *filesSource) String() string { return s.spec }
 func (s *filesSource) Close() error   { return nil }
 
-// documentExt reports whether a file name is a session document.
+// compression is how a document's bytes are stored.
+type compression uint8
+
+const (
+	plain compression = iota
+	compGzip
+	compZstd
+)
+
+// docFormat is what a document's name says about it.
+type docFormat struct {
+	comp compression
+	// oneJSON: the format is one JSON value (.json), so an empty file is not
+	// a valid document; .jsonl and .ndjson may be empty.
+	oneJSON bool
+}
+
+// documentFormat reports whether name is a session document's name, in any
+// letter case, and what the name says about its content.
+func documentFormat(name string) (docFormat, bool) {
+	var f docFormat
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, ".gz"):
+		f.comp, lower = compGzip, lower[:len(lower)-len(".gz")]
+	case strings.HasSuffix(lower, ".zst"):
+		f.comp, lower = compZstd, lower[:len(lower)-len(".zst")]
+	case strings.HasSuffix(lower, ".zstd"):
+		f.comp, lower = compZstd, lower[:len(lower)-len(".zstd")]
+	}
+	switch {
+	case strings.HasSuffix(lower, ".json"):
+		f.oneJSON = true
+		return f, true
+	case strings.HasSuffix(lower, ".jsonl"), strings.HasSuffix(lower, ".ndjson"):
+		return f, true
+	}
+	return f, false
+}
+
+// leftoverFormat reports whether name is "<document name>.tmp" (any case).
+func leftoverFormat(name string) (docFormat, bool) {
+	if len(name) <= len(".tmp") || !strings.EqualFold(name[len(name)-len(".tmp"):], ".tmp") {
+		return docFormat{}, false
+	}
+	return documentFormat(name[:len(name)-len(".tmp")])
+}
+
+// documentExt reports whether a name is a session document's (not a leftover's).
 func documentExt(name string) bool {
-	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson")
+	_, ok := documentFormat(name)
+	return ok
+}
+
+// checkExclude checks patterns for path.Match syntax.
+func checkExclude(patterns []string) error {
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("exclude pattern %q: %w (the syntax is path.Match's: * ? [a-z] and \\ to escape)", p, err)
+		}
+	}
+	return nil
+}
+
+// excluded reports whether an entry (rel: slash path relative to the folder)
+// matches an exclude pattern.
+func (s *filesSource) excluded(rel, name string) bool {
+	for _, p := range s.exclude {
+		if ok, _ := path.Match(p, rel); ok {
+			return true
+		}
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // statRoot checks what a spec names: a folder, or a regular file that is
@@ -65,101 +212,457 @@ func (s *filesSource) Walk(ctx context.Context, fn func(Item) error) (Counts, er
 		return c, err
 	}
 	if !fi.IsDir() {
-		c.Documents++
-		return c, fn(s.document(root, fi, true))
-	}
-	// A root that is a link to a directory is walked as that directory.
-	walkRoot := root
-	if lfi, err := os.Lstat(root); err == nil && lfi.Mode()&fs.ModeSymlink != 0 {
-		walkRoot = root + string(filepath.Separator)
-	}
-	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
+		f, ok := documentFormat(filepath.Base(root))
+		if !ok {
+			f = docFormat{oneJSON: true} // the operator named it: JSON whatever its name
 		}
-		if path == walkRoot {
-			if err != nil {
-				return err
-			}
-			return nil
-		}
-		if walkRoot != root {
-			// Report paths as the operator wrote them, without the added separator.
-			path = filepath.Join(root, path[len(walkRoot):])
-		}
-		if err != nil {
-			// A subdirectory that could not be listed, or an entry that vanished.
-			if ferr := fn(Item{Place: s.place(path), Err: err, Size: -1}); ferr != nil {
-				return ferr
-			}
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		name := d.Name()
-		switch t := d.Type(); {
-		case t.IsDir():
-			return nil
-		case t&fs.ModeSymlink != 0:
-			c.Skipped++
-			return nil
-		case strings.HasSuffix(name, ".tmp"):
-			c.Skipped++
-			return nil
-		case !documentExt(name):
-			return nil
-		case !t.IsRegular():
-			c.Skipped++
-			return nil
-		}
-		info, err := d.Info() // lstat: does not follow links
-		if err == nil && !info.Mode().IsRegular() {
-			// Replaced by a link or something else since the directory was read.
-			c.Skipped++
-			return nil
-		}
-		if err == nil {
-			err = probe(path)
-		}
-		if err != nil {
-			return fn(Item{Place: s.place(path), Err: err, Size: -1})
+		if fi.Size() == 0 && (f.oneJSON || f.comp != plain) {
+			return c, fn(Item{Place: s.place(root), Size: -1, Err: fmt.Errorf("%s: %w", root, errEmptyJSON)})
 		}
 		c.Documents++
-		return fn(s.document(path, info, false))
-	})
-	return c, err
+		return c, fn(s.document(root, fi, f, true, false))
+	}
+	w := &filesWalk{s: s, ctx: ctx, fn: fn, c: &c, read: map[fileKey]bool{}, seen: map[string]entryState{}}
+	for pass := 0; ; pass++ {
+		w.pass, w.changes = pass, 0
+		w.visited = map[fileKey]bool{}
+		if err := w.dir(root, "", nil); err != nil {
+			return c, err
+		}
+		if pass > 0 && w.changes == 0 {
+			return c, nil
+		}
+		if pass == filesRelists {
+			return c, fn(Item{Place: s.place(root), Size: -1, Err: fmt.Errorf(
+				"%s kept changing while it was read: %d entries appeared or changed since the previous listing, %d listings after the walk; read it again when the runtime is idle",
+				root, w.changes, filesRelists)})
+		}
+	}
+}
+
+// walkRewritable is the walk the rewriter works from: the same places, but only
+// the files it can rewrite in place. It is one pass, without listing again (the
+// rewriter's own renames would look like changes), and it reads only regular,
+// uncompressed documents reached without a link. Links, leftovers, compressed
+// documents and pipes or devices with a document's name are counted in
+// Counts.Skipped; other files are passed over (Walk reports them to the scan).
+// A link swapped in after the listing is refused by the rewriter itself.
+func (s *filesSource) walkRewritable(ctx context.Context, fn func(Item) error) (Counts, error) {
+	var c Counts
+	fi, err := statRoot(s.spec)
+	if err != nil {
+		return c, err
+	}
+	if !fi.IsDir() {
+		c.Documents++
+		return c, fn(s.document(s.spec, fi, docFormat{oneJSON: true}, true, false))
+	}
+	w := &filesWalk{s: s, ctx: ctx, fn: fn, c: &c, rewrite: true, read: map[fileKey]bool{}, seen: map[string]entryState{}, visited: map[fileKey]bool{}}
+	return c, w.dir(s.spec, "", nil)
+}
+
+// rewritableEntry is entry for walkRewritable.
+func (w *filesWalk) rewritableEntry(p, rel, name string, e fs.DirEntry, ancestors []fileKey) error {
+	t := e.Type()
+	switch {
+	case t.IsDir():
+		return w.dir(p, rel, ancestors)
+	case t&fs.ModeSymlink != 0:
+		w.c.Skipped++
+		return nil
+	}
+	f, isDoc := documentFormat(name)
+	if !isDoc {
+		if _, ok := leftoverFormat(name); ok {
+			w.c.Skipped++
+		}
+		return nil
+	}
+	if !t.IsRegular() || f.comp != plain {
+		w.c.Skipped++
+		return nil
+	}
+	fi, err := e.Info() // lstat
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone: nothing to rewrite
+		}
+		return w.report(p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		w.c.Skipped++ // replaced by a link or something else since the listing
+		return nil
+	}
+	if err := probe(p); err != nil {
+		return w.report(p, err)
+	}
+	w.c.Documents++
+	return w.fn(w.s.document(p, fi, f, false, false))
+}
+
+// fileKey is a file's identity: device and inode where the platform has them.
+type fileKey struct {
+	dev, ino uint64
+	path     string // the resolved path where it has not
+}
+
+// entryState is what a listing saw at a path, to tell a later listing's
+// changes from what was already handled.
+type entryState struct {
+	kind entryKind
+	id   fileKey // for documents: a replaced document is read again
+}
+
+type entryKind uint8
+
+const (
+	entryDocument entryKind = iota + 1
+	entryEmptyLeftover
+	entryUnread
+	entryExcluded
+	entryProblem
+	entryWalkedDir // a link to a folder walked elsewhere
+)
+
+// filesWalk is one Walk of a folder: its first pass and the listings after it.
+type filesWalk struct {
+	s   *filesSource
+	ctx context.Context
+	fn  func(Item) error
+	c   *Counts
+
+	rewrite bool // walkRewritable
+	pass    int
+	changes int                   // entries new or changed in this pass (after the first)
+	seen    map[string]entryState // path → what the latest listing saw there
+	read    map[fileKey]bool      // files yielded as documents (read once)
+	visited map[fileKey]bool      // folders entered in this pass
+}
+
+// note records what this pass sees at p and reports whether it is new: in the
+// first pass everything is; later, what differs from the last listing.
+func (w *filesWalk) note(p string, st entryState) bool {
+	old, had := w.seen[p]
+	w.seen[p] = st
+	if w.pass == 0 {
+		return true
+	}
+	if had && old.kind == st.kind && (st.kind != entryDocument || old.id == st.id) {
+		return false
+	}
+	w.changes++
+	return true
+}
+
+// problem yields an Item with Err for p, once per listing that finds it new.
+func (w *filesWalk) problem(p string, err error) error {
+	if !w.note(p, entryState{kind: entryProblem}) {
+		return nil
+	}
+	return w.report(p, err)
+}
+
+// report yields an Item with Err for p.
+func (w *filesWalk) report(p string, err error) error {
+	return w.fn(Item{Place: w.s.place(p), Size: -1, Err: err})
+}
+
+func (w *filesWalk) unread(p, reason string) error {
+	if !w.note(p, entryState{kind: entryUnread}) {
+		return nil
+	}
+	w.c.Unread++
+	return w.fn(Item{Place: w.s.place(p), Size: -1, Err: &UnreadError{Path: p, Reason: reason}})
+}
+
+// dir walks the folder at p (rel: its slash path below the root, "" for the
+// root). ancestors are the folders on the way to it, for loop detection.
+func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	if walkDirHook != nil {
+		walkDirHook(p)
+	}
+	failed := func(err error) error {
+		if rel == "" {
+			return err // the top folder: the source fails as a whole
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// Gone since its parent was listed (moved or removed): the next
+			// listing finds where it went.
+			w.changes++
+			return nil
+		}
+		return w.problem(p, err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return failed(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return failed(err)
+	}
+	if !fi.IsDir() {
+		f.Close()
+		// Replaced by a file since its parent was listed.
+		w.changes++
+		return nil
+	}
+	id := fileIdentity(fi, p)
+	for _, a := range ancestors {
+		if a == id {
+			f.Close()
+			return w.problem(p, fmt.Errorf("%s: symbolic link loop: it leads back to a folder on its own path", p))
+		}
+	}
+	if w.visited[id] {
+		f.Close()
+		w.note(p, entryState{kind: entryWalkedDir})
+		return nil
+	}
+	w.visited[id] = true
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return failed(err)
+	}
+	sortEntries(entries)
+	ancestors = append(ancestors, id)
+	for _, e := range entries {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.entry(p, rel, e, ancestors); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entry handles one entry of a folder.
+func (w *filesWalk) entry(dir, dirRel string, e fs.DirEntry, ancestors []fileKey) error {
+	name := e.Name()
+	p := filepath.Join(dir, name)
+	rel := name
+	if dirRel != "" {
+		rel = dirRel + "/" + name
+	}
+	if w.s.excluded(rel, name) {
+		if w.note(p, entryState{kind: entryExcluded}) {
+			w.c.Excluded++
+		}
+		return nil
+	}
+	if w.rewrite {
+		return w.rewritableEntry(p, rel, name, e, ancestors)
+	}
+	linked := e.Type()&fs.ModeSymlink != 0
+	if !linked && e.IsDir() {
+		return w.dir(p, rel, ancestors)
+	}
+	var fi fs.FileInfo
+	var err error
+	if linked {
+		fi, err = os.Stat(p) // follows the whole chain
+		if err != nil {
+			return w.linkProblem(p, err)
+		}
+		if fi.IsDir() {
+			return w.dir(p, rel, ancestors)
+		}
+	} else {
+		fi, err = e.Info() // lstat
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				w.changes++ // gone since the listing: the next one finds where
+				return nil
+			}
+			return w.problem(p, err)
+		}
+		if fi.IsDir() {
+			return w.dir(p, rel, ancestors) // replaced by a folder since the listing
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			// Replaced by a link since the listing.
+			if fi, err = os.Stat(p); err != nil {
+				return w.linkProblem(p, err)
+			}
+			linked = true
+			if fi.IsDir() {
+				return w.dir(p, rel, ancestors)
+			}
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return w.unread(p, fileTypeName(fi.Mode()))
+	}
+	f, isDoc := documentFormat(name)
+	leftover := false
+	if !isDoc {
+		f, leftover = leftoverFormat(name)
+		if !leftover {
+			return w.unread(p, reasonNotDocument)
+		}
+	}
+	id := fileIdentity(fi, p)
+	if fi.Size() == 0 && leftover {
+		// An empty leftover: the write it was meant for never started.
+		if w.note(p, entryState{kind: entryEmptyLeftover}) {
+			w.c.Leftovers++
+		}
+		return nil
+	}
+	if !w.note(p, entryState{kind: entryDocument, id: id}) || w.read[id] {
+		return nil
+	}
+	// A document found new (or replaced) in this listing: read, or a problem.
+	if fi.Size() == 0 && (f.oneJSON || f.comp != plain) {
+		return w.report(p, fmt.Errorf("%s: %w", p, errEmptyJSON))
+	}
+	if err := probe(p); err != nil {
+		return w.report(p, err)
+	}
+	w.read[id] = true
+	if leftover {
+		w.c.Leftovers++
+	} else {
+		w.c.Documents++
+	}
+	return w.fn(w.s.document(p, fi, f, linked, leftover))
+}
+
+// linkProblem reports a symbolic link that does not lead to anything.
+func (w *filesWalk) linkProblem(p string, err error) error {
+	target, _ := os.Readlink(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Lstat(p); errors.Is(lerr, fs.ErrNotExist) {
+			w.changes++ // the link itself is gone since the listing
+			return nil
+		}
+		return w.problem(p, fmt.Errorf("%s: dangling symbolic link to %s: %w", p, target, err))
+	case errors.Is(err, syscall.ELOOP):
+		return w.problem(p, fmt.Errorf("%s: symbolic link loop (via %s): %w", p, target, err))
+	}
+	return w.problem(p, fmt.Errorf("%s: symbolic link to %s cannot be followed: %w", p, target, err))
+}
+
+// fileTypeName says what a file that is not regular is.
+func fileTypeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
+}
+
+// sortEntries sorts by name, byte order (os.ReadDir's order).
+func sortEntries(es []fs.DirEntry) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].Name() < es[j-1].Name(); j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
 }
 
 func (s *filesSource) place(path string) ref.Place {
 	return ref.Place{Source: s.spec, Document: path, Offset: -1}
 }
 
-// document makes the Item for a file; follow says whether path may be a link (only
-// the spec itself may).
-func (s *filesSource) document(path string, fi fs.FileInfo, follow bool) Item {
+// document makes the Item for a file; linked says whether path is (or may be,
+// for the spec itself) a symbolic link.
+func (s *filesSource) document(path string, fi fs.FileInfo, f docFormat, linked, leftover bool) Item {
+	size := fi.Size()
+	if f.comp != plain {
+		size = -1 // the decompressed size is not known before reading
+	}
 	return Item{
-		Place: s.place(path),
-		Size:  fi.Size(),
-		Open:  func() (io.ReadCloser, error) { return openRegular(path, follow) },
+		Place:    s.place(path),
+		Size:     size,
+		Leftover: leftover,
+		Open:     func() (io.ReadCloser, error) { return openDocument(path, f, linked) },
 	}
 }
 
 // probe checks that a file can be opened for reading.
 func probe(path string) error {
-	f, err := os.Open(path)
+	f, err := openFile(path)
 	if err != nil {
 		return err
 	}
 	return f.Close()
 }
 
-// openRegular opens path for reading and checks that it is a regular file and,
-// unless follow is set, that the name is not a symbolic link (it may have been
-// replaced by one since the directory was listed). The file's current content is
-// read: a session rewritten (renamed over) since the listing is fine.
-func openRegular(path string, follow bool) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+// openDocument opens a document and decompresses it as its name says.
+func openDocument(path string, f docFormat, linked bool) (io.ReadCloser, error) {
+	file, err := openRegular(path, linked)
+	if err != nil {
+		return nil, err
+	}
+	switch f.comp {
+	case compGzip:
+		zr, err := gzip.NewReader(file)
+		if err != nil {
+			file.Close()
+			return nil, &fs.PathError{Op: "gunzip", Path: path, Err: err}
+		}
+		return &decompressed{r: zr, close: zr.Close, file: file, op: "gunzip", path: path}, nil
+	case compZstd:
+		zr, err := zstd.NewReader(file, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow))
+		if err != nil {
+			file.Close()
+			return nil, &fs.PathError{Op: "unzstd", Path: path, Err: err}
+		}
+		return &decompressed{r: zr, close: func() error { zr.Close(); return nil }, file: file, op: "unzstd", path: path}, nil
+	}
+	return file, nil
+}
+
+// decompressed is a decompressing reader over a file; its errors name the file.
+type decompressed struct {
+	r     io.Reader
+	close func() error
+	file  *os.File
+	op    string
+	path  string
+}
+
+func (d *decompressed) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if err != nil && err != io.EOF {
+		var pe *fs.PathError
+		if !errors.As(err, &pe) {
+			err = &fs.PathError{Op: d.op, Path: d.path, Err: err}
+		}
+	}
+	return n, err
+}
+
+func (d *decompressed) Close() error {
+	err := d.close()
+	if ferr := d.file.Close(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// openRegular opens path for reading (never blocking on a pipe swapped in)
+// and checks that it is a regular file and that the name still leads to it the
+// way it did when it was listed: a name listed as a regular file must not be a
+// symbolic link now; a name listed as a link must still resolve to the file
+// opened (compared by identity, not just by name). The file's current content
+// is read: a session rewritten (renamed over) since the listing is fine.
+func openRegular(path string, linked bool) (*os.File, error) {
+	f, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -172,10 +675,11 @@ func openRegular(path string, follow bool) (io.ReadCloser, error) {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
 	}
-	if follow {
-		return f, nil
+	check := os.Lstat
+	if linked {
+		check = os.Stat
 	}
-	if lfi, err := os.Lstat(path); err != nil || !os.SameFile(fi, lfi) {
+	if cfi, err := check(path); err != nil || !os.SameFile(fi, cfi) {
 		// The name now is (or leads through) a link, or was swapped since Open.
 		f.Close()
 		if err == nil {

@@ -24,6 +24,12 @@ type Options struct {
 	// result row becomes an [Item] with Place.Table "query", Place.Key the row's
 	// first column rendered as text and Place.Column the result column's name.
 	Query string
+	// Exclude are path.Match patterns of entries of a sessions folder that are
+	// not read (--sessions-exclude). Each is matched against an entry's slash
+	// path relative to the folder and against its base name; an excluded folder
+	// is not entered. Excluded entries are counted in Counts.Excluded. Only
+	// folder sources use them.
+	Exclude []string
 }
 
 // Open opens the session source named by spec, as given on the command line.
@@ -39,22 +45,32 @@ type Options struct {
 //   - s3://, gs://, azblob://, file://, mem:// — a gocloud.dev/blob bucket URL;
 //     every object whose key ends in .json, .jsonl or .ndjson is a document.
 //   - anything else is a local path: a directory walked for session files
-//     (*.json, *.jsonl, *.ndjson), or a single file read as one document.
+//     (*.json, *.jsonl, *.ndjson, any case, optionally .gz/.zst/.zstd), or a
+//     single file read as one document.
 //
 // What each source yields:
 //
-//   - A folder is walked recursively in lexical order; regular files named *.json,
-//     *.jsonl or *.ndjson are documents (Place.Document is the path). Symbolic
-//     links inside the folder are never followed: like *.tmp files (leftovers of
-//     atomic writes) and pipes or devices with a document's name, they are counted
-//     in Counts.Skipped and not read. A subfolder or file that cannot be read is
-//     an Item with Err; a missing or unreadable top folder makes Walk fail. The
-//     spec itself may be a link; a spec naming a file is one document.
+//   - A folder is walked recursively in lexical order, symbolic links followed
+//     (loop-safe), and every entry is read, excluded (Options.Exclude) or
+//     reported: documents are regular files named *.json, *.jsonl or *.ndjson in
+//     any letter case, optionally gzip (.gz) or zstandard (.zst, .zstd)
+//     compressed (Item.Open decompresses; Place.Document is the path); a
+//     "<document>.tmp" leftover of an atomic write is read with Item.Leftover
+//     set; every other file, and every socket, pipe or device, is an Item with
+//     an [*UnreadError]. A 0-byte .json file, a subfolder or file that cannot be
+//     read, a dangling link or a loop is an Item with Err; the folder is listed
+//     again after the walk to read what appeared meanwhile. A missing or
+//     unreadable top folder makes Walk fail. The spec itself may be a link; a
+//     spec naming a file is one document. See filesSource for the exact rules.
 //   - SQLite is opened read-only (mode=ro, query_only) and never created; all of
 //     it is read in one read transaction, safe beside a live writer in WAL mode.
+//     A WAL database after a clean shutdown opens even in a folder the operator
+//     cannot write, and no -wal or -shm is left where there was none.
 //     Every TEXT or BLOB value of every user table is an Item (Place.Table, Key
 //     "col=value[,col=value]" from the primary key or "rowid=N", Column).
-//   - PostgreSQL is read in one REPEATABLE READ READ ONLY transaction. The
+//   - PostgreSQL is read in one REPEATABLE READ READ ONLY transaction, with
+//     row_security off: a row-level security policy that would hide rows makes
+//     the read of that table (or the query) fail instead. The
 //     text-like columns (text, varchar, char, name, citext, json, jsonb, xml,
 //     domains and arrays of them, cast to text) of all user tables are Items;
 //     Place.Table is "schema.table" ("table" in public), Key the primary key or
@@ -103,7 +119,10 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 	if looksLikeSQLite(spec) {
 		return nil, usagef("%s is a SQLite database, not a JSON file: write sqlite:%s", spec, spec)
 	}
-	return &filesSource{spec: spec}, nil
+	if err := checkExclude(opts.Exclude); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return &filesSource{spec: spec, exclude: opts.Exclude}, nil
 }
 
 // schemeRE matches a URL scheme followed by "://".

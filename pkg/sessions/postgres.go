@@ -57,6 +57,14 @@ import (
 // that are not read: bytea decoded, every other type in the text form the server
 // sends (arrays and row values in their literal syntax: select to_json(col) in
 // the query to have them decoded exactly).
+
+// Row-level security never hides rows: the connection sets row_security = off,
+// so a table (or a query) that a policy would filter for this role (not the
+// owner, or the owner under FORCE ROW LEVEL SECURITY) fails with an error, and
+// the read is incomplete. A role with BYPASSRLS, or a superuser, reads all rows.
+//
+// With a query, its result columns of those types, and bytea, become Items; cast
+// other columns to text in the query to include them.
 type pgSource struct {
 	spec  string // redacted
 	query string
@@ -104,6 +112,11 @@ func pgConfig(spec string) (cfg *pgx.ConnConfig, shown, host string, err error) 
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "mediactl"
 	}
+	// Row-level security must make a read fail, not filter it: with
+	// row_security off, a query that a policy would affect raises an error
+	// (unless the role bypasses row security, and then nothing is hidden).
+	// Set whatever the URL says, for the reader and the rewriter alike.
+	cfg.RuntimeParams["row_security"] = "off"
 	if cfg.ConnectTimeout == 0 {
 		// Without connect_timeout in the URL, an unreachable host would hang
 		// until the OS gives up.

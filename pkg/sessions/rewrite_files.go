@@ -71,7 +71,7 @@ func (w *filesRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOpti
 	}
 	dirs := &dirCache{root: root, rootFD: rootFD, rel: ".", fd: -1}
 	defer dirs.close()
-	counts, err := w.src.Walk(ctx, func(it Item) error {
+	counts, err := w.src.walkRewritable(ctx, func(it Item) error {
 		if it.Err != nil {
 			r.fail(it.Place, it.Err)
 			return nil

@@ -154,7 +154,7 @@ func TestRewriteFilesRoundTrip(t *testing.T) {
 	}
 
 	// The places are Walk's.
-	items, _ := walkAll(t, openFiles(t, dir))
+	items, _ := walkAll(t, rewritable{openFiles(t, dir).(*filesSource)})
 	checkSawWalk(t, seen, items)
 
 	// On disk: rewritten where the reference was, modes and owner kept.

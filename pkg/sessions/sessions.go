@@ -85,15 +85,26 @@ type Item struct {
 	// Text is a column value; the consumer owns it (the source does not reuse it).
 	Text []byte
 	// Err is a problem with the item at Place that made the read incomplete
-	// (a file that could not be opened, a directory that could not be listed).
+	// (a file that could not be opened, a directory that could not be listed,
+	// a file in a sessions folder that is not read: [*UnreadError]).
 	Err error
+	// Leftover marks a document that is a leftover of an atomic write (forge's
+	// "t-1.json.tmp"): read for the references it holds, since it may be the
+	// only copy of a session, but not a session of its own (Counts.Leftovers).
+	// It may be cut short by a crash.
+	Leftover bool
 }
 
 // Counts are what a source read.
 type Counts struct {
-	Documents int64 // JSON documents yielded (files, objects)
+	Documents int64 // JSON documents yielded (files, objects), leftovers not included
 	Rows      int64 // database rows read
-	Skipped   int64 // files deliberately not read (e.g. "*.tmp" leftovers of atomic writes)
+	// Skipped counts objects of a bucket that are not documents by their key.
+	// A folder of files skips nothing: each file is read, excluded or unread.
+	Skipped   int64
+	Excluded  int64 // entries not read because they match Options.Exclude
+	Leftovers int64 // "*.tmp" leftovers of atomic writes read (Item.Leftover), empty ones included
+	Unread    int64 // files neither read nor excluded, each yielded as an [*UnreadError]
 }
 
 // Source is one place sessions are kept.

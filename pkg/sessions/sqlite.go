@@ -42,11 +42,39 @@ const sqliteBusyTimeoutMS = 10000
 // turns values of columns declared DATE, DATETIME or TIMESTAMP into times, which
 // are not read (select +col to read the stored value). A value of any type
 // the driver hands over that is none of these fails the read.
+
+// A database in WAL mode after a clean shutdown has no -wal and -shm files.
+// SQLite opens its WAL even for a read-only connection, creating both files, and
+// a read-only connection cannot remove them when it closes (that takes the
+// exclusive lock, which needs write access). So:
+//   - where the folder is not writable, SQLite cannot create them and refuses to
+//     open the database; then, and only then, it is opened with immutable=1
+//     (no WAL, no locks). That is sound only while nobody writes the database,
+//     which is likely (no -wal: no connection is open) but not certain (a writer
+//     with more rights may start during the read). So the database file's
+//     identity, size and modification time are compared before and after the
+//     walk, and a -wal that appeared means a writer started: either makes the
+//     read incomplete (an Item with Err).
+//   - where the folder is writable, a writer may be live at any moment, so the
+//     normal locking read is kept, and the -wal and -shm it created are removed
+//     after Close the way SQLite removes them: by the close of a connection that
+//     gets the exclusive lock, i.e. only when no other connection has the
+//     database open (a writer that started meanwhile keeps its files). That
+//     connection opens the file read-write, runs a read and closes; with nothing
+//     in the WAL its close writes nothing into the database. Where it cannot
+//     (the database file itself is read-only), the empty -wal and the -shm stay.
 type sqliteSource struct {
 	spec  string
 	path  string
 	query string
 	db    *sql.DB
+
+	// immutable: opened with immutable=1; before is the file as it was then.
+	immutable bool
+	before    fs.FileInfo
+	// cleanWAL: the database is in WAL mode and had no -wal nor -shm when
+	// opened, in a writable folder: Close removes what the read created.
+	cleanWAL bool
 }
 
 func openSQLite(ctx context.Context, spec, path, query string) (Source, error) {
@@ -60,11 +88,43 @@ func openSQLite(ctx context.Context, spec, path, query string) (Source, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, usagef("%s is not a regular file: sqlite:PATH must name the database file", path)
 	}
-	db, err := openSQLiteDB(ctx, path, sqliteDSN, "read-only")
+	s := &sqliteSource{spec: spec, path: path, query: query}
+	dsn := sqliteDSN
+	if sqliteWALMode(path) && !exists(path+"-wal") {
+		if sqliteDirWritable(filepath.Dir(path)) {
+			s.cleanWAL = !exists(path + "-shm")
+		} else {
+			s.immutable, s.before, dsn = true, fi, sqliteImmutableDSN
+		}
+	}
+	s.db, err = openSQLiteDB(ctx, path, dsn, "read-only")
 	if err != nil {
 		return nil, err
 	}
-	return &sqliteSource{spec: spec, path: path, query: query, db: db}, nil
+	return s, nil
+}
+
+// sqliteWALMode reports whether the database file's header says WAL mode
+// (file format version numbers 2 at offsets 18 and 19).
+func sqliteWALMode(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 20)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return false
+	}
+	return string(head[:16]) == string(sqliteMagic) && head[18] == 2 && head[19] == 2
+}
+
+// sqliteDirWritable is dirWritable; tests replace it.
+var sqliteDirWritable = dirWritable
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // openSQLiteDB opens the database at path through the DSN that dsn makes of
@@ -99,8 +159,56 @@ func sqliteDSN(abs string) string {
 	return u.String() + "?" + q
 }
 
+// sqliteImmutableDSN opens an absolute path read-only as immutable: SQLite
+// takes no locks and reads no WAL (see sqliteSource for when this is used).
+func sqliteImmutableDSN(abs string) string {
+	return sqliteDSN(abs) + "&immutable=1"
+}
+
+// sqliteCleanupDSN opens an absolute path read-write without creating it, only
+// so that its close removes an empty WAL and the -shm (see sqliteSource).
+func sqliteCleanupDSN(abs string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	return u.String() + "?mode=rw&_query_only=1&_busy_timeout=" + strconv.Itoa(sqliteBusyTimeoutMS)
+}
+
 func (s *sqliteSource) String() string { return s.spec }
-func (s *sqliteSource) Close() error   { return s.db.Close() }
+
+func (s *sqliteSource) Close() error {
+	err := s.db.Close()
+	if s.cleanWAL && err == nil && (exists(s.path+"-wal") || exists(s.path+"-shm")) {
+		s.removeWAL()
+	}
+	return err
+}
+
+// removeWAL lets SQLite remove the -wal and -shm our read created: the last
+// connection to close removes them, if it can take the exclusive lock.
+func (s *sqliteSource) removeWAL() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	db, err := openSQLiteDB(ctx, s.path, sqliteCleanupDSN, "read-write")
+	if err != nil {
+		return
+	}
+	var n int
+	db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n) // opens the WAL
+	db.Close()
+}
+
+// checkUnchanged reports an immutable read that a writer may have torn.
+func (s *sqliteSource) checkUnchanged() error {
+	now, err := os.Stat(s.path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s was read without locks (its folder is not writable) and cannot be checked afterwards: %w", s.path, err)
+	case !os.SameFile(now, s.before) || now.Size() != s.before.Size() || !now.ModTime().Equal(s.before.ModTime()):
+		return fmt.Errorf("%s was written while it was read without locks (its folder is not writable, so SQLite cannot share its WAL): the read may be inconsistent; read it again", s.path)
+	case exists(s.path + "-wal"):
+		return fmt.Errorf("%s: a writer opened the database while it was read without locks (its folder is not writable): the read may miss what it wrote; read it again", s.path)
+	}
+	return nil
+}
 
 func (s *sqliteSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -112,18 +220,28 @@ func (s *sqliteSource) Walk(ctx context.Context, fn func(Item) error) (c Counts,
 
 	if s.query != "" {
 		err = s.walkQuery(ctx, tx, fn, &c)
-		return c, err
+	} else {
+		err = s.walkTables(ctx, tx, fn, &c)
 	}
-	tables, err := sqliteTables(ctx, tx)
-	if err != nil {
-		return c, fmt.Errorf("list tables of %s: %w", s.path, err)
-	}
-	for _, t := range tables {
-		if err := s.walkTable(ctx, tx, t, fn, &c); err != nil {
-			return c, err
+	if err == nil && s.immutable {
+		if cerr := s.checkUnchanged(); cerr != nil {
+			err = fn(Item{Place: ref.Place{Source: s.spec, Offset: -1}, Size: -1, Err: cerr})
 		}
 	}
-	return c, nil
+	return c, err
+}
+
+func (s *sqliteSource) walkTables(ctx context.Context, tx *sql.Tx, fn func(Item) error, c *Counts) error {
+	tables, err := sqliteTables(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("list tables of %s: %w", s.path, err)
+	}
+	for _, t := range tables {
+		if err := s.walkTable(ctx, tx, t, fn, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sqliteTables lists the user tables. The first read also fixes the snapshot.
