@@ -36,7 +36,8 @@ import (
 //     holds JSON. A 0-byte .jsonl or .ndjson file is a valid empty stream.
 //   - a leftover: a regular file named <document name>.tmp, in any letter case
 //     (forge's "t-1.json.tmp" atomic-write leftover, which may be the only copy
-//     of a new session). It is yielded like a document with Item.Leftover set
+//     of a new session), or .<document name>.<12 hex digits>.tmp (the temporary
+//     file of mediactl's own rewriter, left by a killed migrate --rewrite). It is yielded like a document with Item.Leftover set
 //     and counted in Counts.Leftovers, not in Documents. A 0-byte leftover
 //     holds nothing to read: it is counted and not yielded.
 //   - unread: every other file, and every socket, named pipe or device whatever
@@ -153,12 +154,32 @@ func documentFormat(name string) (docFormat, bool) {
 	return f, false
 }
 
-// leftoverFormat reports whether name is "<document name>.tmp" (any case).
+// leftoverFormat reports whether name is "<document name>.tmp" (any case), or
+// the temporary file of mediactl's own rewriter, ".<document name>.<12 hex
+// digits>.tmp", which a killed rewrite leaves holding a whole or partial new
+// version of the session.
 func leftoverFormat(name string) (docFormat, bool) {
 	if len(name) <= len(".tmp") || !strings.EqualFold(name[len(name)-len(".tmp"):], ".tmp") {
 		return docFormat{}, false
 	}
-	return documentFormat(name[:len(name)-len(".tmp")])
+	base := name[:len(name)-len(".tmp")]
+	if f, ok := documentFormat(base); ok {
+		return f, true
+	}
+	const suffix = len(".") + 12
+	if len(base) > 1+suffix && base[0] == '.' && base[len(base)-suffix] == '.' && isLowerHex(base[len(base)-suffix+1:]) {
+		return documentFormat(base[1 : len(base)-suffix])
+	}
+	return docFormat{}, false
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // documentExt reports whether a name is a session document's (not a leftover's).
