@@ -37,9 +37,10 @@ import (
 //   - a leftover: a regular file named <document name>.tmp, in any letter case
 //     (forge's "t-1.json.tmp" atomic-write leftover, which may be the only copy
 //     of a new session), or .<document name>.<12 hex digits>.tmp (the temporary
-//     file of mediactl's own rewriter, left by a killed migrate --rewrite). It is yielded like a document with Item.Leftover set
-//     and counted in Counts.Leftovers, not in Documents. A 0-byte leftover
-//     holds nothing to read: it is counted and not yielded.
+//     file of mediactl's own rewriter, left by a killed migrate --rewrite). It
+//     is yielded like a document with Item.Leftover set and counted in
+//     Counts.Leftovers, not in Documents. A 0-byte leftover holds nothing to
+//     read: it is counted and not yielded.
 //   - unread: every other file, and every socket, named pipe or device whatever
 //     its name (never opened: opening a pipe could block forever). It is an
 //     Item with Err of type [*UnreadError], counted in Counts.Unread.
@@ -71,8 +72,10 @@ import (
 // unreadable file is reported as an Item with Err. Item.Open opens it again,
 // and refuses a name that was replaced since it was listed by something that
 // is not what the listing saw: a file listed as a regular file that is now a
-// symbolic link, or a file reached through a link whose target is no longer the
-// file opened (the link changed while it was being opened). The file's current
+// symbolic link, or a name listed as a link that no longer resolves to the
+// file opened (compared by device and inode with the link's resolved target),
+// or anything that is not a regular file (a pipe is opened non-blocking, so it
+// cannot hang the read). The file's current
 // content is read: a session rewritten (renamed over) since the listing is fine.
 type filesSource struct {
 	spec    string
