@@ -36,9 +36,11 @@ import (
 //     holds JSON. A 0-byte .jsonl or .ndjson file is a valid empty stream.
 //   - a leftover: a regular file named <document name>.tmp, in any letter case
 //     (forge's "t-1.json.tmp" atomic-write leftover, which may be the only copy
-//     of a new session). It is yielded like a document with Item.Leftover set
-//     and counted in Counts.Leftovers, not in Documents. A 0-byte leftover
-//     holds nothing to read: it is counted and not yielded.
+//     of a new session), or .<document name>.<12 hex digits>.tmp (the temporary
+//     file of mediactl's own rewriter, left by a killed migrate --rewrite). It
+//     is yielded like a document with Item.Leftover set and counted in
+//     Counts.Leftovers, not in Documents. A 0-byte leftover holds nothing to
+//     read: it is counted and not yielded.
 //   - unread: every other file, and every socket, named pipe or device whatever
 //     its name (never opened: opening a pipe could block forever). It is an
 //     Item with Err of type [*UnreadError], counted in Counts.Unread.
@@ -70,8 +72,10 @@ import (
 // unreadable file is reported as an Item with Err. Item.Open opens it again,
 // and refuses a name that was replaced since it was listed by something that
 // is not what the listing saw: a file listed as a regular file that is now a
-// symbolic link, or a file reached through a link whose target is no longer the
-// file opened (the link changed while it was being opened). The file's current
+// symbolic link, or a name listed as a link that no longer resolves to the
+// file opened (compared by device and inode with the link's resolved target),
+// or anything that is not a regular file (a pipe is opened non-blocking, so it
+// cannot hang the read). The file's current
 // content is read: a session rewritten (renamed over) since the listing is fine.
 type filesSource struct {
 	spec    string
@@ -153,12 +157,32 @@ func documentFormat(name string) (docFormat, bool) {
 	return f, false
 }
 
-// leftoverFormat reports whether name is "<document name>.tmp" (any case).
+// leftoverFormat reports whether name is "<document name>.tmp" (any case), or
+// the temporary file of mediactl's own rewriter, ".<document name>.<12 hex
+// digits>.tmp", which a killed rewrite leaves holding a whole or partial new
+// version of the session.
 func leftoverFormat(name string) (docFormat, bool) {
 	if len(name) <= len(".tmp") || !strings.EqualFold(name[len(name)-len(".tmp"):], ".tmp") {
 		return docFormat{}, false
 	}
-	return documentFormat(name[:len(name)-len(".tmp")])
+	base := name[:len(name)-len(".tmp")]
+	if f, ok := documentFormat(base); ok {
+		return f, true
+	}
+	const suffix = len(".") + 12
+	if len(base) > 1+suffix && base[0] == '.' && base[len(base)-suffix] == '.' && isLowerHex(base[len(base)-suffix+1:]) {
+		return documentFormat(base[1 : len(base)-suffix])
+	}
+	return docFormat{}, false
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // documentExt reports whether a name is a session document's (not a leftover's).

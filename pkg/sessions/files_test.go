@@ -276,6 +276,9 @@ func TestFilesEveryEntry(t *testing.T) {
 		{name: "archive/2026-05.NDJSON.GZ", content: gzipped(t, jsonl), want: isDocument, read: jsonl},
 		{name: "archive/2026-04.jsonl.ZSTD", content: zstded(t, jsonl), want: isDocument, read: jsonl},
 		{name: "archive/old.JSON.tmp", content: t1, want: isLeftover, read: t1},
+		// mediactl's own rewriter's temporary file, left by a killed rewrite.
+		{name: ".t-1.json.0123456789ab.tmp", content: t1, want: isLeftover, read: t1},
+		{name: ".t-1.json.0123456789.tmp", content: t1, want: isUnread},
 		{name: "corrupt.json.gz", content: gzipped(t, t4)[:30], want: isReadErr, errHas: "corrupt.json.gz"},
 		{name: "notgzip.json.gz", content: t4, want: isReadErr, errHas: "gzip"},
 		{name: "corrupt.json.zst", content: "\x28\xb5\x2f\xfd garbage", want: isReadErr, errHas: "corrupt.json.zst"},
@@ -685,7 +688,7 @@ func TestFilesRewritable(t *testing.T) {
 // FuzzDocumentFormat: a file's name decides how it is read, in any letter
 // case, and a leftover is exactly a document's name plus ".tmp".
 func FuzzDocumentFormat(f *testing.F) {
-	for _, s := range []string{"t-1.json", "T-1.JSON", "a.jsonl.gz", "a.NDJSON.ZSTD", "a.json.zst", "t-1.json.tmp", ".json", "json", "a.gz", "a.tmp", "a.json.tmp.tmp", "a.json.bak"} {
+	for _, s := range []string{".t-1.json.0123456789ab.tmp", ".x.0123456789ab.tmp", "t-1.json", "T-1.JSON", "a.jsonl.gz", "a.NDJSON.ZSTD", "a.json.zst", "t-1.json.tmp", ".json", "json", "a.gz", "a.tmp", "a.json.tmp.tmp", "a.json.bak"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -700,8 +703,12 @@ func FuzzDocumentFormat(f *testing.F) {
 		}
 		lo, isLeft := leftoverFormat(name)
 		if isLeft {
-			base, baseOK := documentFormat(name[:len(name)-4])
-			if !baseOK || base != lo || !strings.EqualFold(name[len(name)-4:], ".tmp") {
+			base := name[:len(name)-4]
+			if strings.HasPrefix(base, ".") && !documentExt(base) {
+				base = base[1 : len(base)-13] // the rewriter's ".<name>.<hex>"
+			}
+			bf, baseOK := documentFormat(base)
+			if !baseOK || bf != lo || !strings.EqualFold(name[len(name)-4:], ".tmp") {
 				t.Errorf("%q: a leftover, but not a document's name + .tmp", name)
 			}
 		}
