@@ -22,6 +22,10 @@ type scanV1 struct {
 		DistinctBlobs int64  `json:"distinct_blobs"`
 		Problems      int64  `json:"problems"`
 		Complete      bool   `json:"complete"`
+		Excluded      int64  `json:"excluded"`
+		Leftovers     int64  `json:"leftovers"`
+		Unread        int64  `json:"unread"`
+		LeftoversText int64  `json:"leftovers_as_text"`
 	} `json:"sources"`
 	Stores             []string         `json:"stores"`
 	References         int64            `json:"references"`
@@ -82,7 +86,7 @@ func TestScanJSONSchemaOnExample(t *testing.T) {
 	if doc.Schema != "mediactl.scan/v1" || doc.ExitCode != 0 || !doc.Complete || doc.Interrupted {
 		t.Fatalf("header: %+v", doc)
 	}
-	if len(doc.Sources) != 1 || doc.Sources[0].Documents != 2 || doc.Sources[0].Skipped != 1 || !doc.Sources[0].Complete {
+	if len(doc.Sources) != 1 || doc.Sources[0].Documents != 2 || doc.Sources[0].Leftovers != 1 || doc.Sources[0].LeftoversText != 1 || !doc.Sources[0].Complete {
 		t.Fatalf("sources: %+v", doc.Sources)
 	}
 	// t-1: the cat; t-2: the invoice twice (part and tool call) and the dog.

@@ -114,6 +114,10 @@ type SourceReport struct {
 	Excluded  int64 `json:"excluded"`
 	Leftovers int64 `json:"leftovers"`
 	Unread    int64 `json:"unread"`
+	// LeftoversAsText counts leftovers that are not whole JSON (a write cut
+	// short by a crash): their references up to the cut are reported, and
+	// the retention rule reads all their bytes as text.
+	LeftoversAsText int64 `json:"leftovers_as_text"`
 }
 
 // Report is the result of a scan.
@@ -188,6 +192,7 @@ type batch struct {
 	counted int64 // references counted but not kept (CountOnly)
 	bytes   int64
 	prob    *Problem
+	asText  bool // a leftover read as text
 }
 
 // Run scans. It returns an error only for invalid options; everything that goes
@@ -310,6 +315,13 @@ func (w *worker) handle(it item) {
 	case it.Open != nil:
 		n, err := w.document(it)
 		b.bytes = n
+		if err != nil && it.Leftover && ref.IsSyntax(err) {
+			// A leftover of an atomic write cut short is not a session and
+			// not a problem, but it may be the only copy of one: the
+			// retention rule reads every byte of it as text.
+			b.asText = true
+			err = w.leftoverText(it)
+		}
 		if err != nil {
 			b.prob = &Problem{Place: it.Place, Err: err.Error()}
 			if off := syntaxOffset(err); off >= 0 {
@@ -336,6 +348,53 @@ func (w *worker) document(it item) (int64, error) {
 	cr := &countingReader{r: rc, ctx: w.ctx, progress: w.progress}
 	err = w.ex.Document(cr, it.Place)
 	return cr.n, err
+}
+
+// leftoverChunk and leftoverOverlap: a leftover is given to Text in chunks
+// that overlap by more than the longest file name and reference, so that no
+// name is split between two of them.
+const (
+	leftoverChunk   = 4 << 20
+	leftoverOverlap = 8 << 10
+)
+
+// leftoverText gives every byte of a leftover that is not whole JSON to Text.
+func (w *worker) leftoverText(it item) error {
+	if w.text == nil {
+		return nil
+	}
+	rc, err := it.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	buf := make([]byte, leftoverChunk+leftoverOverlap)
+	kept := 0
+	for {
+		n, err := io.ReadFull(ctxReader{w.ctx, rc}, buf[kept:])
+		if n > 0 {
+			w.text(buf[:kept+n])
+		}
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return nil
+		case err != nil:
+			return err
+		}
+		kept = copy(buf, buf[kept+n-leftoverOverlap:kept+n])
+	}
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 func (w *worker) add(r ref.Reference, p ref.Place) {
@@ -406,6 +465,9 @@ type collector struct {
 func (c *collector) add(b batch) {
 	sr := &c.rep.Sources[b.source]
 	sr.Bytes += b.bytes
+	if b.asText {
+		sr.LeftoversAsText++
+	}
 	sr.References += b.counted
 	c.rep.References += b.counted
 	if b.prob != nil {

@@ -1,6 +1,7 @@
 package scan_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mediactl/mediactl/pkg/scan"
@@ -86,7 +88,8 @@ func TestDanglingAndOutside(t *testing.T) {
 			t.Fatalf("jobs=%d: incomplete: %+v", jobs, rep.Problems)
 		}
 		s := rep.Sources[0]
-		if s.Documents != 2 || s.Skipped != 1 || s.References != 5 || s.DistinctBlobs != 4 {
+		// The truncated leftover is read, as text, and is not a problem.
+		if s.Documents != 2 || s.Leftovers != 1 || s.LeftoversAsText != 1 || s.References != 5 || s.DistinctBlobs != 4 {
 			t.Errorf("jobs=%d: source report %+v", jobs, s)
 		}
 		if rep.DanglingReferences != 2 || rep.DanglingBlobs != 1 || len(rep.Dangling) != 2 {
@@ -183,5 +186,40 @@ func TestManySourcesCountDistinctPerSource(t *testing.T) {
 	}
 	if rep.DistinctBlobs != 2 {
 		t.Errorf("distinct blobs %d, want 2", rep.DistinctBlobs)
+	}
+}
+
+// A leftover of an atomic write that is not whole JSON (two writers' bytes
+// interleaved, a write cut short) may be the only copy of a session: it is no
+// problem, and every byte of it reaches the retention rule, also after the
+// point where the JSON breaks and across the chunks it is read in.
+func TestMalformedLeftoverIsReadAsText(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, ".forge", "sessions"), 0o700))
+	after := strings.Repeat("b", 64) + ".png"
+	// A name straddling the first chunk boundary.
+	pad := strings.Repeat(" ", 4<<20-40)
+	straddling := strings.Repeat("c", 64) + ".png"
+	writeSession(t, root, "t-new.json.tmp", `{"messages": [{"content": "x"} } garbage {"uri": "/srv/agent/.forge/files/inbound/`+after+`"`+pad+straddling)
+	ctx := context.Background()
+	src, err := sessions.Open(ctx, filepath.Join(root, ".forge", "sessions"), sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	var seen sync.Map
+	rep, err := scan.Run(ctx, scan.Options{Sources: []sessions.Source{src}, CountOnly: true, Text: func(s []byte) {
+		for _, n := range []string{after, straddling} {
+			if bytes.Contains(s, []byte(n)) {
+				seen.Store(n, true)
+			}
+		}
+	}})
+	must(t, err)
+	if !rep.Complete || rep.Sources[0].LeftoversAsText != 1 {
+		t.Fatalf("complete %v, sources %+v, problems %v", rep.Complete, rep.Sources, rep.Problems)
+	}
+	for _, n := range []string{after, straddling} {
+		if _, ok := seen.Load(n); !ok {
+			t.Errorf("%s never reached the retention rule", n)
+		}
 	}
 }
