@@ -149,8 +149,18 @@ func noneLocal(t *testing.T, sessDir string, src store.Store, root string) {
 	defer rd.Close()
 	ck, err := migrate.Check(context.Background(), []sessions.Source{rd}, src, []string{root}, func(string) bool { return true }, 0)
 	must(t, err)
-	if ck.StillLocal != 0 || !ck.Complete {
-		t.Fatalf("%d references still point at the local store (complete %v): %+v", ck.StillLocal, ck.Complete, ck.List)
+	// A kill between the rewriter's swap and its cleanup leaves its temporary
+	// file (".t-08.json.<hex>.tmp") holding the old version. Sessions read it,
+	// as a leftover that may hold a session, so its references stay local and
+	// keep their blobs until the operator removes it: only those may remain.
+	var local []scan.Found
+	for _, f := range ck.List {
+		if base := filepath.Base(f.Place.Document); !(strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".tmp")) {
+			local = append(local, f)
+		}
+	}
+	if len(local) != 0 || !ck.Complete {
+		t.Fatalf("%d references still point at the local store (complete %v): %+v", len(local), ck.Complete, local)
 	}
 }
 

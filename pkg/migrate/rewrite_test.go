@@ -669,7 +669,17 @@ func realworldRoundTrip(t *testing.T, location string, src store.Store, bases []
 	must(t, err)
 	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, bases, all, 0)
 	must(t, err)
-	if first.References != ck0.StillLocal || first.Kept != 0 || first.Problems != 0 || ck.StillLocal != 0 || !ck.Complete {
+	// A stale "*.json.tmp" (forge's atomic-write leftover) is read, since it
+	// may be the only copy of a session, but it is no session the runtime
+	// reads, and it is not rewritten: its references stay local and keep
+	// their blobs.
+	inLeftovers := int64(0)
+	for _, f := range ck.List {
+		if strings.HasSuffix(f.Place.Document, ".tmp") {
+			inLeftovers++
+		}
+	}
+	if first.References != ck0.StillLocal-inLeftovers || first.Kept != 0 || first.Problems != 0 || ck.StillLocal != inLeftovers || !ck.Complete {
 		t.Fatalf("%d references into the store; the rewrite rewrote %d, kept %d %+v, problems %d; %d still local after: %+v", ck0.StillLocal, first.References, first.Kept, first.KeptList, first.Problems, ck.StillLocal, ck.List)
 	}
 	second, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})

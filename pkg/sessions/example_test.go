@@ -23,7 +23,7 @@ func Example() {
 	for name, content := range map[string]string{
 		"t-1.json":     `{"task_id":"t-1","messages":[]}`,
 		"t-2.json":     `{"task_id":"t-2","messages":[]}`,
-		"t-2.json.tmp": `{"task_id":"t-2","mess`,
+		"t-3.json.tmp": `{"task_id":"t-3","mess`, // forge crashed before the rename
 		"notes.txt":    `not a session`,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
@@ -71,6 +71,6 @@ func Example() {
 	// notes.txt: not read: not a session document (by its name)
 	// t-1.json (31 bytes): {"task_id":"t-1","messages":[]}
 	// t-2.json (31 bytes): {"task_id":"t-2","messages":[]}
-	// t-2.json.tmp (22 bytes, leftover): {"task_id":"t-2","mess
+	// t-3.json.tmp (22 bytes, leftover): {"task_id":"t-3","mess
 	// 2 documents, 1 leftovers, 1 unread
 }

@@ -40,7 +40,11 @@ import (
 //     file of mediactl's own rewriter, left by a killed migrate --rewrite). It
 //     is yielded like a document with Item.Leftover set and counted in
 //     Counts.Leftovers, not in Documents. A 0-byte leftover holds nothing to
-//     read: it is counted and not yielded.
+//     read: it is counted and not yielded. A runtime's leftover beside its own
+//     session ("t-1.json.tmp" next to a non-empty "t-1.json": an update whose
+//     rename never happened) is not read either, but counted in
+//     Counts.Skipped: the runtime reads the session, never the leftover, and
+//     overwrites it on its next save.
 //   - unread: every other file, and every socket, named pipe or device whatever
 //     its name (never opened: opening a pipe could block forever). It is an
 //     Item with Err of type [*UnreadError], counted in Counts.Unread.
@@ -174,6 +178,20 @@ func leftoverFormat(name string) (docFormat, bool) {
 		return documentFormat(base[1 : len(base)-suffix])
 	}
 	return docFormat{}, false
+}
+
+// besideItsSession reports whether p, a leftover "<document>.tmp" of a
+// runtime's atomic write, has its document beside it. mediactl's own
+// rewriter's temporary files do not count: one left behind may hold another
+// writer's version of the session, so they are always read.
+func besideItsSession(p string) bool {
+	dir, name := filepath.Split(p)
+	base := name[:len(name)-len(".tmp")]
+	if _, ok := documentFormat(base); !ok {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(dir, base))
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
 }
 
 func isLowerHex(s string) bool {
@@ -342,6 +360,7 @@ type entryKind uint8
 const (
 	entryDocument entryKind = iota + 1
 	entryEmptyLeftover
+	entryStaleLeftover
 	entryUnread
 	entryExcluded
 	entryProblem
@@ -530,6 +549,16 @@ func (w *filesWalk) entry(dir, dirRel string, e fs.DirEntry, ancestors []fileKey
 		if !leftover {
 			return w.unread(p, reasonNotDocument)
 		}
+	}
+	if leftover && besideItsSession(p) {
+		// "t-1.json.tmp" beside "t-1.json": an update whose rename never
+		// happened. The runtime reads the session, never this file, and
+		// overwrites it on its next save, so what only it names is not in
+		// use. A leftover without its session is read: it may be the only copy.
+		if w.note(p, entryState{kind: entryStaleLeftover}) {
+			w.c.Skipped++
+		}
+		return nil
 	}
 	id := fileIdentity(fi, p)
 	if fi.Size() == 0 && leftover {

@@ -193,6 +193,7 @@ const (
 	isUnread   outcome = "unread"
 	isProblem  outcome = "problem"
 	isReadErr  outcome = "read error" // yielded as a document; reading it fails
+	isSkipped  outcome = ""           // deliberately not read, not yielded
 )
 
 // walkOutcomes walks spec and says, per path relative to dir, what came of it;
@@ -268,8 +269,11 @@ func TestFilesEveryEntry(t *testing.T) {
 		{name: "t-1.json", content: t1, want: isDocument, read: t1},
 		// The only copy of a new session: forge crashed before the rename.
 		{name: "t-2.json.tmp", content: t2, want: isLeftover, read: t2},
-		// A stale leftover beside its session, cut short.
-		{name: "t-1.json.tmp", content: t1[:40], want: isLeftover, read: t1[:40]},
+		// A stale leftover beside its session, cut short: the runtime reads
+		// the session, never this (skipped). One beside an empty session
+		// file is read: the session may be what was lost.
+		{name: "t-1.json.tmp", content: t1[:40], want: isSkipped},
+		{name: "empty.jsonl.tmp", content: t1, want: isLeftover, read: t1},
 		{name: "T-3.JSON", content: t3, want: isDocument, read: t3},
 		{name: "t-4.json.gz", content: gzipped(t, t4), want: isDocument, read: t4},
 		{name: "archive/2026-06.jsonl.zst", content: zstded(t, jsonl), want: isDocument, read: jsonl},
@@ -354,6 +358,8 @@ func TestFilesEveryEntry(t *testing.T) {
 			wantCounts.Leftovers++
 		case isUnread:
 			wantCounts.Unread++
+		case isSkipped:
+			wantCounts.Skipped++
 		}
 	}
 	for rel := range got {
