@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -8,19 +10,31 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"gocloud.dev/blob/memblob"
 )
 
+// A bucket of sessions is read by the rules of a sessions folder: every
+// object is read, excluded or reported.
 func TestBucketMem(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"task_id":"t-3"}`))
+	zw.Close()
 	objects := map[string]string{
 		"agent/sessions/t-1.json":     `{"task_id":"t-1"}`,
-		"agent/sessions/t-1.json.tmp": `{"task_id":`,
+		"agent/sessions/t-1.json.tmp": `{"task_id":`, // an update never renamed: skipped
+		"agent/sessions/T-2.JSON":     `{"task_id":"t-2"}`,
+		"agent/sessions/t-3.json.gz":  gz.String(),
+		"agent/sessions/t-4.json.tmp": `{"task_id":"t-4"}`, // the only copy: read
 		"agent/sessions/README.md":    `not a session`,
+		"agent/sessions/empty.json":   ``,
 		"agent/sessions/old.jsonl":    `{"a":1}` + "\n" + `{"b":2}` + "\n",
+		"agent/archive/2025.bak":      `excluded`,
 		"a.ndjson":                    `{}`,
 	}
 	for k, v := range objects {
@@ -29,26 +43,41 @@ func TestBucketMem(t *testing.T) {
 		}
 	}
 	src := newBucketSource("mem://", b)
+	src.exclude = []string{"agent/archive/*"}
 	defer src.Close()
 	items, c := walkAll(t, src) // opens every document after Walk returned
-	want := []string{"a.ndjson", "agent/sessions/old.jsonl", "agent/sessions/t-1.json"}
+	want := []string{"a.ndjson", "agent/sessions/T-2.JSON", "agent/sessions/old.jsonl", "agent/sessions/t-1.json", "agent/sessions/t-3.json.gz", "agent/sessions/t-4.json.tmp"}
 	if got := documents(items); !reflect.DeepEqual(got, want) {
 		t.Errorf("documents = %q, want %q", got, want)
 	}
-	if c != (Counts{Documents: 3, Skipped: 1}) {
+	if c != (Counts{Documents: 5, Skipped: 1, Excluded: 1, Leftovers: 1, Unread: 1}) {
 		t.Errorf("counts = %+v", c)
 	}
+	var problems []string
 	for _, it := range items {
-		if it.content != objects[it.Place.Document] || it.Size != int64(len(it.content)) {
+		if it.Err != nil {
+			problems = append(problems, it.Err.Error())
+			continue
+		}
+		content := objects[it.Place.Document]
+		if strings.HasSuffix(it.Place.Document, ".gz") {
+			content = `{"task_id":"t-3"}`
+		}
+		if it.content != content || (it.Size != int64(len(it.content)) && it.Size != -1) {
 			t.Errorf("%s: content %q, size %d", it.Place.Document, it.content, it.Size)
+		}
+		if it.Leftover != strings.HasSuffix(it.Place.Document, ".tmp") {
+			t.Errorf("%s: leftover %v", it.Place.Document, it.Leftover)
 		}
 		if it.Place.Source != "mem://" || it.Place.Offset != -1 {
 			t.Errorf("place = %+v", it.Place)
 		}
 	}
+	if len(problems) != 2 || !strings.Contains(strings.Join(problems, "\n"), "README.md not read") || !strings.Contains(strings.Join(problems, "\n"), "empty file") {
+		t.Errorf("problems = %q, want README.md unread and empty.json", problems)
+	}
 }
 
-// TestBucketPaging lists more objects than fit in one page.
 func TestBucketPaging(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
@@ -93,16 +122,21 @@ func TestBucketFileURL(t *testing.T) {
 	}
 	defer src.Close()
 	items, c := walkAll(t, src)
-	if got := documents(items); !reflect.DeepEqual(got, []string{"sessions/t-1.json"}) || items[0].content != `{"task_id":"t-1"}` {
+	if got := documents(items); !reflect.DeepEqual(got, []string{"sessions/t-1.json", "sessions/t-2.json.tmp"}) || items[0].content != `{"task_id":"t-1"}` {
 		t.Errorf("documents = %q, items %+v", got, items)
 	}
-	if c != (Counts{Documents: 1, Skipped: 1}) {
+	if c != (Counts{Documents: 1, Leftovers: 1}) {
 		t.Errorf("counts = %+v", c)
 	}
 
 	// An object deleted between the listing and Open is an error from Open.
 	var item Item
-	if _, err := src.Walk(context.Background(), func(it Item) error { item = it; return nil }); err != nil {
+	if _, err := src.Walk(context.Background(), func(it Item) error {
+		if it.Place.Document == "sessions/t-1.json" {
+			item = it
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, "sessions", "t-1.json")); err != nil {

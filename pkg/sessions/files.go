@@ -222,7 +222,13 @@ func checkExclude(patterns []string) error {
 // excluded reports whether an entry (rel: slash path relative to the folder)
 // matches an exclude pattern.
 func (s *filesSource) excluded(rel, name string) bool {
-	for _, p := range s.exclude {
+	return excludedBy(s.exclude, rel, name)
+}
+
+// excludedBy reports whether rel (a slash path) or its base name matches one
+// of patterns.
+func excludedBy(patterns []string, rel, name string) bool {
+	for _, p := range patterns {
 		if ok, _ := path.Match(p, rel); ok {
 			return true
 		}
@@ -661,6 +667,12 @@ func openDocument(path string, f docFormat, linked bool) (io.ReadCloser, error) 
 	if err != nil {
 		return nil, err
 	}
+	return decompress(file, f, path)
+}
+
+// decompress wraps file (a document named path) in the decompression its name
+// says; closing the result closes file.
+func decompress(file io.ReadCloser, f docFormat, path string) (io.ReadCloser, error) {
 	switch f.comp {
 	case compGzip:
 		zr, err := gzip.NewReader(file)
@@ -684,7 +696,7 @@ func openDocument(path string, f docFormat, linked bool) (io.ReadCloser, error) 
 type decompressed struct {
 	r     io.Reader
 	close func() error
-	file  *os.File
+	file  io.Closer
 	op    string
 	path  string
 }

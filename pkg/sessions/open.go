@@ -111,7 +111,7 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 		if query != "" {
 			return nil, usagef("--sessions-query only applies to SQL sources (sqlite:PATH, postgres://…), not to the bucket %s", redactURL(spec))
 		}
-		return openBucket(ctx, spec)
+		return openBucket(ctx, spec, opts.Exclude)
 	}
 	if query != "" {
 		return nil, usagef("--sessions-query only applies to SQL sources (sqlite:PATH, postgres://…), not to the path %q", spec)
