@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"time"
 )
@@ -24,21 +23,24 @@ type InternalMove struct {
 }
 
 // MoveManyToInternal moves many blobs into the internal folder at once, as
-// gc's sweep does: each move is one rename that never replaces anything, checked
-// right before against the description the caller planned with, and the
-// directories involved are fsync'ed once at the end rather than after every
-// file. A move interrupted by a crash leaves its blob in one place or the
-// other, never in neither. It returns one error per move (nil when moved).
+// gc's sweep does: each move is one rename that never replaces anything,
+// checked right before against the description the caller planned with, and
+// resolved for itself, both parent folders opened afresh without following a
+// link (see LocalStore), so that a folder swapped for a link midway fails the
+// moves through it and redirects none. The directories involved are fsync'ed
+// once at the end rather than after every file. A move interrupted by a crash
+// leaves its blob in one place or the other, never in neither. It returns one
+// error per move (nil when moved); a destination that is not safe is an error
+// wrapping ErrUnsafePath.
 func (s *LocalStore) MoveManyToInternal(ctx context.Context, moves []InternalMove) []error {
 	errs := make([]error, len(moves))
-	madeDirs := map[string]bool{}
 	touched := map[string]bool{}
 	for i, m := range moves {
 		if err := ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		errs[i] = s.moveOne(m, madeDirs, touched)
+		errs[i] = s.moveOne(m, touched)
 	}
 	for dir := range touched {
 		if err := s.syncDir(dir); err != nil {
@@ -54,46 +56,27 @@ func (s *LocalStore) MoveManyToInternal(ctx context.Context, moves []InternalMov
 	return errs
 }
 
-func (s *LocalStore) moveOne(m InternalMove, madeDirs, touched map[string]bool) error {
+func (s *LocalStore) moveOne(m InternalMove, touched map[string]bool) error {
 	if err := ValidKey(m.Key); err != nil {
 		return fmt.Errorf("store %s: move: %w", s.dir, err)
 	}
 	if err := validInternal(m.Name); err != nil {
 		return fmt.Errorf("store %s: move: %w", s.dir, err)
 	}
-	if err := s.checkParents(m.Key); err != nil {
-		return s.errorf("move", m.Key, err)
-	}
-	fi, err := s.root.Lstat(m.Key)
-	if err != nil {
-		return s.errorf("move", m.Key, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return s.errorf("move", m.Key, notRegular(fi.Mode()))
-	}
-	if !m.ModTime.IsZero() && (fi.Size() != m.Size || !fi.ModTime().Equal(m.ModTime)) {
-		return s.errorf("move", m.Key, ErrChanged)
-	}
 	to := internalName(m.Name)
-	dir := path.Dir(to)
-	if !madeDirs[dir] {
-		// The destination folders are mediactl's own, below InternalDir: checked
-		// once per directory and created if missing.
-		if err := s.checkParents(to); err != nil {
-			return s.errorf("move into", to, err)
+	err := s.moveEntry(m.Key, s, to, func(st entryStat) error {
+		if !st.mode.IsRegular() {
+			return notRegular(st.mode)
 		}
-		if err := s.mkdirAll(dir); err != nil {
-			return s.errorf("move into", to, err)
+		if !m.ModTime.IsZero() && (st.size != m.Size || !st.mtime.Equal(m.ModTime)) {
+			return ErrChanged
 		}
-		madeDirs[dir] = true
+		return nil
+	}, false)
+	if err != nil {
+		return s.errorf("move "+m.Key+" to", to, err)
 	}
-	if err := s.renameNoReplace(m.Key, to); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return s.errorf("move into", to, fs.ErrExist)
-		}
-		return s.errorf("move", m.Key, err)
-	}
-	touched[dir] = true
+	touched[path.Dir(to)] = true
 	touched[path.Dir(m.Key)] = true
 	return nil
 }
