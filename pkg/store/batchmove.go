@@ -12,6 +12,10 @@ import (
 // one described (another size or modification time): a writer touched it.
 var ErrChanged = errors.New("changed since it was described")
 
+// ErrNotAttempted is wrapped by MoveManyToInternal for the moves after one whose
+// destination was unsafe (ErrUnsafePath): their blobs were left in place.
+var ErrNotAttempted = errors.New("not attempted: an earlier move of the batch found its destination unsafe")
+
 // InternalMove is one blob to move into the internal folder.
 type InternalMove struct {
 	Key  string // the blob
@@ -30,17 +34,27 @@ type InternalMove struct {
 // moves through it and redirects none. The directories involved are fsync'ed
 // once at the end rather than after every file. A move interrupted by a crash
 // leaves its blob in one place or the other, never in neither. It returns one
-// error per move (nil when moved); a destination that is not safe is an error
-// wrapping ErrUnsafePath.
+// error per move (nil when moved). A destination that is not safe fails its
+// move with an error wrapping ErrUnsafePath and ends the batch: the moves after
+// it are not attempted (ErrNotAttempted), since the internal folder is then no
+// place to move blobs into.
 func (s *LocalStore) MoveManyToInternal(ctx context.Context, moves []InternalMove) []error {
 	errs := make([]error, len(moves))
 	touched := map[string]bool{}
+	var unsafe error
 	for i, m := range moves {
+		if unsafe != nil {
+			errs[i] = fmt.Errorf("store %s: move %s: %w", s.dir, m.Key, ErrNotAttempted)
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
 		errs[i] = s.moveOne(m, touched)
+		if errors.Is(errs[i], ErrUnsafePath) {
+			unsafe = errs[i]
+		}
 	}
 	for dir := range touched {
 		if err := s.syncDir(dir); err != nil {
