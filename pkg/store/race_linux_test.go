@@ -127,8 +127,14 @@ func filesByContent(t *testing.T, dirs ...string) map[string][]string {
 // swapped for links to a victim outside both stores, which holds files of
 // the blobs' names: the victim never changes, nothing of it enters either
 // store, and every blob is in exactly one of them. Then the same for
-// DeleteInternal while folders of the internal folder are swapped.
+// DeleteInternal while folders of the internal folder are swapped. Both
+// with openat2 and with the walk taken where it is refused.
 func TestRaceMoveTo(t *testing.T) {
+	t.Run("openat2", func(t *testing.T) { raceMoveTo(t, false) })
+	t.Run("walk", func(t *testing.T) { raceMoveTo(t, true) })
+}
+
+func raceMoveTo(t *testing.T, walkOnly bool) {
 	root := t.TempDir()
 	srcDir, dstDir, victim := filepath.Join(root, "store"), filepath.Join(root, "quarantine"), filepath.Join(root, "victim")
 	blobs := map[string]string{}
@@ -155,10 +161,14 @@ func TestRaceMoveTo(t *testing.T) {
 	dst, err := store.OpenLocal(dstDir)
 	must(err)
 	defer dst.Close()
+	if walkOnly {
+		store.WalkOnly(src)
+		store.WalkOnly(dst)
+	}
 	before := treeOf(t, victim)
 	ctx := context.Background()
 
-	stop := swapFolders(t, []string{filepath.Join(dstDir, "Q"), filepath.Join(srcDir, "s02"), filepath.Join(srcDir, "s05")}, victim, 1500*time.Millisecond, 200_000)
+	stop := swapFolders(t, []string{filepath.Join(dstDir, "Q"), filepath.Join(srcDir, "s02"), filepath.Join(srcDir, "s05")}, victim, time.Second, 200_000)
 	moved, unsafe, refused := 0, 0, 0
 	for pass := 0; pass < 20 && moved < len(blobs); pass++ {
 		for key := range blobs {
@@ -190,7 +200,7 @@ func TestRaceMoveTo(t *testing.T) {
 		}
 	}
 	internal := filepath.Join(srcDir, store.InternalDir, "trash", "R")
-	stop = swapFolders(t, []string{filepath.Join(internal, "s01"), filepath.Join(internal, "s04"), filepath.Join(internal, "s07")}, victim, 1500*time.Millisecond, 200_000)
+	stop = swapFolders(t, []string{filepath.Join(internal, "s01"), filepath.Join(internal, "s04"), filepath.Join(internal, "s07")}, victim, time.Second, 200_000)
 	deleted := 0
 	for pass := 0; pass < 20; pass++ {
 		for key := range blobs {
