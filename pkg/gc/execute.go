@@ -47,6 +47,18 @@ type Result struct {
 	Failed []Skip `json:"failed"`
 }
 
+// ErrUnusableTrash is wrapped by Execute's error when a move met an unsafe
+// destination (the trash folder, or a folder in it, is a symbolic link or a
+// file; see store.ErrUnsafePath). The run stops there: the candidates not yet
+// moved stay in the store. That is a failure of the run, never a fact about a
+// blob.
+var ErrUnusableTrash = errors.New("the trash cannot be used")
+
+// unusableTrash is Execute's error for a run stopped by an unsafe destination.
+func unusableTrash(st string, res *Result, notAttempted int, err error) error {
+	return fmt.Errorf("gc: %w in %s: %d blobs moved, %d not attempted, left in the store: %w", ErrUnusableTrash, st, res.Trashed, notAttempted, err)
+}
+
 // Skip is a candidate left alone, and why.
 type Skip struct {
 	Key    string `json:"key"`
@@ -66,6 +78,10 @@ type manifestLine struct {
 // re-created it. By default removal moves the blob into TrashDir/RUN/ of the
 // store's internal folder — a rename on a local store, so a blob is at every
 // moment either in the store or in the trash — and writes RUN's manifest.
+// A move whose destination is unsafe (store.ErrUnsafePath: the trash folder
+// is a file or a symbolic link, or one became a link meanwhile) stops the run:
+// Execute returns an error wrapping ErrUnusableTrash, with that move among
+// Result.Failed and the candidates not attempted left in the store.
 func (p *Plan) Execute(ctx context.Context, st store.Store, opts ExecOptions) (*Result, error) {
 	if !p.Complete {
 		return nil, ErrIncomplete
@@ -102,14 +118,30 @@ func (p *Plan) Execute(ctx context.Context, st store.Store, opts ExecOptions) (*
 	}
 	work := make(chan Candidate)
 	var wg sync.WaitGroup
+	var unsafe error // the first unsafe destination: the run stops
+	attempted := 0
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for c := range work {
+				mu.Lock()
+				stop := unsafe != nil
+				if !stop {
+					attempted++
+				}
+				mu.Unlock()
+				if stop {
+					continue
+				}
 				skip, err := p.remove(ctx, st, in, c, res.Run, opts.NoTrash)
 				mu.Lock()
 				switch {
+				case err != nil && errors.Is(err, store.ErrUnsafePath):
+					res.Failed = append(res.Failed, Skip{c.Key, err.Error()})
+					if unsafe == nil {
+						unsafe = err
+					}
 				case err != nil:
 					res.Failed = append(res.Failed, Skip{c.Key, err.Error()})
 				case skip != "":
@@ -136,10 +168,19 @@ func (p *Plan) Execute(ctx context.Context, st store.Store, opts ExecOptions) (*
 			stopErr = err
 			break
 		}
+		mu.Lock()
+		stop := unsafe != nil
+		mu.Unlock()
+		if stop {
+			break
+		}
 		work <- c
 	}
 	close(work)
 	wg.Wait()
+	if unsafe != nil {
+		stopErr = unusableTrash(p.Store, res, p.Candidates.Len()-attempted, unsafe)
+	}
 	return res, p.finish(ctx, in, res, &manifest, opts.NoTrash, stopErr)
 }
 
@@ -184,6 +225,8 @@ func (p *Plan) sweepBatches(ctx context.Context, bm batchMover, res *Result, enc
 			cs = append(cs, c)
 			moves = append(moves, store.InternalMove{Key: c.Key, Name: TrashDir + "/" + res.Run + "/" + c.Key, Size: c.Size, ModTime: c.ModTime})
 		}
+		var unsafe error
+		notAttempted := 0
 		for i, err := range bm.MoveManyToInternal(ctx, moves) {
 			c := cs[i]
 			switch {
@@ -194,6 +237,14 @@ func (p *Plan) sweepBatches(ctx context.Context, bm batchMover, res *Result, enc
 				if progress != nil {
 					progress.Add(1)
 				}
+			// Errors about the destination first: they say nothing of the blob.
+			case errors.Is(err, store.ErrUnsafePath):
+				res.Failed = append(res.Failed, Skip{c.Key, err.Error()})
+				if unsafe == nil {
+					unsafe = err
+				}
+			case errors.Is(err, store.ErrNotAttempted):
+				notAttempted++
 			case errors.Is(err, store.ErrChanged):
 				res.Skipped = append(res.Skipped, Skip{c.Key, "changed since the plan (a writer touched it)"})
 			case errors.Is(err, store.ErrNotExist):
@@ -203,6 +254,9 @@ func (p *Plan) sweepBatches(ctx context.Context, bm batchMover, res *Result, enc
 			default:
 				res.Failed = append(res.Failed, Skip{c.Key, err.Error()})
 			}
+		}
+		if unsafe != nil {
+			return unusableTrash(p.Store, res, notAttempted+n-min(start+batch, n), unsafe)
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"time"
 )
@@ -12,6 +11,10 @@ import (
 // ErrChanged is wrapped by MoveManyToInternal for a blob that is no longer the
 // one described (another size or modification time): a writer touched it.
 var ErrChanged = errors.New("changed since it was described")
+
+// ErrNotAttempted is wrapped by MoveManyToInternal for the moves after one whose
+// destination was unsafe (ErrUnsafePath): their blobs were left in place.
+var ErrNotAttempted = errors.New("not attempted: an earlier move of the batch found its destination unsafe")
 
 // InternalMove is one blob to move into the internal folder.
 type InternalMove struct {
@@ -24,21 +27,34 @@ type InternalMove struct {
 }
 
 // MoveManyToInternal moves many blobs into the internal folder at once, as
-// gc's sweep does: each move is one rename that never replaces anything, checked
-// right before against the description the caller planned with, and the
-// directories involved are fsync'ed once at the end rather than after every
-// file. A move interrupted by a crash leaves its blob in one place or the
-// other, never in neither. It returns one error per move (nil when moved).
+// gc's sweep does: each move is one rename that never replaces anything,
+// checked right before against the description the caller planned with, and
+// resolved for itself, both parent folders opened afresh without following a
+// link (see LocalStore), so that a folder swapped for a link midway fails the
+// moves through it and redirects none. The directories involved are fsync'ed
+// once at the end rather than after every file. A move interrupted by a crash
+// leaves its blob in one place or the other, never in neither. It returns one
+// error per move (nil when moved). A destination that is not safe fails its
+// move with an error wrapping ErrUnsafePath and ends the batch: the moves after
+// it are not attempted (ErrNotAttempted), since the internal folder is then no
+// place to move blobs into.
 func (s *LocalStore) MoveManyToInternal(ctx context.Context, moves []InternalMove) []error {
 	errs := make([]error, len(moves))
-	madeDirs := map[string]bool{}
 	touched := map[string]bool{}
+	var unsafe error
 	for i, m := range moves {
+		if unsafe != nil {
+			errs[i] = fmt.Errorf("store %s: move %s: %w", s.dir, m.Key, ErrNotAttempted)
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		errs[i] = s.moveOne(m, madeDirs, touched)
+		errs[i] = s.moveOne(m, touched)
+		if errors.Is(errs[i], ErrUnsafePath) {
+			unsafe = errs[i]
+		}
 	}
 	for dir := range touched {
 		if err := s.syncDir(dir); err != nil {
@@ -54,46 +70,27 @@ func (s *LocalStore) MoveManyToInternal(ctx context.Context, moves []InternalMov
 	return errs
 }
 
-func (s *LocalStore) moveOne(m InternalMove, madeDirs, touched map[string]bool) error {
+func (s *LocalStore) moveOne(m InternalMove, touched map[string]bool) error {
 	if err := ValidKey(m.Key); err != nil {
 		return fmt.Errorf("store %s: move: %w", s.dir, err)
 	}
 	if err := validInternal(m.Name); err != nil {
 		return fmt.Errorf("store %s: move: %w", s.dir, err)
 	}
-	if err := s.checkParents(m.Key); err != nil {
-		return s.errorf("move", m.Key, err)
-	}
-	fi, err := s.root.Lstat(m.Key)
-	if err != nil {
-		return s.errorf("move", m.Key, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return s.errorf("move", m.Key, notRegular(fi.Mode()))
-	}
-	if !m.ModTime.IsZero() && (fi.Size() != m.Size || !fi.ModTime().Equal(m.ModTime)) {
-		return s.errorf("move", m.Key, ErrChanged)
-	}
 	to := internalName(m.Name)
-	dir := path.Dir(to)
-	if !madeDirs[dir] {
-		// The destination folders are mediactl's own, below InternalDir: checked
-		// once per directory and created if missing.
-		if err := s.checkParents(to); err != nil {
-			return s.errorf("move into", to, err)
+	err := s.moveEntry(m.Key, s, to, func(st entryStat) error {
+		if !st.mode.IsRegular() {
+			return notRegular(st.mode)
 		}
-		if err := s.mkdirAll(dir); err != nil {
-			return s.errorf("move into", to, err)
+		if !m.ModTime.IsZero() && (st.size != m.Size || !st.mtime.Equal(m.ModTime)) {
+			return ErrChanged
 		}
-		madeDirs[dir] = true
+		return nil
+	}, false)
+	if err != nil {
+		return s.errorf("move "+m.Key+" to", to, err)
 	}
-	if err := s.renameNoReplace(m.Key, to); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return s.errorf("move into", to, fs.ErrExist)
-		}
-		return s.errorf("move", m.Key, err)
-	}
-	touched[dir] = true
+	touched[path.Dir(to)] = true
 	touched[path.Dir(m.Key)] = true
 	return nil
 }

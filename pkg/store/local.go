@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -34,10 +33,36 @@ const tmpDir = InternalDir + "/tmp"
 // no symbolic link planted in the tree) can make it touch anything outside the
 // directory. On top of that a LocalStore does not follow symbolic links at all: a
 // key whose final element or any parent directory is a link is reported (List, Stat)
-// or refused (Open, Put, Delete, Rename), never resolved. Checks of parent
-// directories are done by name before each operation; a link swapped in
-// concurrently can at worst redirect the operation to another place inside the
-// directory, never outside it.
+// or refused (Open, Put, Delete, Rename), never resolved.
+//
+// Moves and removals — Rename, Delete, MoveToInternal, MoveFromInternal,
+// DeleteInternal, MoveManyToInternal, MoveTo; that is gc's sweep, restore and
+// purge, the trash directory and quarantine — are safe against another process
+// that swaps folders for symbolic links while they run. On Unix each one opens
+// both parent folders as directory descriptors without following any link
+// (Linux: openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, relative to the
+// store directory's descriptor, or to the destination store's for MoveTo;
+// elsewhere, and where openat2 is refused, one O_NOFOLLOW|O_DIRECTORY openat per
+// folder), creates missing destination folders with mkdirat relative to the
+// folder above, and renames (renameat2 RENAME_NOREPLACE, else link and unlink)
+// or unlinks the last path element relative to those descriptors, for every
+// single move. So a swapped link makes the move fail; it never redirects it,
+// inside the store or out of it: an entry outside is never moved in, renamed or
+// deleted, and a blob never lands outside. A removal never removes a directory
+// and removes a link as a link. A folder on the way to a move's destination that
+// is a link, a file or leaves the store fails the move with an error wrapping
+// [ErrUnsafePath], never one that reads as a fact about the source. What
+// remains possible is a folder renamed, not replaced, while its descriptor is in
+// use: the move then lands in that folder wherever it now is.
+//
+// Other platforms (Windows) have the portable path: folders are checked by name
+// before each operation, and the os.Root keeps a link swapped in concurrently
+// from redirecting an operation outside the directory, though not to another
+// place inside it; MoveTo links by absolute path after that check.
+//
+// Other checks of parent directories (Stat, Open, Put) are done by name before
+// each operation; a link swapped in concurrently can at worst redirect the
+// operation to another place inside the directory, never outside it.
 //
 // Files written by Put get mode 0600, directories created for them 0700. Put stages
 // data in InternalDir/tmp, fsyncs it, publishes it with a rename (or a hard link for
@@ -46,13 +71,20 @@ type LocalStore struct {
 	dir  string
 	root *os.Root
 	// rootDir is the store directory opened through root (the same directory),
-	// and rootFD its descriptor, for openat2 (see OpenEntry); -1 when not open.
+	// and rootFD its descriptor, which openat2 and the moves resolve from (see
+	// OpenEntry, local_unix.go).
 	rootDir   *os.File
 	rootFD    int
 	noOpenat2 atomic.Bool // openat2 is refused here: use the portable path
 }
 
 var _ Local = (*LocalStore)(nil)
+
+// ErrUnsafePath is wrapped by the errors of a local store's moves when the way
+// to the destination is unsafe: a folder on it is a symbolic link or a file, or
+// it leaves the store (for example the trash folder became a link). It says
+// nothing about the source, which stays where it was.
+var ErrUnsafePath = errors.New("unsafe destination: a folder on the way is a symbolic link or not a folder")
 
 // OpenLocal opens the existing directory dir as a store. The directory is made
 // absolute and cleaned; it is opened once, so a LocalStore keeps addressing the same
@@ -73,11 +105,12 @@ func OpenLocal(dir string) (*LocalStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", abs, plainErr(err))
 	}
-	st := &LocalStore{dir: abs, root: root, rootFD: -1}
-	if d, err := root.Open("."); err == nil {
-		st.rootDir, st.rootFD = d, int(d.Fd())
+	d, err := root.Open(".")
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("store %s: %w", abs, plainErr(err))
 	}
-	return st, nil
+	return &LocalStore{dir: abs, root: root, rootDir: d, rootFD: int(d.Fd())}, nil
 }
 
 // Location returns the absolute store directory.
@@ -429,19 +462,6 @@ func (s *LocalStore) mkdirAll(name string) error {
 	return nil
 }
 
-// syncDir fsyncs directory name so that a rename or link in it is durable.
-func (s *LocalStore) syncDir(name string) error {
-	d, err := s.root.Open(name)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
-		return err
-	}
-	return nil
-}
-
 // ctxReader stops a copy once ctx is done.
 type ctxReader struct {
 	ctx context.Context
@@ -469,19 +489,7 @@ func (s *LocalStore) remove(ctx context.Context, op, name string) error {
 	if err := ctx.Err(); err != nil {
 		return s.errorf(op, name, err)
 	}
-	if err := s.checkParents(name); err != nil {
-		return s.errorf(op, name, err)
-	}
-	fi, err := s.root.Lstat(name)
-	if err != nil {
-		return s.errorf(op, name, err)
-	}
-	if !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
-		return s.errorf(op, name, notRegular(fi.Mode()))
-	}
-	// Remove unlinks a file; should a directory have been swapped in, it only
-	// removes it when empty. It never removes a tree.
-	if err := s.root.Remove(name); err != nil {
+	if err := s.removeEntry(name); err != nil {
 		return s.errorf(op, name, err)
 	}
 	return nil
@@ -489,9 +497,11 @@ func (s *LocalStore) remove(ctx context.Context, op, name string) error {
 
 // Rename moves the regular file or symbolic link from to the key to, creating
 // parent directories (mode 0700). It never replaces an existing key: if to exists,
-// in any form, it returns an error wrapping ErrExist and changes nothing. Where the
-// file system supports hard links the no-replace check is atomic (link, then unlink
-// from); otherwise it is a check followed by a rename.
+// in any form, it returns an error wrapping ErrExist and changes nothing. The
+// no-replace check is atomic where the system has renameat2(RENAME_NOREPLACE)
+// or hard links (link, then unlink from); otherwise it is a check followed by a
+// rename. A folder on the way to to that is a link or a file fails it with an
+// error wrapping ErrUnsafePath (see LocalStore).
 func (s *LocalStore) Rename(ctx context.Context, from, to string) error {
 	if err := ValidKey(from); err != nil {
 		return fmt.Errorf("store %s: rename: %w", s.dir, err)
@@ -507,53 +517,17 @@ func (s *LocalStore) rename(ctx context.Context, from, to string) error {
 	if err := ctx.Err(); err != nil {
 		return s.errorf(op, to, err)
 	}
-	if err := s.checkParents(from); err != nil {
-		return s.errorf("rename", from, err)
-	}
-	fi, err := s.root.Lstat(from)
-	if err != nil {
-		return s.errorf("rename", from, err)
-	}
-	if !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
-		return s.errorf("rename", from, notRegular(fi.Mode()))
-	}
-	if err := s.checkParents(to); err != nil {
-		return s.errorf(op, to, err)
-	}
 	if from == to {
 		return s.errorf(op, to, fs.ErrExist)
 	}
-	parent := path.Dir(to)
-	if err := s.mkdirAll(parent); err != nil {
+	err := s.moveEntry(from, s, to, func(st entryStat) error {
+		if !st.mode.IsRegular() && st.mode&fs.ModeSymlink == 0 {
+			return notRegular(st.mode)
+		}
+		return nil
+	}, true)
+	if err != nil {
 		return s.errorf(op, to, err)
-	}
-	err = s.root.Link(from, to)
-	switch {
-	case err == nil:
-		if err := s.root.Remove(from); err != nil {
-			return s.errorf(op, to, err)
-		}
-	case errors.Is(err, fs.ErrExist):
-		return s.errorf(op, to, fs.ErrExist)
-	default:
-		// No hard links here (some file systems, or a mount point between the two
-		// names): check, then rename.
-		if _, err := s.root.Lstat(to); err == nil {
-			return s.errorf(op, to, fs.ErrExist)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return s.errorf(op, to, err)
-		}
-		if err := s.root.Rename(from, to); err != nil {
-			return s.errorf(op, to, err)
-		}
-	}
-	if err := s.syncDir(parent); err != nil {
-		return s.errorf(op, to, err)
-	}
-	if fromParent := path.Dir(from); fromParent != parent {
-		if err := s.syncDir(fromParent); err != nil {
-			return s.errorf(op, to, err)
-		}
 	}
 	return nil
 }
@@ -646,13 +620,4 @@ func (s *LocalStore) ListInternal(ctx context.Context, prefix string, fn func(En
 		return s.errorf(op, internalName(key), err)
 	}}
 	return w.list(ctx, prefix, fn)
-}
-
-// linkUnlink moves from to to by a hard link (which fails if to exists) and an
-// unlink of from.
-func (s *LocalStore) linkUnlink(from, to string) error {
-	if err := s.root.Link(from, to); err != nil {
-		return err
-	}
-	return s.root.Remove(from)
 }

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -131,34 +130,6 @@ func (f *regularFile) Close() error {
 	return err
 }
 
-func fromStat(st *unix.Stat_t) entryStat {
-	mode := fs.FileMode(st.Mode & 0o777)
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFIFO:
-		mode |= fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		mode |= fs.ModeSocket
-	case unix.S_IFCHR:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		mode |= fs.ModeDevice
-	}
-	if st.Mode&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if st.Mode&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if st.Mode&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
-	}
-	return entryStat{size: st.Size, mtime: time.Unix(st.Mtim.Unix()), mode: mode}
-}
-
 // readDir reads the names and types of a directory's entries with getdents64,
 // without the lstat per entry that (*os.File).ReadDir does for a directory
 // opened in an os.Root: a listing stats each entry once, itself.
@@ -227,23 +198,45 @@ func readDirEach(f *os.File, fn func(dirent) error) error {
 	}
 }
 
-// renameNoReplace renames from to to, both relative to the store directory,
-// failing with fs.ErrExist when to exists: renameat2(RENAME_NOREPLACE), one
-// atomic system call. Where the kernel or file system lacks it, a hard link and
-// an unlink do the same in two.
-func (s *LocalStore) renameNoReplace(from, to string) error {
-	if s.rootFD >= 0 {
-		err := unix.Renameat2(s.rootFD, from, s.rootFD, to, unix.RENAME_NOREPLACE)
+// openat2Dir opens the folder dir below the directory rootFD with one openat2
+// call that refuses a symbolic link anywhere on the way and any escape from
+// rootFD (RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS). ok is false where openat2 is not
+// available (Linux before 5.6, some sandboxes); err is any other refusal.
+func openat2Dir(rootFD int, dir string) (fd int, ok bool, err error) {
+	how := unix.OpenHow{
+		Flags:   uint64(dirOpenFlags),
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for range 16 {
+		fd, err = unix.Openat2(rootFD, dir, &how)
 		switch err {
 		case nil:
-			return nil
-		case unix.EEXIST:
-			return fs.ErrExist
-		case unix.ENOSYS, unix.EINVAL, unix.EPERM:
-			// not supported here: fall through to link + unlink
-		default:
-			return &fs.PathError{Op: "rename", Path: from, Err: err}
+			return fd, true, nil
+		case unix.EINTR, unix.EAGAIN:
+			// EAGAIN: a rename elsewhere raced the lookup; try again.
+			continue
+		case unix.ENOSYS, unix.EPERM:
+			// seccomp filters answer EPERM for unknown calls
+			return -1, false, err
 		}
+		return -1, true, err
 	}
-	return s.linkUnlink(from, to)
+	return -1, true, err
+}
+
+// renameat2NoReplace is renameat2(RENAME_NOREPLACE): one atomic system call
+// that fails with EEXIST when to exists. ok is false where the kernel or the
+// file system lacks it.
+func renameat2NoReplace(fromFD int, from string, toFD int, to string) (ok bool, err error) {
+	for {
+		err = unix.Renameat2(fromFD, from, toFD, to, unix.RENAME_NOREPLACE)
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.ENOSYS, unix.EINVAL, unix.EPERM:
+			// not supported here (EPERM: a seccomp filter)
+			return false, err
+		}
+		return true, err
+	}
 }

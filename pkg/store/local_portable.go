@@ -49,5 +49,11 @@ func readDirEach(f *os.File, fn func(dirent) error) error {
 	return nil
 }
 
-// renameNoReplace renames from to to without replacing to (link, then unlink).
-func (s *LocalStore) renameNoReplace(from, to string) error { return s.linkUnlink(from, to) }
+// openat2Dir is Linux's one-call resolution; elsewhere openDir walks.
+func openat2Dir(rootFD int, dir string) (fd int, ok bool, err error) { return -1, false, nil }
+
+// renameat2NoReplace is Linux's atomic no-replace rename; elsewhere a hard
+// link and an unlink do the same (see renameNoReplaceAt).
+func renameat2NoReplace(fromFD int, from string, toFD int, to string) (ok bool, err error) {
+	return false, nil
+}
