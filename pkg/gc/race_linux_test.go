@@ -4,19 +4,18 @@ package gc_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
 )
 
 // The tests of this file run gc's moves while another goroutine keeps
@@ -91,123 +90,12 @@ func (r *raceStore) candidates(t *testing.T) []gc.Candidate {
 }
 
 // snapshot describes every entry below dir, links not followed: its type and
-// its content's digest (a link's target).
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = "link " + target
-		case d.IsDir():
-			out[rel] = "dir"
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = fmt.Sprintf("file %x", sha256.Sum256(b))
-		}
-		return nil
-	})
-	must(t, err)
-	return out
-}
-
-// contents maps the content of every regular file below dir (links not
-// followed) to where it is.
-func contents(t *testing.T, dir string) map[string][]string {
-	t.Helper()
-	out := map[string][]string{}
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return out
-	}
-	must(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[string(b)] = append(out[string(b)], p)
-		return nil
-	}))
-	return out
-}
-
-// attack keeps replacing each folder of targets by a symbolic link to victim
-// and putting it back, until stop is closed, raceAttack has passed or
-// raceMaxSwaps swaps were made; then it removes its links. A target that does
-// not exist yet is planted as a link. Targets must not lie below one another
-// (the attacker would write through its own links).
-func attack(t *testing.T, targets []string, victim string) (stop func() int) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	swaps := 0
-	for _, p := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			deadline := time.Now().Add(raceAttack)
-			n := 0
-			for ; n < raceMaxSwaps && time.Now().Before(deadline); n++ {
-				select {
-				case <-done:
-					deadline = time.Time{}
-					continue
-				default:
-				}
-				// The real folder steps aside (a fresh name each time, so that one
-				// a move re-created meanwhile does not stop the attack), a link
-				// takes its place for a moment, then the folder comes back. A
-				// folder that cannot come back (a move re-created p) stays in
-				// the store under its other name.
-				aside := fmt.Sprintf("%s.swap%d", p, n)
-				moved := os.Rename(p, aside) == nil
-				_ = os.Symlink(victim, p)
-				for range 50 { // let the link live a moment
-				}
-				if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-					_ = os.Remove(p)
-				}
-				if moved {
-					_ = os.Rename(aside, p)
-				}
-				time.Sleep(20 * time.Microsecond) // and the folder a moment too
-			}
-			if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				_ = os.Remove(p)
-			}
-			mu.Lock()
-			swaps += n
-			mu.Unlock()
-		}()
-	}
-	var once sync.Once
-	stop = func() int {
-		once.Do(func() { close(done); wg.Wait() })
-		return swaps
-	}
-	t.Cleanup(func() { stop() })
-	return stop
-}
-
 // check asserts the invariants: the victim is as it was, nothing of it is in
 // the store, and every blob is exactly once in the store or the trash (below
 // trash, when it is outside the store), unless purged.
 func (r *raceStore) check(t *testing.T, victimBefore map[string]string, trash string, purged func(key string) bool) {
 	t.Helper()
-	if after := snapshot(t, r.victim); fmt.Sprint(after) != fmt.Sprint(victimBefore) {
+	if after := storetest.Tree(t, r.victim); fmt.Sprint(after) != fmt.Sprint(victimBefore) {
 		t.Errorf("the victim folder changed: %d entries before, %d after", len(victimBefore), len(after))
 		for k, v := range after {
 			if victimBefore[k] != v {
@@ -215,10 +103,10 @@ func (r *raceStore) check(t *testing.T, victimBefore map[string]string, trash st
 			}
 		}
 	}
-	inStore := contents(t, r.dir)
+	inStore := storetest.FilesByContent(t, r.dir)
 	inTrash := map[string][]string{}
 	if trash != "" {
-		inTrash = contents(t, trash)
+		inTrash = storetest.FilesByContent(t, trash)
 	}
 	for c, where := range inStore {
 		if strings.HasPrefix(c, "victim ") {
@@ -272,12 +160,12 @@ func runStopped(t *testing.T, err error) bool {
 // folder and a blob's parent folder are swapped for links.
 func TestRaceSweep(t *testing.T) {
 	r := newRaceStore(t)
-	victim := snapshot(t, r.victim)
+	victim := storetest.Tree(t, r.victim)
 	now := time.Now()
 	run := gc.RunID(now)
 	runDir := filepath.Join(r.dir, store.InternalDir, gc.TrashDir, run)
 	must(t, os.MkdirAll(runDir, 0o700))
-	stop := attack(t, []string{runDir, filepath.Join(r.dir, "s04"), filepath.Join(r.dir, "s10")}, r.victim)
+	stop := storetest.SwapFolders(t, []string{runDir, filepath.Join(r.dir, "s04"), filepath.Join(r.dir, "s10")}, r.victim, raceAttack, raceMaxSwaps)
 	ctx := context.Background()
 	trashed, unusable := int64(0), 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
@@ -300,7 +188,7 @@ func TestRaceSweep(t *testing.T) {
 // a source folder in the trash run are swapped for links.
 func TestRaceRestore(t *testing.T) {
 	r := newRaceStore(t)
-	victim := snapshot(t, r.victim)
+	victim := storetest.Tree(t, r.victim)
 	ctx := context.Background()
 	res, err := gc.TrashBlobs(ctx, r.st, r.candidates(t), gc.ExecOptions{})
 	must(t, err)
@@ -310,7 +198,7 @@ func TestRaceRestore(t *testing.T) {
 	// The emptied folders stay; without one, restore must create it again.
 	must(t, os.Remove(filepath.Join(r.dir, "s03")))
 	runDir := filepath.Join(r.dir, store.InternalDir, gc.TrashDir, res.Run)
-	stop := attack(t, []string{filepath.Join(r.dir, "s03"), filepath.Join(r.dir, "s06"), filepath.Join(runDir, "s05"), filepath.Join(runDir, "s08")}, r.victim)
+	stop := storetest.SwapFolders(t, []string{filepath.Join(r.dir, "s03"), filepath.Join(r.dir, "s06"), filepath.Join(runDir, "s05"), filepath.Join(runDir, "s08")}, r.victim, raceAttack, raceMaxSwaps)
 	restored, failed := int64(0), 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
 		rr, err := gc.Restore(ctx, r.st, res.Run)
@@ -334,7 +222,7 @@ func TestRaceRestore(t *testing.T) {
 // links to a victim holding files of the same names.
 func TestRacePurge(t *testing.T) {
 	r := newRaceStore(t)
-	victim := snapshot(t, r.victim)
+	victim := storetest.Tree(t, r.victim)
 	ctx := context.Background()
 	var some []gc.Candidate
 	for _, c := range r.candidates(t) {
@@ -347,7 +235,7 @@ func TestRacePurge(t *testing.T) {
 	runDir := filepath.Join(r.dir, store.InternalDir, gc.TrashDir, res.Run)
 	// A link planted in the run is removed as a link, its target untouched.
 	must(t, os.Symlink(r.victim, filepath.Join(runDir, "planted")))
-	stop := attack(t, []string{filepath.Join(runDir, "s02"), filepath.Join(runDir, "s09"), filepath.Join(runDir, "s12")}, r.victim)
+	stop := storetest.SwapFolders(t, []string{filepath.Join(runDir, "s02"), filepath.Join(runDir, "s09"), filepath.Join(runDir, "s12")}, r.victim, raceAttack, raceMaxSwaps)
 	purges, failed := 0, 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
 		pr, err := gc.Purge(ctx, r.st, time.Now().Add(-7*24*time.Hour))
@@ -377,7 +265,7 @@ func TestRacePurge(t *testing.T) {
 // swapped for links; then a restore while the store's folders are.
 func TestRaceTrashDir(t *testing.T) {
 	r := newRaceStore(t)
-	victim := snapshot(t, r.victim)
+	victim := storetest.Tree(t, r.victim)
 	tdPath := filepath.Join(r.root, "trashdir")
 	must(t, os.MkdirAll(tdPath, 0o700))
 	td, err := store.OpenLocal(tdPath)
@@ -388,7 +276,7 @@ func TestRaceTrashDir(t *testing.T) {
 	now := time.Now()
 	run := gc.RunID(now)
 	must(t, os.MkdirAll(filepath.Join(tdPath, run), 0o700))
-	stop := attack(t, []string{filepath.Join(tdPath, run), filepath.Join(r.dir, "s01"), filepath.Join(r.dir, "s04")}, r.victim)
+	stop := storetest.SwapFolders(t, []string{filepath.Join(tdPath, run), filepath.Join(r.dir, "s01"), filepath.Join(r.dir, "s04")}, r.victim, raceAttack, raceMaxSwaps)
 	trashed, unusable := int64(0), 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
 		cands := r.candidates(t)
@@ -405,7 +293,7 @@ func TestRaceTrashDir(t *testing.T) {
 	t.Logf("sweep: %d swaps; %d blobs trashed, %d runs stopped by an unusable trash", swaps, trashed, unusable)
 	r.check(t, victim, tdPath, nil)
 
-	stop = attack(t, []string{filepath.Join(r.dir, "s01"), filepath.Join(r.dir, "s02"), filepath.Join(tdPath, run, "s03")}, r.victim)
+	stop = storetest.SwapFolders(t, []string{filepath.Join(r.dir, "s01"), filepath.Join(r.dir, "s02"), filepath.Join(tdPath, run, "s03")}, r.victim, raceAttack, raceMaxSwaps)
 	restored := int64(0)
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
 		rr, err := gc.Restore(ctx, st, run)

@@ -4,123 +4,17 @@ package store_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
 )
-
-// swapFolders keeps replacing each folder of targets by a symbolic link to
-// victim and putting it back (a fresh aside name each time), for at most d
-// and max swaps, until the returned stop is called; then it removes its links.
-// Targets must not lie below one another (it would write through its own links).
-func swapFolders(t *testing.T, targets []string, victim string, d time.Duration, max int) (stop func() int) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	swaps := 0
-	for _, p := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			deadline := time.Now().Add(d)
-			n := 0
-			for ; n < max && time.Now().Before(deadline); n++ {
-				select {
-				case <-done:
-					deadline = time.Time{}
-					continue
-				default:
-				}
-				aside := fmt.Sprintf("%s.swap%d", p, n)
-				moved := os.Rename(p, aside) == nil
-				_ = os.Symlink(victim, p)
-				for range 50 {
-				}
-				if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-					_ = os.Remove(p)
-				}
-				if moved {
-					_ = os.Rename(aside, p)
-				}
-				time.Sleep(20 * time.Microsecond)
-			}
-			if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				_ = os.Remove(p)
-			}
-			mu.Lock()
-			swaps += n
-			mu.Unlock()
-		}()
-	}
-	var once sync.Once
-	stop = func() int {
-		once.Do(func() { close(done); wg.Wait() })
-		return swaps
-	}
-	t.Cleanup(func() { stop() })
-	return stop
-}
-
-// treeOf describes every entry below dir, links not followed.
-func treeOf(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	if err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link " + target
-		case d.IsDir():
-			out[rel] = "dir"
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = fmt.Sprintf("file %x", sha256.Sum256(b))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// filesByContent maps the content of each regular file below dirs to where
-// it is.
-func filesByContent(t *testing.T, dirs ...string) map[string][]string {
-	t.Helper()
-	out := map[string][]string{}
-	for _, dir := range dirs {
-		if err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			out[string(b)] = append(out[string(b)], p)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
 
 // TestRaceMoveTo: MoveTo into another store (gc's trash directory, verify's
 // quarantine) while the quarantine folder and a blob's parent folder are
@@ -165,10 +59,10 @@ func raceMoveTo(t *testing.T, walkOnly bool) {
 		store.WalkOnly(src)
 		store.WalkOnly(dst)
 	}
-	before := treeOf(t, victim)
+	before := storetest.Tree(t, victim)
 	ctx := context.Background()
 
-	stop := swapFolders(t, []string{filepath.Join(dstDir, "Q"), filepath.Join(srcDir, "s02"), filepath.Join(srcDir, "s05")}, victim, time.Second, 200_000)
+	stop := storetest.SwapFolders(t, []string{filepath.Join(dstDir, "Q"), filepath.Join(srcDir, "s02"), filepath.Join(srcDir, "s05")}, victim, time.Second, 200_000)
 	moved, unsafe, refused := 0, 0, 0
 	for pass := 0; pass < 20 && moved < len(blobs); pass++ {
 		for key := range blobs {
@@ -200,7 +94,7 @@ func raceMoveTo(t *testing.T, walkOnly bool) {
 		}
 	}
 	internal := filepath.Join(srcDir, store.InternalDir, "trash", "R")
-	stop = swapFolders(t, []string{filepath.Join(internal, "s01"), filepath.Join(internal, "s04"), filepath.Join(internal, "s07")}, victim, time.Second, 200_000)
+	stop = storetest.SwapFolders(t, []string{filepath.Join(internal, "s01"), filepath.Join(internal, "s04"), filepath.Join(internal, "s07")}, victim, time.Second, 200_000)
 	deleted := 0
 	for pass := 0; pass < 20; pass++ {
 		for key := range blobs {
@@ -218,7 +112,7 @@ func raceMoveTo(t *testing.T, walkOnly bool) {
 
 func checkRace(t *testing.T, victim string, before map[string]string, blobs map[string]string, gone func(string) bool, dirs ...string) {
 	t.Helper()
-	if after := treeOf(t, victim); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := storetest.Tree(t, victim); fmt.Sprint(after) != fmt.Sprint(before) {
 		for k, v := range after {
 			if before[k] != v {
 				t.Errorf("victim %s: %s (was %q)", k, v, before[k])
@@ -226,7 +120,7 @@ func checkRace(t *testing.T, victim string, before map[string]string, blobs map[
 		}
 		t.Errorf("the victim changed: %d entries before, %d after", len(before), len(after))
 	}
-	found := filesByContent(t, dirs...)
+	found := storetest.FilesByContent(t, dirs...)
 	for c, where := range found {
 		if strings.HasPrefix(c, "victim ") {
 			t.Errorf("a file from outside entered a store: %v", where)
