@@ -525,6 +525,13 @@ func AppendUnescaped(dst, raw []byte) []byte {
 	return out
 }
 
+// DecodeHex4 decodes the four hex digits (either case) that follow "\u" in a
+// JSON escape, from the start of b.
+func DecodeHex4(b []byte) (rune, bool) {
+	r, n := decodeU(b)
+	return r, n == 4
+}
+
 func decodeU(b []byte) (rune, int) {
 	if len(b) < 4 {
 		return 0, 0

@@ -486,7 +486,7 @@ func decodeJSONString(raw []byte) decodedString {
 		case 'b', 'f', 'n', 'r', 't':
 			emit(start, unshort(e))
 		case 'u':
-			r, ok := decodeHex4(raw[i+1:])
+			r, ok := jsonwalk.DecodeHex4(raw[i+1:])
 			if !ok {
 				emit(start, '\\')
 				emit(i, 'u')
@@ -496,7 +496,7 @@ func decodeJSONString(raw []byte) decodedString {
 			if utf16.IsSurrogate(r) {
 				r2, ok2 := rune(-1), false
 				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-					r2, ok2 = decodeHex4(raw[i+3:])
+					r2, ok2 = jsonwalk.DecodeHex4(raw[i+3:])
 				}
 				if d := utf16.DecodeRune(r, r2); ok2 && d != utf8.RuneError {
 					r = d
@@ -513,26 +513,6 @@ func decodeJSONString(raw []byte) decodedString {
 	}
 	at = append(at, len(raw))
 	return decodedString{text: text, at: at}
-}
-
-func decodeHex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // unshort returns the character a one-letter escape (\b \f \n \r \t) stands for.
@@ -606,7 +586,7 @@ func observeStyle(raw []byte) *styleEvidence {
 		case c == '\\' && i+1 < len(raw):
 			e := raw[i+1]
 			if e == 'u' {
-				r, ok := decodeHex4(raw[i+2:])
+				r, ok := jsonwalk.DecodeHex4(raw[i+2:])
 				if !ok {
 					i += 2
 					continue
@@ -614,7 +594,7 @@ func observeStyle(raw []byte) *styleEvidence {
 				ev.hexCase(raw[i+2 : i+6])
 				i += 6
 				if utf16.IsSurrogate(r) && i+5 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if r2, ok := decodeHex4(raw[i+2:]); ok {
+					if r2, ok := jsonwalk.DecodeHex4(raw[i+2:]); ok {
 						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 							ev.hexCase(raw[i+2 : i+6])
 							r = d
