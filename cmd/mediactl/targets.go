@@ -139,6 +139,9 @@ func openTargets(c *cli.Context, g *global) (*targets, error) {
 		}
 		t.stores = append(t.stores, s)
 	}
+	if err := checkOverlap(t.stores, sessionSpecs); err != nil {
+		return nil, err
+	}
 	opts := sessions.Options{Query: c.String("sessions-query"), Exclude: c.StringSlice("sessions-exclude")}
 	for _, spec := range sessionSpecs {
 		s, err := sessions.Open(c.Context, spec, opts)
@@ -173,6 +176,57 @@ func findLayout(name, root string) (*layout.Layout, error) {
 
 // within reports whether path is dir or below it (both absolute and clean). A
 // quarantine or trash folder there would be listed as blobs of the store.
+// checkOverlap refuses a local store and a local session source that are the
+// same folder or lie inside one another: a store that holds the sessions
+// would list session files as blobs (and gc could remove them), a store inside
+// a sessions folder would be read as sessions. Paths are compared with
+// symlinks resolved, so another spelling of the same folder is caught too.
+func checkOverlap(stores []store.Store, sessionSpecs []string) error {
+	for _, st := range stores {
+		ls, ok := st.(store.Local)
+		if !ok {
+			continue
+		}
+		dir := realOr(ls.Dir())
+		for _, spec := range sessionSpecs {
+			p, ok := localSessionPath(spec)
+			if !ok {
+				continue
+			}
+			p = realOr(p)
+			switch {
+			case within(p, dir):
+				return usageErr("keep the session store outside the blob store: point --store at the folder of blobs only (forge: .forge/files/inbound)",
+					"the session source %s is inside the store %s: its files would be taken for blobs", spec, ls.Dir())
+			case within(dir, p):
+				return usageErr("keep the blob store outside the session folder, or give --store and --sessions that do not contain one another",
+					"the store %s is inside the session source %s: its blobs would be read as sessions", ls.Dir(), spec)
+			}
+		}
+	}
+	return nil
+}
+
+// localSessionPath is the local path a session spec reads: a folder or file,
+// or the database file of sqlite:PATH. URLs have none.
+func localSessionPath(spec string) (string, bool) {
+	if p, ok := strings.CutPrefix(spec, "sqlite:"); ok {
+		return absOr(p), true
+	}
+	if strings.Contains(spec, "://") {
+		return "", false
+	}
+	return absOr(spec), true
+}
+
+// realOr is p (absolute) with symlinks resolved, or p where that fails.
+func realOr(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
 func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
