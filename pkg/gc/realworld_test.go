@@ -65,21 +65,28 @@ func TestRealWorldCoffer(t *testing.T) {
 		base(stringList(sets["ideal_age30_keep_referenced"])))
 }
 
+// openPair opens a local store and a session source, closed when the test ends.
+func openPair(t *testing.T, dir, sessionSpec string) (store.Store, sessions.Source) {
+	t.Helper()
+	st, err := store.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	src, err := sessions.Open(context.Background(), sessionSpec, sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return st, src
+}
+
 // planKeys makes a plan of one store against one session source and returns
 // its candidates' keys.
 func planKeys(t *testing.T, dir, sessionSpec string, opts gc.Options) []string {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	src, err := sessions.Open(ctx, sessionSpec, sessions.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	st, src := openPair(t, dir, sessionSpec)
 	opts.Store, opts.Sessions = st, []sessions.Source{src}
 	p, err := gc.MakePlan(ctx, opts)
 	if err != nil {
@@ -117,16 +124,7 @@ func stringList(v any) []string {
 func markedSets(t *testing.T, dir, sessionSpec string) (kept, unmarked []string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	src, err := sessions.Open(ctx, sessionSpec, sessions.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	st, src := openPair(t, dir, sessionSpec)
 	r, err := gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{})
 	if err != nil {
 		t.Fatal(err)
