@@ -233,29 +233,31 @@ func (r *Retention) KeptID(id int) bool {
 	if !r.SessionsRead {
 		return false
 	}
-	if r.group != nil {
-		o, ok := r.owner[uint32(id)]
-		if !ok {
-			o = uint32(id)
-		}
-		if g, ok := r.group[o]; ok {
-			return g.kept
-		}
+	if g, ok := r.groupOf(id); ok {
+		return g.kept
 	}
 	return r.b.idx.Referenced(id)
+}
+
+// groupOf is the group (an owner and its companions) that blob id belongs
+// to, if it belongs to one.
+func (r *Retention) groupOf(id int) (groupState, bool) {
+	if r.group == nil {
+		return groupState{}, false
+	}
+	o, ok := r.owner[uint32(id)]
+	if !ok {
+		o = uint32(id)
+	}
+	g, ok := r.group[o]
+	return g, ok
 }
 
 // newest is the modification time, in Unix nanoseconds, that the fence
 // compares for blob id: a group's newest member's.
 func (r *Retention) newest(id int) int64 {
-	if r.group != nil {
-		o, ok := r.owner[uint32(id)]
-		if !ok {
-			o = uint32(id)
-		}
-		if g, ok := r.group[o]; ok {
-			return g.newest
-		}
+	if g, ok := r.groupOf(id); ok {
+		return g.newest
 	}
 	return r.b.mtimes.At(id)
 }
