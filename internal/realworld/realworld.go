@@ -29,9 +29,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	_ "modernc.org/sqlite"
+
+	"github.com/mediactl/mediactl/pkg/ref/reftest" // registers the "sqlite" database/sql driver
 )
 
 // Placeholder is what the archives hold where the generating machine's root was.
@@ -352,23 +353,6 @@ func goJSONContent(s string) string {
 // inside a string's quotes: non-ASCII as \uXXXX, astral characters as a
 // surrogate pair.
 func pyJSONContent(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r < 0x20 || r > 0x7e:
-			if r > 0xffff {
-				r1, r2 := utf16.EncodeRune(r)
-				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	q := reftest.Quote(s, reftest.PythonASCII)
+	return q[1 : len(q)-1]
 }
