@@ -156,6 +156,10 @@ type Plan struct {
 	// full: Execute refuses such a plan.
 	Complete bool     `json:"complete"`
 	Problems []string `json:"problems"`
+	// Nested are folders of the store that hold another store's internal
+	// folder (its trash, lock, journals): Check refuses the plan, since that
+	// store's trash would be swept as blobs of this one.
+	Nested []string `json:"nested_stores,omitempty"`
 }
 
 // ErrIncomplete is returned by Execute for a plan that did not read everything.
@@ -211,6 +215,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	p.Complete = r.Complete
 	p.Problems = append(p.Problems, r.Problems...)
 	p.Referenced = r.Kept
+	p.Nested = r.Nested
 	b := r.b
 
 	// Sweep decision. A candidate is its id, with the referenced bit; two
@@ -286,49 +291,91 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 // Guards are the checks a plan must pass before Execute acts on it. Each one
 // refuses by default; its override is an explicit choice of the operator.
 type Guards struct {
-	// AllowNoReferences lets a plan proceed that found no reference at all
-	// while the store has blobs and sessions were read: that is exactly what a
-	// wrong --sessions path looks like.
+	// AllowNoReferences lets a plan proceed that found no reference to any
+	// of this store's blobs while the store has blobs and sessions were read:
+	// that is exactly what a wrong session source looks like.
 	AllowNoReferences bool
 	// MaxDeleteCount and MaxDeletePercent cap the plan (0: no cap of that kind).
 	MaxDeleteCount   int64
 	MaxDeletePercent float64
 }
 
-// RefusedError is a guard's refusal, with the override that would allow it.
+// Guard names a check of Guards (or the plan's own) that refused.
+type Guard string
+
+const (
+	// NoReferences: the sessions name none of the store's blobs.
+	NoReferences Guard = "no-references"
+	// MaxDeleteCount and MaxDeletePercent: the plan removes more than allowed.
+	MaxDeleteCount   Guard = "max-delete-count"
+	MaxDeletePercent Guard = "max-delete-percent"
+)
+
+// RefusedError is a guard's refusal, with the numbers it judged: the CLI
+// words the override from them.
 type RefusedError struct {
-	Reason   string
-	Override string
+	Guard      Guard   `json:"guard"`
+	Store      string  `json:"store"`
+	Blobs      int64   `json:"blobs"`      // regular blobs in the store
+	Candidates int64   `json:"candidates"` // blobs the plan removes
+	Limit      float64 `json:"limit,omitempty"`
 }
 
-func (e *RefusedError) Error() string { return e.Reason }
+func (e *RefusedError) Error() string {
+	switch e.Guard {
+	case NoReferences:
+		return fmt.Sprintf("the sessions hold no reference to any of the store's %d blobs", e.Blobs)
+	case MaxDeleteCount:
+		return fmt.Sprintf("the plan removes %d blobs, more than the limit of %g", e.Candidates, e.Limit)
+	}
+	return fmt.Sprintf("the plan removes %d of %d blobs (%.1f%%), more than the limit of %g%%", e.Candidates, e.Blobs, e.Percent(), e.Limit)
+}
 
-// Check applies the guards. It returns ErrIncomplete for an incomplete plan
-// and a *RefusedError when a guard refuses.
+// Percent is the share of the store the plan removes.
+func (e *RefusedError) Percent() float64 {
+	if e.Blobs == 0 {
+		return 0
+	}
+	return 100 * float64(e.Candidates) / float64(e.Blobs)
+}
+
+// NestedStoreError is Check's error for a store that contains another
+// store's internal folder. Unlike a guard it has no override: point the run
+// at one store.
+type NestedStoreError struct {
+	Store  string
+	Nested []string // folders, relative to the store, that hold one
+}
+
+func (e *NestedStoreError) Error() string {
+	return fmt.Sprintf("the store %s contains another store (its %s folder) in %s", e.Store, store.InternalDir, strings.Join(e.Nested, ", "))
+}
+
+// Check applies the guards. It returns ErrIncomplete for an incomplete plan,
+// a *NestedStoreError for a store holding another, and a *RefusedError when
+// a guard refuses.
 func (p *Plan) Check(g Guards) error {
 	if !p.Complete {
 		return fmt.Errorf("%w (%s)", ErrIncomplete, strings.Join(p.Problems, "; "))
 	}
-	if p.SessionsRead && p.Blobs > 0 && p.Scan != nil && p.Scan.References == 0 && p.Referenced == 0 && !g.AllowNoReferences {
-		return &RefusedError{
-			Reason:   fmt.Sprintf("the sessions hold no reference to any of the store's %d blobs: is --sessions pointing at the right place?", p.Blobs),
-			Override: "--allow-no-references",
-		}
+	if len(p.Nested) > 0 {
+		return &NestedStoreError{Store: p.Store, Nested: p.Nested}
 	}
 	n := int64(p.Candidates.Len())
-	if g.MaxDeleteCount > 0 && n > g.MaxDeleteCount {
-		return &RefusedError{
-			Reason:   fmt.Sprintf("the plan removes %d blobs, more than --max-delete %d", n, g.MaxDeleteCount),
-			Override: fmt.Sprintf("--max-delete %d", n),
-		}
+	refused := &RefusedError{Store: p.Store, Blobs: p.Blobs, Candidates: n}
+	// Per store: sessions that name other stores' blobs say nothing about
+	// whether they were meant to name this one's.
+	if p.SessionsRead && p.Blobs > 0 && p.Referenced == 0 && !g.AllowNoReferences {
+		refused.Guard = NoReferences
+		return refused
 	}
-	if g.MaxDeletePercent > 0 && p.Blobs > 0 {
-		if pct := 100 * float64(n) / float64(p.Blobs); pct > g.MaxDeletePercent {
-			return &RefusedError{
-				Reason:   fmt.Sprintf("the plan removes %d of %d blobs (%.1f%%), more than --max-delete %g%%", n, p.Blobs, pct, g.MaxDeletePercent),
-				Override: "--max-delete 100%",
-			}
-		}
+	if g.MaxDeleteCount > 0 && n > g.MaxDeleteCount {
+		refused.Guard, refused.Limit = MaxDeleteCount, float64(g.MaxDeleteCount)
+		return refused
+	}
+	if g.MaxDeletePercent > 0 && p.Blobs > 0 && refused.Percent() > g.MaxDeletePercent {
+		refused.Guard, refused.Limit = MaxDeletePercent, g.MaxDeletePercent
+		return refused
 	}
 	return nil
 }

@@ -69,6 +69,10 @@ type Retention struct {
 	Complete  bool
 	Problems  []string
 	ListError string
+	// Nested are folders of the store holding another store's internal
+	// folder; their contents are listed as this store's blobs, so nothing
+	// may be removed on this decision (see NestedStoreError).
+	Nested []string
 
 	b *blobs
 	// owner maps a companion's id to its owner's id; group holds, by owner
@@ -106,6 +110,9 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 	err := list(ctx, "", func(e store.Entry) error {
 		// Symlinks and other non-regular files are never removed; temporary
 		// leftovers of writers in progress neither.
+		if i := strings.Index(e.Key, "/"+store.InternalDir+"/"); i >= 0 {
+			r.nested(e.Key[:i])
+		}
 		if !e.Regular() || blobname.IsTemporary(e.Key) {
 			return nil
 		}
@@ -211,6 +218,14 @@ func (r *Retention) settleGroups() {
 		g.kept = g.kept || r.b.idx.Referenced(int(c))
 		g.newest = max(g.newest, r.b.mtimes.At(int(c)))
 		r.group[o] = g
+	}
+}
+
+// nested records a folder that holds another store's internal folder (a
+// few are enough to name the mistake).
+func (r *Retention) nested(dir string) {
+	if len(r.Nested) < 10 && !slices.Contains(r.Nested, dir) {
+		r.Nested = append(r.Nested, dir)
 	}
 }
 

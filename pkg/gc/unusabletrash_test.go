@@ -13,6 +13,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/trash"
 )
 
 // TestUnusableTrashFailsTheRun: when the trash cannot take a blob (the
@@ -31,28 +32,28 @@ func TestUnusableTrashFailsTheRun(t *testing.T) {
 	}{
 		{"trash folder is a file", func(t *testing.T, f *fixture) store.Store {
 			must(t, os.MkdirAll(filepath.Join(f.inbound, store.InternalDir), 0o700))
-			must(t, os.WriteFile(filepath.Join(f.inbound, store.InternalDir, gc.TrashDir), []byte("not a folder"), 0o600))
+			must(t, os.WriteFile(filepath.Join(f.inbound, store.InternalDir, trash.Dir), []byte("not a folder"), 0o600))
 			return f.st
 		}},
 		{"trash folder is a symbolic link", func(t *testing.T, f *fixture) store.Store {
 			must(t, os.MkdirAll(filepath.Join(f.inbound, store.InternalDir), 0o700))
-			must(t, os.Symlink(filepath.Join(f.root, "victim"), filepath.Join(f.inbound, store.InternalDir, gc.TrashDir)))
+			must(t, os.Symlink(filepath.Join(f.root, "victim"), filepath.Join(f.inbound, store.InternalDir, trash.Dir)))
 			return f.st
 		}},
 		{"run folder is a symbolic link", func(t *testing.T, f *fixture) store.Store {
-			trash := filepath.Join(f.inbound, store.InternalDir, gc.TrashDir)
-			must(t, os.MkdirAll(trash, 0o700))
-			must(t, os.Symlink(filepath.Join(f.root, "victim"), filepath.Join(trash, gc.RunID(now))))
+			trashDir := filepath.Join(f.inbound, store.InternalDir, trash.Dir)
+			must(t, os.MkdirAll(trashDir, 0o700))
+			must(t, os.Symlink(filepath.Join(f.root, "victim"), filepath.Join(trashDir, trash.RunID(now))))
 			return f.st
 		}},
 		{"trash directory's run folder is a file", func(t *testing.T, f *fixture) store.Store {
 			dir := filepath.Join(f.root, "trashdir")
 			must(t, os.MkdirAll(dir, 0o700))
-			must(t, os.WriteFile(filepath.Join(dir, gc.RunID(now)), []byte("not a folder"), 0o600))
+			must(t, os.WriteFile(filepath.Join(dir, trash.RunID(now)), []byte("not a folder"), 0o600))
 			td, err := store.OpenLocal(dir)
 			must(t, err)
 			t.Cleanup(func() { td.Close() })
-			return gc.WithTrashDir(f.st.(*store.LocalStore), td)
+			return trash.WithDir(f.st.(*store.LocalStore), td)
 		}},
 	}
 	for _, tc := range cases {
@@ -71,8 +72,8 @@ func TestUnusableTrashFailsTheRun(t *testing.T) {
 			if p.Candidates.Len() != len(blobs) {
 				t.Fatalf("plan has %d candidates, want %d", p.Candidates.Len(), len(blobs))
 			}
-			res, err := p.Execute(context.Background(), st, gc.ExecOptions{Now: now})
-			if !errors.Is(err, gc.ErrUnusableTrash) || !errors.Is(err, store.ErrUnsafePath) {
+			res, err := p.Execute(context.Background(), lockOf(t, st), gc.ExecOptions{Now: now})
+			if !errors.Is(err, trash.ErrUnusable) || !errors.Is(err, store.ErrUnsafePath) {
 				t.Fatalf("Execute = %v, want ErrUnusableTrash wrapping store.ErrUnsafePath", err)
 			}
 			if errors.Is(err, store.ErrNotExist) || errors.Is(err, store.ErrNotRegular) {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/store"
@@ -26,6 +27,10 @@ import (
 
 // Name is the lock file's name inside the store's internal folder.
 const Name = "lock"
+
+// releaseTimeout bounds Release: a bucket that does not answer must not keep
+// an interrupted run from exiting.
+const releaseTimeout = 30 * time.Second
 
 // Holder says who holds a lock.
 type Holder struct {
@@ -55,15 +60,38 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // ErrLocked is matched by the error of Acquire when the store is locked.
 var ErrLocked = errors.New("store is locked")
 
-// Lock is a held lock.
+// Lock is a held lock. The functions that change a store (gc's sweep, the
+// trash's restore and purge, migrate's delete-source, quarantine) take a
+// *Lock instead of the store: the store they work on is [Lock.Store], so a
+// path that changes a store without holding its lock does not compile.
 type Lock struct {
-	in     store.Internal
-	holder Holder
-	body   []byte
+	st       store.Store
+	in       store.Internal
+	holder   Holder
+	body     []byte
+	released atomic.Bool
 }
 
 // Holder is who took the lock (this process).
 func (l *Lock) Holder() Holder { return l.holder }
+
+// Store is the store the lock is held on.
+func (l *Lock) Store() store.Store { return l.st }
+
+// ErrReleased is returned by [Lock.Held] once the lock was released.
+var ErrReleased = errors.New("the store lock was released")
+
+// Held returns nil while the lock is held by this process, and an error
+// wrapping ErrReleased after Release. Mutating functions call it first.
+func (l *Lock) Held() error {
+	if l == nil {
+		return fmt.Errorf("storelock: no lock: %w", ErrReleased)
+	}
+	if l.released.Load() {
+		return fmt.Errorf("storelock: %s: %w", l.st.Location(), ErrReleased)
+	}
+	return nil
+}
 
 // Acquire takes the store's lock for command, breaking a stale one. The store
 // must keep an internal folder (every store of package store does).
@@ -78,7 +106,7 @@ func Acquire(ctx context.Context, st store.Store, command string) (*Lock, error)
 	for attempt := 0; ; attempt++ {
 		err := in.PutInternal(ctx, Name, bytes.NewReader(body), store.PutOptions{IfNotExist: true, ContentType: "application/json"})
 		if err == nil {
-			return &Lock{in: in, holder: h, body: body}, nil
+			return &Lock{st: st, in: in, holder: h, body: body}, nil
 		}
 		if !errors.Is(err, store.ErrExist) {
 			return nil, fmt.Errorf("lock %s: %w", st.Location(), err)
@@ -104,8 +132,12 @@ func Acquire(ctx context.Context, st store.Store, command string) (*Lock, error)
 }
 
 // Release gives the lock up. It only removes the lock file if it is still
-// this lock's.
+// this lock's. It works on a context of its own (ctx's values, not its
+// cancellation): a run stopped by a signal must still release its lock.
 func (l *Lock) Release(ctx context.Context) error {
+	l.released.Store(true)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
 	_, raw, err := read(ctx, l.in)
 	if errors.Is(err, store.ErrNotExist) {
 		return nil
@@ -144,4 +176,27 @@ func read(ctx context.Context, in store.Internal) (Holder, []byte, error) {
 // this host and no process has its id any more.
 func stale(h Holder, host string) bool {
 	return h.Host == host && h.PID > 0 && processGone(h.PID)
+}
+
+// Check reports, without taking it, whether Acquire would find the lock held:
+// it returns a *LockedError when another live run holds it, nil when it is
+// free or stale. A dry run calls it so that it refuses where the real run
+// would.
+func Check(ctx context.Context, st store.Store) error {
+	in, ok := st.(store.Internal)
+	if !ok {
+		return fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
+	}
+	held, _, err := read(ctx, in)
+	switch {
+	case errors.Is(err, store.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("lock %s: the lock exists but cannot be read: %w", st.Location(), err)
+	}
+	host, _ := os.Hostname()
+	if stale(held, host) {
+		return nil
+	}
+	return &LockedError{Store: st.Location(), Holder: held}
 }

@@ -134,3 +134,36 @@ func ExampleAcquire() {
 	fmt.Println(errors.Is(err, storelock.ErrLocked))
 	// Output: true
 }
+
+func TestHeldCheckAndReleaseAfterCancel(t *testing.T) {
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			if err := storelock.Check(ctx, st); err != nil {
+				t.Fatalf("Check on a free store = %v", err)
+			}
+			l, err := storelock.Acquire(ctx, st, "gc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Store() != st || l.Held() != nil {
+				t.Fatalf("Store() = %v, Held() = %v", l.Store(), l.Held())
+			}
+			var le *storelock.LockedError
+			if err := storelock.Check(ctx, st); !errors.As(err, &le) || le.Holder.Command != "gc" {
+				t.Fatalf("Check on a held store = %v, want LockedError by gc", err)
+			}
+			// A signal cancels the run's context; the lock must still go.
+			cancel()
+			if err := l.Release(ctx); err != nil {
+				t.Fatalf("Release with a cancelled context: %v", err)
+			}
+			if !errors.Is(l.Held(), storelock.ErrReleased) {
+				t.Fatalf("Held() after Release = %v", l.Held())
+			}
+			if err := storelock.Check(context.Background(), st); err != nil {
+				t.Fatalf("the lock file is left behind: %v", err)
+			}
+		})
+	}
+}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package gc_test
+package trash_test
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
+	"github.com/mediactl/mediactl/pkg/trash"
 )
 
 // The tests of this file run gc's moves while another goroutine keeps
@@ -76,11 +76,11 @@ func newRaceStore(t *testing.T) *raceStore {
 // candidates lists the regular blobs now in the store. A listing that met
 // a swapped folder is refused (as it would make a plan incomplete): the list
 // is then nil.
-func (r *raceStore) candidates(t *testing.T) []gc.Candidate {
-	var out []gc.Candidate
+func (r *raceStore) candidates(t *testing.T) trash.List {
+	var out trash.List
 	if err := r.st.List(context.Background(), "", func(e store.Entry) error {
 		if e.Regular() {
-			out = append(out, gc.Candidate{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
+			out = append(out, trash.Item{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
 		}
 		return nil
 	}); err != nil {
@@ -144,7 +144,7 @@ func runStopped(t *testing.T, err error) bool {
 	switch {
 	case err == nil:
 		return false
-	case errors.Is(err, gc.ErrUnusableTrash) && errors.Is(err, store.ErrUnsafePath):
+	case errors.Is(err, trash.ErrUnusable) && errors.Is(err, store.ErrUnsafePath):
 		return true
 	case strings.Contains(err.Error(), "write manifest"):
 		// The run folder was a link when the manifest was written: Put
@@ -162,8 +162,8 @@ func TestRaceSweep(t *testing.T) {
 	r := newRaceStore(t)
 	victim := storetest.Tree(t, r.victim)
 	now := time.Now()
-	run := gc.RunID(now)
-	runDir := filepath.Join(r.dir, store.InternalDir, gc.TrashDir, run)
+	run := trash.RunID(now)
+	runDir := filepath.Join(r.dir, store.InternalDir, trash.Dir, run)
 	must(t, os.MkdirAll(runDir, 0o700))
 	stop := storetest.SwapFolders(t, []string{runDir, filepath.Join(r.dir, "s04"), filepath.Join(r.dir, "s10")}, r.victim, raceAttack, raceMaxSwaps)
 	ctx := context.Background()
@@ -173,7 +173,7 @@ func TestRaceSweep(t *testing.T) {
 		if len(cands) == 0 {
 			continue
 		}
-		res, err := gc.TrashBlobs(ctx, r.st, cands, gc.ExecOptions{Now: now})
+		res, err := trash.Move(ctx, lockOf(t, r.st), cands, trash.Options{Now: now})
 		if runStopped(t, err) {
 			unusable++
 		}
@@ -190,18 +190,18 @@ func TestRaceRestore(t *testing.T) {
 	r := newRaceStore(t)
 	victim := storetest.Tree(t, r.victim)
 	ctx := context.Background()
-	res, err := gc.TrashBlobs(ctx, r.st, r.candidates(t), gc.ExecOptions{})
+	res, err := trash.Move(ctx, lockOf(t, r.st), r.candidates(t), trash.Options{})
 	must(t, err)
 	if res.Trashed != raceBlobs {
 		t.Fatalf("trashed %d", res.Trashed)
 	}
 	// The emptied folders stay; without one, restore must create it again.
 	must(t, os.Remove(filepath.Join(r.dir, "s03")))
-	runDir := filepath.Join(r.dir, store.InternalDir, gc.TrashDir, res.Run)
+	runDir := filepath.Join(r.dir, store.InternalDir, trash.Dir, res.Run)
 	stop := storetest.SwapFolders(t, []string{filepath.Join(r.dir, "s03"), filepath.Join(r.dir, "s06"), filepath.Join(runDir, "s05"), filepath.Join(runDir, "s08")}, r.victim, raceAttack, raceMaxSwaps)
 	restored, failed := int64(0), 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
-		rr, err := gc.Restore(ctx, r.st, res.Run)
+		rr, err := trash.Restore(ctx, lockOf(t, r.st), res.Run)
 		if rr != nil {
 			restored += rr.Restored
 		}
@@ -224,21 +224,21 @@ func TestRacePurge(t *testing.T) {
 	r := newRaceStore(t)
 	victim := storetest.Tree(t, r.victim)
 	ctx := context.Background()
-	var some []gc.Candidate
+	var some trash.List
 	for _, c := range r.candidates(t) {
 		if !strings.HasPrefix(c.Key, "s00/") {
 			some = append(some, c)
 		}
 	}
-	res, err := gc.TrashBlobs(ctx, r.st, some, gc.ExecOptions{Now: time.Now().Add(-30 * 24 * time.Hour)})
+	res, err := trash.Move(ctx, lockOf(t, r.st), some, trash.Options{Now: time.Now().Add(-30 * 24 * time.Hour)})
 	must(t, err)
-	runDir := filepath.Join(r.dir, store.InternalDir, gc.TrashDir, res.Run)
+	runDir := filepath.Join(r.dir, store.InternalDir, trash.Dir, res.Run)
 	// A link planted in the run is removed as a link, its target untouched.
 	must(t, os.Symlink(r.victim, filepath.Join(runDir, "planted")))
 	stop := storetest.SwapFolders(t, []string{filepath.Join(runDir, "s02"), filepath.Join(runDir, "s09"), filepath.Join(runDir, "s12")}, r.victim, raceAttack, raceMaxSwaps)
 	purges, failed := 0, 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
-		pr, err := gc.Purge(ctx, r.st, time.Now().Add(-7*24*time.Hour))
+		pr, err := trash.Purge(ctx, lockOf(t, r.st), time.Now().Add(-7*24*time.Hour))
 		if err != nil {
 			failed++
 			continue
@@ -250,7 +250,7 @@ func TestRacePurge(t *testing.T) {
 	}
 	swaps := stop()
 	// Whatever the swaps left, one more purge takes the rest.
-	if _, err := gc.Purge(ctx, r.st, time.Now().Add(-7*24*time.Hour)); err != nil {
+	if _, err := trash.Purge(ctx, lockOf(t, r.st), time.Now().Add(-7*24*time.Hour)); err != nil {
 		t.Fatalf("final purge: %v", err)
 	}
 	t.Logf("%d swaps; %d purges, %d stopped", swaps, purges, failed)
@@ -271,10 +271,10 @@ func TestRaceTrashDir(t *testing.T) {
 	td, err := store.OpenLocal(tdPath)
 	must(t, err)
 	defer td.Close()
-	st := gc.WithTrashDir(r.st, td)
+	st := trash.WithDir(r.st, td)
 	ctx := context.Background()
 	now := time.Now()
-	run := gc.RunID(now)
+	run := trash.RunID(now)
 	must(t, os.MkdirAll(filepath.Join(tdPath, run), 0o700))
 	stop := storetest.SwapFolders(t, []string{filepath.Join(tdPath, run), filepath.Join(r.dir, "s01"), filepath.Join(r.dir, "s04")}, r.victim, raceAttack, raceMaxSwaps)
 	trashed, unusable := int64(0), 0
@@ -283,7 +283,7 @@ func TestRaceTrashDir(t *testing.T) {
 		if len(cands) == 0 {
 			continue
 		}
-		res, err := gc.TrashBlobs(ctx, st, cands, gc.ExecOptions{Now: now})
+		res, err := trash.Move(ctx, lockOf(t, st), cands, trash.Options{Now: now})
 		if runStopped(t, err) {
 			unusable++
 		}
@@ -296,7 +296,7 @@ func TestRaceTrashDir(t *testing.T) {
 	stop = storetest.SwapFolders(t, []string{filepath.Join(r.dir, "s01"), filepath.Join(r.dir, "s02"), filepath.Join(tdPath, run, "s03")}, r.victim, raceAttack, raceMaxSwaps)
 	restored := int64(0)
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
-		rr, err := gc.Restore(ctx, st, run)
+		rr, err := trash.Restore(ctx, lockOf(t, st), run)
 		if rr != nil {
 			restored += rr.Restored
 		}

@@ -1,4 +1,4 @@
-package gc
+package trash
 
 import (
 	"context"
@@ -10,16 +10,16 @@ import (
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
-// WithTrashDir returns st with its trash in the local folder dir instead of in
+// WithDir returns st with its trash in the local folder dir instead of in
 // its own internal folder: what gc's Execute, Restore, Runs and Purge move
 // into "trash/RUN/KEY" lands in dir as "RUN/KEY". Everything else — the blobs,
 // the lock — stays with st. Both must be local folders on one file system, so
 // that every move is a rename: a blob is always in one place or the other.
-func WithTrashDir(st *store.LocalStore, dir *store.LocalStore) store.Store {
+func WithDir(st *store.LocalStore, dir *store.LocalStore) store.Store {
 	return &trashDirStore{st: st, dir: dir}
 }
 
-// trashDirStore routes internal names under TrashDir to a folder of its own.
+// trashDirStore routes internal names under Dir to a folder of its own.
 // It deliberately does not offer the store's batch move, which would move
 // into the store's own internal folder.
 type trashDirStore struct {
@@ -51,7 +51,7 @@ func (t *trashDirStore) Close() error                                 { return n
 // inTrash reports whether an internal name belongs to the trash, and its key
 // in the trash folder.
 func inTrash(name string) (string, bool) {
-	return strings.CutPrefix(name, TrashDir+"/")
+	return strings.CutPrefix(name, Dir+"/")
 }
 
 func (t *trashDirStore) PutInternal(ctx context.Context, name string, r io.Reader, o store.PutOptions) error {
@@ -101,7 +101,7 @@ func (t *trashDirStore) ListInternal(ctx context.Context, prefix string, fn func
 		return t.st.ListInternal(ctx, prefix, fn)
 	}
 	return t.dir.List(ctx, k, func(e store.Entry) error {
-		e.Key = TrashDir + "/" + e.Key
+		e.Key = Dir + "/" + e.Key
 		return fn(e)
 	})
 }

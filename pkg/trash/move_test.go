@@ -1,4 +1,4 @@
-package gc_test
+package trash_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/trash"
 )
 
 // TestTrashBlobs: listed blobs go to a trash run that Restore puts back; one
@@ -17,18 +17,18 @@ func TestTrashBlobs(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	var list []gc.Candidate
+	var list trash.List
 	for _, k := range []string{"a.png", "b.png", "c.png"} {
 		must(t, os.WriteFile(filepath.Join(dir, k), []byte("bytes of "+k), 0o600))
 		must(t, os.Chtimes(filepath.Join(dir, k), old, old))
-		list = append(list, gc.Candidate{Key: k, Size: int64(len("bytes of " + k)), ModTime: old})
+		list = append(list, trash.Item{Key: k, Size: int64(len("bytes of " + k)), ModTime: old})
 	}
 	// c.png is rewritten after it was described.
 	must(t, os.WriteFile(filepath.Join(dir, "c.png"), []byte("new bytes of c"), 0o600))
 	st, err := store.Open(ctx, dir)
 	must(t, err)
 	defer st.Close()
-	res, err := gc.TrashBlobs(ctx, st, list, gc.ExecOptions{})
+	res, err := trash.Move(ctx, lockOf(t, st), list, trash.Options{})
 	must(t, err)
 	if res.Trashed != 2 || len(res.Skipped) != 1 || res.Skipped[0].Key != "c.png" {
 		t.Fatalf("result %+v", res)
@@ -36,7 +36,7 @@ func TestTrashBlobs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "a.png")); !os.IsNotExist(err) {
 		t.Fatalf("a.png still in the store: %v", err)
 	}
-	rr, err := gc.Restore(ctx, st, res.Run)
+	rr, err := trash.Restore(ctx, lockOf(t, st), res.Run)
 	must(t, err)
 	if rr.Restored != 2 {
 		t.Fatalf("restore %+v", rr)

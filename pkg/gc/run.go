@@ -1,0 +1,186 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// RunOptions configure Run: the policy, the stores it applies to, and
+// whether to act on the plans.
+type RunOptions struct {
+	// Options is the policy and the sessions; its Store and Companion are
+	// set per store from Stores and CompanionOf.
+	Options
+	Stores []store.Store
+	// CompanionOf gives a store's companion rule (see Options.Companion), or
+	// nil for none.
+	CompanionOf func(store.Store) func(key string) (owner string, ok bool)
+	Guards      Guards
+	// Delete acts on the plans. Without it Run only plans, and still
+	// refuses a store whose lock another run holds, as the real run would.
+	Delete  bool
+	NoTrash bool
+	// Command is recorded in the store lock, for whoever finds it held.
+	Command string
+	// Progress, when set, gives the progress of one store's removals.
+	Progress func(st store.Store, total int64) Progress
+}
+
+// Progress is told about each blob removed, and finished when a store is done.
+type Progress interface {
+	Add(int64)
+	Finish()
+}
+
+// StoreReport is what Run did on one store.
+type StoreReport struct {
+	Store   string          `json:"store"`
+	Plan    *Plan           `json:"plan"`
+	Result  *trash.Result   `json:"result,omitempty"`
+	Outcome outcome.Outcome `json:"outcome"`
+	// Refused is the guard that refused the plan, Locked the run holding the
+	// store's lock; Err what made the store's run incomplete.
+	Refused *RefusedError          `json:"-"`
+	Locked  *storelock.LockedError `json:"-"`
+	Err     error                  `json:"-"`
+}
+
+// Report is what Run did.
+type Report struct {
+	DryRun  bool            `json:"dry_run"`
+	Stores  []*StoreReport  `json:"stores"`
+	Outcome outcome.Outcome `json:"outcome"`
+}
+
+// Done is the number of blobs removed, over all stores.
+func (r *Report) Done() int64 {
+	var n int64
+	for _, s := range r.Stores {
+		if s.Result != nil {
+			n += s.Result.Trashed + s.Result.Deleted
+		}
+	}
+	return n
+}
+
+// Run is gc: for each store, in turn, it takes the store's lock (with
+// Delete), plans, applies the guards and, when they pass, executes the plan;
+// then it releases the lock, also when the run was interrupted. A store
+// whose lock is held, whose plan a guard refuses or whose sessions could not
+// all be read is reported as such, and the next store is done all the same.
+// Run returns an error only for invalid options and for a store that holds
+// another store (a *NestedStoreError): no store is touched after that.
+func Run(ctx context.Context, opts RunOptions) (*Report, error) {
+	if len(opts.Stores) == 0 {
+		return nil, errors.New("gc: no store")
+	}
+	if opts.Command == "" {
+		opts.Command = "gc"
+	}
+	rep := &Report{DryRun: !opts.Delete, Stores: []*StoreReport{}}
+	for _, st := range opts.Stores {
+		sr, err := runStore(ctx, st, opts)
+		if sr != nil {
+			rep.Stores = append(rep.Stores, sr)
+			rep.Outcome.Worsen(sr.Outcome)
+		}
+		if err != nil {
+			return rep, err
+		}
+		if ctx.Err() != nil {
+			rep.Outcome.Worsen(outcome.Interrupted)
+			break
+		}
+	}
+	return rep, nil
+}
+
+func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreReport, err error) {
+	sr := &StoreReport{Store: st.Location()}
+	var lock *storelock.Lock
+	if opts.Delete {
+		lock, err = storelock.Acquire(ctx, st, opts.Command)
+	} else {
+		err = storelock.Check(ctx, st)
+	}
+	switch {
+	case errors.As(err, &sr.Locked):
+		sr.Outcome = outcome.Refused
+		if opts.Delete {
+			return sr, nil
+		}
+	case err != nil:
+		sr.Outcome, sr.Err = outcome.Incomplete, err
+		return sr, nil
+	}
+	if lock != nil {
+		defer func() {
+			if rerr := lock.Release(ctx); rerr != nil && sr.Err == nil {
+				sr.Err = fmt.Errorf("gc: %w", rerr)
+				sr.Outcome.Worsen(outcome.Incomplete)
+			}
+		}()
+	}
+
+	o := opts.Options
+	o.Store = st
+	if opts.CompanionOf != nil {
+		o.Companion = opts.CompanionOf(st)
+	}
+	plan, err := MakePlan(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	sr.Plan = plan
+	if ctx.Err() != nil {
+		sr.Outcome.Worsen(outcome.Interrupted)
+		return sr, nil
+	}
+	var nested *NestedStoreError
+	switch err := plan.Check(opts.Guards); {
+	case errors.As(err, &nested):
+		return sr, err
+	case errors.As(err, &sr.Refused):
+		sr.Outcome.Worsen(outcome.Refused)
+	case errors.Is(err, ErrIncomplete):
+		sr.Outcome.Worsen(outcome.Incomplete)
+		sr.Err = err
+	case err != nil:
+		return sr, err
+	}
+	if !opts.Delete || sr.Outcome != outcome.OK || plan.Candidates.Len() == 0 {
+		return sr, nil
+	}
+
+	var bar Progress
+	if opts.Progress != nil {
+		bar = opts.Progress(st, int64(plan.Candidates.Len()))
+	}
+	eo := ExecOptions{NoTrash: opts.NoTrash, Jobs: opts.Jobs}
+	if bar != nil {
+		eo.Progress = bar
+	}
+	res, err := plan.Execute(ctx, lock, eo)
+	if bar != nil {
+		bar.Finish()
+	}
+	sr.Result = res
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		sr.Outcome.Worsen(outcome.Interrupted)
+	case err != nil:
+		// The trash or the store failed: a failure of the run, whatever it
+		// says about the blobs.
+		sr.Outcome.Worsen(outcome.Incomplete)
+		sr.Err = err
+	case len(res.Failed) > 0:
+		sr.Outcome.Worsen(outcome.Incomplete)
+	}
+	return sr, nil
+}

@@ -1,0 +1,204 @@
+package trash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+)
+
+// Run describes one run in the trash.
+type Run struct {
+	Run   string    `json:"run"`
+	Time  time.Time `json:"time"`
+	Blobs int64     `json:"blobs"`
+	Bytes int64     `json:"bytes"`
+}
+
+// NoRunError is returned by Restore for a run name that is not in the trash
+// (or is no run name at all).
+type NoRunError struct {
+	Store string
+	Run   string
+	// Malformed says the name cannot be a run's (it holds a slash, or is
+	// empty, "." or "..").
+	Malformed bool
+}
+
+func (e *NoRunError) Error() string {
+	if e.Malformed {
+		return fmt.Sprintf("trash: %q is not a run name", e.Run)
+	}
+	return fmt.Sprintf("trash: no run %s in the trash of %s", e.Run, e.Store)
+}
+
+// Runs lists the runs in the store's trash, oldest first. Reading needs no
+// lock.
+func Runs(ctx context.Context, st store.Store) ([]Run, error) {
+	in, ok := st.(store.Internal)
+	if !ok {
+		return []Run{}, nil
+	}
+	byRun := map[string]*Run{}
+	err := in.ListInternal(ctx, Dir+"/", func(e store.Entry) error {
+		rest := strings.TrimPrefix(e.Key, Dir+"/")
+		run, name, ok := strings.Cut(rest, "/")
+		if !ok {
+			return nil
+		}
+		r := byRun[run]
+		if r == nil {
+			t, _ := runTime(run)
+			r = &Run{Run: run, Time: t}
+			byRun[run] = r
+		}
+		if name != manifestName {
+			r.Blobs++
+			r.Bytes += e.Size
+		}
+		return nil
+	})
+	out := []Run{}
+	for _, r := range byRun {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Run < out[j].Run })
+	return out, err
+}
+
+// RestoreResult is what Restore did.
+type RestoreResult struct {
+	Run      string `json:"run"`
+	Restored int64  `json:"restored"`
+	Bytes    int64  `json:"bytes"`
+	Kept     []Skip `json:"kept"` // left in the trash (a blob of that key exists again)
+	// NotAttempted counts the blobs still in the trash because the restore
+	// was interrupted; running it again puts them back.
+	NotAttempted int64 `json:"not_attempted"`
+}
+
+// Restore moves every blob of a run back from the trash of the locked store
+// to its key. A key that exists again in the store is not overwritten: its
+// trashed copy stays in the trash and is reported. On a local store the move
+// is a rename, checked like every move of this package, so contents and
+// modification times come back as they were.
+func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult, error) {
+	if err := l.Held(); err != nil {
+		return nil, err
+	}
+	st := l.Store()
+	in, ok := st.(store.Internal)
+	if !ok {
+		return nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
+	}
+	if run == "" || strings.ContainsAny(run, "/\\") || run == "." || run == ".." {
+		return nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
+	}
+	prefix := Dir + "/" + run + "/"
+	var names []store.Entry
+	if err := in.ListInternal(ctx, prefix, func(e store.Entry) error {
+		names = append(names, e)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("trash: list run %s: %w", run, err)
+	}
+	if len(names) == 0 {
+		return nil, &NoRunError{Store: st.Location(), Run: run}
+	}
+	res := &RestoreResult{Run: run, Kept: []Skip{}}
+	for i, e := range names {
+		key := strings.TrimPrefix(e.Key, prefix)
+		if key == manifestName {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			res.NotAttempted = int64(countBlobs(names[i:]))
+			return res, err
+		}
+		err := store.RetryThrottled(ctx, func() error { return in.MoveFromInternal(ctx, e.Key, key) })
+		switch {
+		case err == nil:
+			res.Restored++
+			res.Bytes += e.Size
+		case errors.Is(err, store.ErrExist):
+			res.Kept = append(res.Kept, Skip{key, "a blob with this key exists again; the trashed copy stays in the trash"})
+		case interrupted(ctx, err):
+			res.NotAttempted = int64(countBlobs(names[i:]))
+			return res, err
+		default:
+			return res, fmt.Errorf("trash: restore %s: %w", key, err)
+		}
+	}
+	if len(res.Kept) == 0 {
+		if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, prefix+manifestName) }); err != nil && !errors.Is(err, store.ErrNotExist) {
+			return res, fmt.Errorf("trash: remove manifest of %s: %w", run, err)
+		}
+	}
+	return res, nil
+}
+
+// countBlobs counts the entries of a run that are blobs (not its manifest).
+func countBlobs(es []store.Entry) int {
+	n := 0
+	for _, e := range es {
+		if !strings.HasSuffix(e.Key, "/"+manifestName) {
+			n++
+		}
+	}
+	return n
+}
+
+// PurgeResult is what Purge did.
+type PurgeResult struct {
+	Runs  []string `json:"runs"`
+	Blobs int64    `json:"blobs"`
+	Bytes int64    `json:"bytes"`
+}
+
+// Purge deletes, for good, the trash runs of the locked store that started
+// before cutoff. An interrupted purge leaves the rest of its run in the
+// trash; running it again finishes it.
+func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResult, error) {
+	if err := l.Held(); err != nil {
+		return nil, err
+	}
+	st := l.Store()
+	res := &PurgeResult{Runs: []string{}}
+	in, ok := st.(store.Internal)
+	if !ok {
+		return res, nil
+	}
+	runs, err := Runs(ctx, st)
+	if err != nil {
+		return nil, fmt.Errorf("trash: list: %w", err)
+	}
+	for _, r := range runs {
+		if r.Time.IsZero() || !r.Time.Before(cutoff) {
+			continue
+		}
+		var names []store.Entry
+		if err := in.ListInternal(ctx, Dir+"/"+r.Run+"/", func(e store.Entry) error {
+			names = append(names, e)
+			return nil
+		}); err != nil {
+			return res, err
+		}
+		for _, e := range names {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
+				return res, fmt.Errorf("trash: purge %s: %w", e.Key, err)
+			}
+		}
+		res.Runs = append(res.Runs, r.Run)
+		res.Blobs += r.Blobs
+		res.Bytes += r.Bytes
+	}
+	return res, nil
+}

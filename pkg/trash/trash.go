@@ -1,0 +1,402 @@
+// Package trash is where mediactl puts the blobs it removes: one folder per
+// run inside a store's internal folder (".mediactl/trash/RUN/KEY"), or in a
+// local folder of the operator's choosing ([WithDir]), from where [Restore]
+// puts a run back and [Purge] deletes old runs for good.
+//
+// gc's sweep and migrate's --delete-source move blobs with [Move]; it is the
+// one place that decides, blob by blob, whether a blob may still go. Each blob
+// is stat'ed (or, on a local store, checked by the rename itself) right before
+// it moves, and left in place when it is no longer the blob the caller
+// described: a writer touched it. On a local store a move is a rename, so a
+// blob is at every moment in the store or in the trash, never in neither.
+//
+// Every function here that changes a store takes the store's
+// [storelock.Lock] instead of the store: a path that changes a store without
+// holding its lock does not compile.
+package trash
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+)
+
+// Dir is the folder, inside the store's internal folder, that holds one
+// folder per run of removed blobs.
+const Dir = "trash"
+
+// manifestName is the file, in a run's folder, that lists the run's blobs
+// with their sizes and original modification times.
+const manifestName = ".manifest.jsonl"
+
+// Item is one blob to remove, as the caller saw it: Move leaves it in place
+// when its size or modification time is no longer this.
+type Item struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+}
+
+// Items is a list of blobs, read one at a time so that a caller holding a
+// million of them compactly (gc's plan) need not build them all at once.
+type Items interface {
+	Len() int
+	At(i int) Item
+}
+
+// List is an Items held as a slice.
+type List []Item
+
+func (l List) Len() int      { return len(l) }
+func (l List) At(i int) Item { return l[i] }
+
+// Options configure Move.
+type Options struct {
+	// NoTrash deletes permanently instead of moving into the trash.
+	NoTrash bool
+	// Jobs is how many blobs are removed at once (buckets gain from it); 0
+	// means 8 for buckets and 1 for local stores, where a rename is cheap.
+	Jobs int
+	// Now names the run; zero means time.Now().
+	Now time.Time
+	// Cutoff, when not zero, is the newest modification time a blob may have
+	// to go: one modified at or after it is a writer's, and stays.
+	Cutoff time.Time
+	// Progress, when set, is told about each blob removed.
+	Progress interface{ Add(int64) }
+}
+
+// Result is what Move did.
+type Result struct {
+	// Run names the trash folder of this run ("" with NoTrash).
+	Run     string `json:"run,omitempty"`
+	Trashed int64  `json:"trashed"`
+	Deleted int64  `json:"deleted"`
+	Bytes   int64  `json:"bytes"`
+	// Skipped are blobs left in place because they changed (or vanished)
+	// since the caller described them.
+	Skipped []Skip `json:"skipped"`
+	// Failed are blobs that could not be removed; they are still in the store.
+	Failed []Skip `json:"failed"`
+	// NotAttempted counts the blobs left in the store, untouched, because the
+	// run stopped first (interrupted, or the trash became unusable).
+	NotAttempted int64 `json:"not_attempted"`
+}
+
+// Skip is a blob left alone, and why.
+type Skip struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// ErrUnusable is wrapped by Move's error when a move met an unsafe
+// destination (the trash folder, or a folder in it, is a symbolic link or a
+// file; see store.ErrUnsafePath). The run stops there: the blobs not yet
+// moved stay in the store. That is a failure of the run, never a fact about
+// a blob.
+var ErrUnusable = errors.New("the trash cannot be used")
+
+// UnusableError is Move's error for a run stopped by an unsafe destination.
+type UnusableError struct {
+	Store        string
+	Moved        int64
+	NotAttempted int64
+	Err          error // the move that found the destination unsafe
+}
+
+func (e *UnusableError) Error() string {
+	return fmt.Sprintf("trash: %v in %s: %d blobs moved, %d not attempted, left in the store: %v", ErrUnusable, e.Store, e.Moved, e.NotAttempted, e.Err)
+}
+
+func (e *UnusableError) Is(target error) bool { return target == ErrUnusable }
+func (e *UnusableError) Unwrap() error        { return e.Err }
+
+// manifestLine records one trashed blob.
+type manifestLine struct {
+	Key     string    `json:"key"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mod_time"`
+}
+
+// batchMover is a local store's bulk move into its internal folder: one
+// checked rename per blob and one fsync per directory per batch.
+type batchMover interface {
+	MoveManyToInternal(ctx context.Context, moves []store.InternalMove) []error
+}
+
+// Move removes items from the locked store: into a new trash run, or, with
+// NoTrash, for good. It stops when ctx is cancelled, finishing the move in
+// flight; the blobs not attempted stay in the store and are counted in
+// NotAttempted, not listed. A move whose destination is unsafe stops the run
+// with an *UnusableError (wrapping ErrUnusable).
+func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*Result, error) {
+	if err := l.Held(); err != nil {
+		return nil, err
+	}
+	st := l.Store()
+	in, ok := st.(store.Internal)
+	if !ok && !opts.NoTrash {
+		return nil, fmt.Errorf("trash: %s cannot keep a trash; delete without one", st.Location())
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	res := &Result{Skipped: []Skip{}, Failed: []Skip{}}
+	if !opts.NoTrash {
+		res.Run = RunID(now)
+	}
+	m := &mover{st: st, in: in, opts: opts, res: res}
+	m.enc = json.NewEncoder(&m.manifest)
+	var err error
+	if bm, ok := st.(batchMover); ok && !opts.NoTrash {
+		err = m.sweepBatches(ctx, bm, items)
+	} else {
+		err = m.sweep(ctx, items)
+	}
+	return res, m.finish(ctx, err)
+}
+
+// mover is one Move.
+type mover struct {
+	st       store.Store
+	in       store.Internal
+	opts     Options
+	mu       sync.Mutex
+	res      *Result
+	manifest bytes.Buffer
+	enc      *json.Encoder
+}
+
+// moved records a removed blob.
+func (m *mover) moved(it Item) {
+	m.res.Bytes += it.Size
+	if m.opts.NoTrash {
+		m.res.Deleted++
+	} else {
+		m.res.Trashed++
+		m.enc.Encode(manifestLine{it.Key, it.Size, it.ModTime})
+	}
+	if m.opts.Progress != nil {
+		m.opts.Progress.Add(1)
+	}
+}
+
+// interrupted reports whether err is ctx's own cancellation: the blob was
+// not touched, and is no failure.
+func interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err())
+}
+
+func (m *mover) sweep(ctx context.Context, items Items) error {
+	jobs := m.opts.Jobs
+	if jobs <= 0 {
+		jobs = 1
+		if _, isBucket := m.st.(store.Bucket); isBucket {
+			jobs = 8
+		}
+	}
+	work := make(chan Item)
+	var wg sync.WaitGroup
+	var unsafe error // the first unsafe destination: the run stops
+	attempted := 0
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range work {
+				m.mu.Lock()
+				stop := unsafe != nil
+				if !stop {
+					attempted++
+				}
+				m.mu.Unlock()
+				if stop {
+					continue
+				}
+				skip, err := m.remove(ctx, it)
+				m.mu.Lock()
+				switch {
+				case err != nil && interrupted(ctx, err):
+					attempted--
+				case err != nil && errors.Is(err, store.ErrUnsafePath):
+					m.res.Failed = append(m.res.Failed, Skip{it.Key, err.Error()})
+					if unsafe == nil {
+						unsafe = err
+					}
+				case err != nil:
+					m.res.Failed = append(m.res.Failed, Skip{it.Key, err.Error()})
+				case skip != "":
+					m.res.Skipped = append(m.res.Skipped, Skip{it.Key, skip})
+				default:
+					m.moved(it)
+				}
+				m.mu.Unlock()
+			}
+		}()
+	}
+	var stopErr error
+	n := items.Len()
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			stopErr = err
+			break
+		}
+		m.mu.Lock()
+		stop := unsafe != nil
+		m.mu.Unlock()
+		if stop {
+			break
+		}
+		work <- items.At(i)
+	}
+	close(work)
+	wg.Wait()
+	m.res.NotAttempted = int64(n - attempted)
+	if unsafe != nil {
+		return &UnusableError{Store: m.st.Location(), Moved: m.res.Trashed, NotAttempted: m.res.NotAttempted, Err: unsafe}
+	}
+	if stopErr == nil && m.res.NotAttempted > 0 {
+		stopErr = ctx.Err()
+	}
+	return stopErr
+}
+
+// sweepBatches moves the items into the trash in batches. The store checks
+// each blob against its description right before its rename.
+func (m *mover) sweepBatches(ctx context.Context, bm batchMover, items Items) error {
+	// Large batches: each ends with an fsync of the directories it touched,
+	// which on a directory of a million entries costs tens of milliseconds.
+	// Keys are rendered one batch at a time.
+	const batch = 65536
+	n := items.Len()
+	its := make([]Item, 0, min(n, batch))
+	moves := make([]store.InternalMove, 0, min(n, batch))
+	res := m.res
+	for start := 0; start < n; start += batch {
+		if err := ctx.Err(); err != nil {
+			res.NotAttempted += int64(n - start)
+			return err
+		}
+		its, moves = its[:0], moves[:0]
+		for i := start; i < min(start+batch, n); i++ {
+			it := items.At(i)
+			if !m.opts.Cutoff.IsZero() && !it.ModTime.Before(m.opts.Cutoff) {
+				res.Skipped = append(res.Skipped, Skip{it.Key, "modified after the cutoff"})
+				continue
+			}
+			its = append(its, it)
+			moves = append(moves, store.InternalMove{Key: it.Key, Name: Dir + "/" + res.Run + "/" + it.Key, Size: it.Size, ModTime: it.ModTime})
+		}
+		var unsafe error
+		for i, err := range bm.MoveManyToInternal(ctx, moves) {
+			it := its[i]
+			switch {
+			case err == nil:
+				m.moved(it)
+			// Errors about the destination first: they say nothing of the blob.
+			case errors.Is(err, store.ErrUnsafePath):
+				res.Failed = append(res.Failed, Skip{it.Key, err.Error()})
+				if unsafe == nil {
+					unsafe = err
+				}
+			case errors.Is(err, store.ErrNotAttempted), interrupted(ctx, err):
+				res.NotAttempted++
+			case errors.Is(err, store.ErrChanged):
+				res.Skipped = append(res.Skipped, Skip{it.Key, "changed since the plan (a writer touched it)"})
+			case errors.Is(err, store.ErrNotExist):
+				res.Skipped = append(res.Skipped, Skip{it.Key, "gone since the plan"})
+			case errors.Is(err, store.ErrNotRegular):
+				res.Skipped = append(res.Skipped, Skip{it.Key, "no longer a regular file"})
+			default:
+				res.Failed = append(res.Failed, Skip{it.Key, err.Error()})
+			}
+		}
+		if unsafe != nil {
+			res.NotAttempted += int64(n - min(start+batch, n))
+			return &UnusableError{Store: m.st.Location(), Moved: res.Trashed, NotAttempted: res.NotAttempted, Err: unsafe}
+		}
+		if err := ctx.Err(); err != nil {
+			res.NotAttempted += int64(n - min(start+batch, n))
+			return err
+		}
+	}
+	return nil
+}
+
+// remove takes one blob out, after checking it is still the blob described.
+func (m *mover) remove(ctx context.Context, it Item) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	now, err := m.st.Stat(ctx, it.Key)
+	switch {
+	case errors.Is(err, store.ErrNotExist):
+		return "gone since the plan", nil
+	case err != nil:
+		return "", err
+	case !now.Regular():
+		return "no longer a regular file", nil
+	case now.Size != it.Size || !sameTime(m.st, now.ModTime, it.ModTime):
+		return "changed since the plan (a writer touched it)", nil
+	case !m.opts.Cutoff.IsZero() && !now.ModTime.Before(m.opts.Cutoff):
+		return "modified after the cutoff", nil
+	}
+	return "", store.RetryThrottled(ctx, func() error {
+		if m.opts.NoTrash {
+			return m.st.Delete(ctx, it.Key)
+		}
+		return m.in.MoveToInternal(ctx, it.Key, Dir+"/"+m.res.Run+"/"+it.Key)
+	})
+}
+
+// finish sorts the result and writes the run's manifest, on a context of its
+// own: an interrupted run still records what it moved.
+func (m *mover) finish(ctx context.Context, stopErr error) error {
+	res := m.res
+	sortSkips(res.Skipped)
+	sortSkips(res.Failed)
+	if !m.opts.NoTrash && res.Trashed > 0 {
+		// The trash folder itself is the record Restore works from; the
+		// manifest adds sizes and original times for people and tools.
+		name := res.Run + "/" + manifestName
+		if err := m.in.PutInternal(context.WithoutCancel(ctx), Dir+"/"+name, &m.manifest, store.PutOptions{ContentType: "application/x-ndjson"}); err != nil {
+			return errors.Join(stopErr, fmt.Errorf("trash: write manifest %s: %w", name, err))
+		}
+	}
+	return stopErr
+}
+
+// sameTime compares modification times as precisely as the store reports them
+// everywhere: a bucket's listing has milliseconds, its HEAD whole seconds.
+func sameTime(st store.Store, a, b time.Time) bool {
+	if _, isBucket := st.(store.Bucket); isBucket {
+		return a.Truncate(time.Second).Equal(b.Truncate(time.Second))
+	}
+	return a.Equal(b)
+}
+
+func sortSkips(s []Skip) { sort.Slice(s, func(i, j int) bool { return s[i].Key < s[j].Key }) }
+
+// RunID names a run's trash folder: its UTC start time, sortable, and the
+// process id so that two runs in one second differ.
+func RunID(t time.Time) string {
+	return fmt.Sprintf("%s-%d", t.UTC().Format("20060102T150405Z"), os.Getpid())
+}
+
+// runTime reads the time back from a RunID.
+func runTime(run string) (time.Time, bool) {
+	stamp, _, _ := strings.Cut(run, "-")
+	t, err := time.Parse("20060102T150405Z", stamp)
+	return t, err == nil
+}
