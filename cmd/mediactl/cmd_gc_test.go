@@ -33,10 +33,11 @@ func TestGCJSONStreamed(t *testing.T) {
 		}
 		plans = append(plans, p)
 	}
-	reports := []*gcStoreReport{{Plan: plans[0]}, {Refused: "locked", ExitCode: 4}, {Plan: plans[1]}, {Plan: plans[2], Refused: `"candidates": []`}}
+	sr := func(p *gc.Plan) *gc.StoreReport { return &gc.StoreReport{Plan: p} }
+	reports := []*gcStoreJSON{{StoreReport: sr(plans[0])}, {StoreReport: sr(nil), Refused: "locked", ExitCode: 4}, {StoreReport: sr(plans[1])}, {StoreReport: sr(plans[2]), Refused: `"candidates": []`}}
 	doc := struct {
-		Schema string           `json:"schema"`
-		Stores []*gcStoreReport `json:"stores"`
+		Schema string         `json:"schema"`
+		Stores []*gcStoreJSON `json:"stores"`
 	}{gcSchema, reports}
 	for _, indent := range []bool{true, false} {
 		var want, got bytes.Buffer

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 
+	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/scan"
 )
 
@@ -74,15 +71,8 @@ func runScan(c *cli.Context) error {
 		MaxListed: c.Int("max-listed"),
 		Progress:  bar,
 	}
-	var enc *json.Encoder
 	if g.output == "ndjson" {
-		enc = json.NewEncoder(g.stdout)
-		opts.OnReference = func(f scan.Found) {
-			enc.Encode(struct {
-				Type string `json:"type"`
-				scan.Found
-			}{"reference", f})
-		}
+		opts.OnReference = func(f scan.Found) { g.record("reference", f) }
 	}
 	start := time.Now()
 	g.log.Debug("scan starting", "sources", len(t.sources), "stores", len(t.stores), "jobs", opts.Jobs)
@@ -91,51 +81,33 @@ func runScan(c *cli.Context) error {
 	if err != nil {
 		return usageErr("", "%v", err)
 	}
-	code := scanExitCode(rep)
+	o := rep.Outcome()
 	g.log.Info("scan finished", "references", rep.References, "distinct_blobs", rep.DistinctBlobs,
 		"dangling", rep.DanglingReferences, "problems", len(rep.Problems), "complete", rep.Complete,
-		"seconds", time.Since(start).Seconds(), "exit_code", code)
+		"seconds", time.Since(start).Seconds(), "exit_code", exitFor(o))
 	switch g.output {
-	case "json":
-		err = writeJSON(g.stdout, scanDocument(rep, code))
-	case "ndjson":
-		err = enc.Encode(struct {
-			Type string `json:"type"`
-			*scanJSON
-		}{"summary", scanDocument(rep, code)})
+	case "json", "ndjson":
+		err = g.document(scanDocument(g, rep, o))
 	default:
-		if !g.quiet || code != exitOK {
+		if !g.quiet || o != outcome.OK {
 			printScan(g.stdout, rep, g.quiet)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	return codeOnly(code)
-}
-
-// scanExitCode: interrupted beats incomplete beats found. An incomplete scan
-// exits 3 even when it found dangling references: its counts are partial.
-func scanExitCode(rep *scan.Report) int {
-	switch {
-	case rep.Interrupted:
-		return exitInterrupted
-	case !rep.Complete:
-		return exitIncomplete
-	case rep.DanglingReferences > 0:
-		return exitFound
+	if o == outcome.Interrupted {
+		g.interrupted(rep.References, "references read")
 	}
-	return exitOK
+	return ended(o)
 }
 
 type scanJSON struct {
-	Schema   string `json:"schema"`
-	Version  string `json:"mediactl_version"`
-	ExitCode int    `json:"exit_code"`
+	envelope
 	*scan.Report
 }
 
-func scanDocument(rep *scan.Report, code int) *scanJSON {
+func scanDocument(g *global, rep *scan.Report, o outcome.Outcome) *scanJSON {
 	if rep.Dangling == nil {
 		rep.Dangling = []scan.Found{}
 	}
@@ -145,28 +117,7 @@ func scanDocument(rep *scan.Report, code int) *scanJSON {
 	if rep.Problems == nil {
 		rep.Problems = []scan.Problem{}
 	}
-	return &scanJSON{Schema: scanSchema, Version: version(), ExitCode: code, Report: rep}
-}
-
-// printable returns s as is when it is valid UTF-8 without control characters,
-// else quoted: session content is untrusted, and a reference must not be able to
-// move the cursor or recolour an operator's terminal.
-func printable(s string) string {
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
-// writeJSONLine writes v as one line of JSON (NDJSON).
-func writeJSONLine(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return &scanJSON{envelope: g.envelope(scanSchema, o), Report: rep}
 }
 
 func printScan(w io.Writer, rep *scan.Report, quiet bool) {

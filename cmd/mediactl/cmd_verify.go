@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +12,10 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 
+	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/trash"
 	"github.com/mediactl/mediactl/pkg/verify"
 )
 
@@ -94,7 +97,9 @@ func runVerify(c *cli.Context) error {
 
 	var reports []*verify.Report
 	var quarantined []*verify.QuarantineReport
-	code := exitOK
+	var refused []string
+	o := outcome.OK
+	strict := c.Bool("strict")
 	for _, st := range t.stores {
 		bar := newProgress(g, "verifying", -1)
 		rep, err := verify.Run(c.Context, verify.Options{
@@ -117,62 +122,80 @@ func runVerify(c *cli.Context) error {
 		reports = append(reports, rep)
 		g.log.Info("verify finished", "store", rep.Store, "blobs", rep.Selected, "corrupt", rep.Counts[verify.Corrupt],
 			"unreadable", rep.Counts[verify.Unreadable], "bytes", rep.BytesRead, "seconds", rep.Seconds)
+		o.Worsen(rep.Outcome(strict))
 		if quarantine != nil && len(rep.Corrupt) > 0 && !rep.Interrupted {
-			qr, err := verify.Quarantine(c.Context, st, quarantine, rep.Corrupt, time.Now())
+			qr, why, err := quarantineCorrupt(c, st, quarantine, rep)
 			if qr != nil {
 				quarantined = append(quarantined, qr)
+			}
+			if why != "" {
+				refused = append(refused, why)
+				o.Worsen(outcome.Refused)
 			}
 			if err != nil {
 				return fmt.Errorf("quarantine into %s: %w", quarantine.Location(), err)
 			}
 		}
-		code = worse(code, verifyExitCode(rep, c.Bool("strict")))
 	}
 
 	switch g.output {
 	case "json", "ndjson":
-		doc := struct {
-			Schema     string                     `json:"schema"`
-			Version    string                     `json:"mediactl_version"`
-			ExitCode   int                        `json:"exit_code"`
+		if g.output == "ndjson" {
+			for _, rep := range reports {
+				for _, r := range rep.Corrupt {
+					g.record("corrupt", struct {
+						Store string `json:"store"`
+						verify.Result
+					}{rep.Store, r})
+				}
+			}
+		}
+		err = g.document(struct {
+			envelope
 			Stores     []*verify.Report           `json:"stores"`
 			Quarantine []*verify.QuarantineReport `json:"quarantine,omitempty"`
-		}{verifySchema, version(), code, reports, quarantined}
-		if g.output == "ndjson" {
-			err = json.NewEncoder(g.stdout).Encode(doc)
-		} else {
-			err = writeJSON(g.stdout, doc)
-		}
+			Refused    []string                   `json:"refused,omitempty"`
+		}{g.envelope(verifySchema, o), reports, quarantined, refused})
 	default:
-		if !g.quiet || code != exitOK {
+		if !g.quiet || o != outcome.OK {
 			for _, rep := range reports {
 				printVerify(g.stdout, rep, g.quiet)
 			}
 			for _, qr := range quarantined {
 				printQuarantine(g.stdout, qr, quarantine.Location())
 			}
+			for _, r := range refused {
+				fmt.Fprintf(g.stdout, "quarantine refused: %s\n", r)
+			}
 		}
 	}
 	if err != nil {
 		return err
 	}
-	return codeOnly(code)
+	if o == outcome.Interrupted {
+		var n int64
+		for _, rep := range reports {
+			n += rep.Selected
+		}
+		g.interrupted(n, "blobs checked")
+	}
+	return ended(o)
 }
 
-func verifyExitCode(rep *verify.Report, strict bool) int {
-	switch {
-	case rep.Interrupted:
-		return exitInterrupted
-	case !rep.Complete:
-		return exitIncomplete
-	case rep.Counts[verify.Corrupt] > 0:
-		return exitFound
-	case rep.Sessions != nil && rep.Sessions.Scan.DanglingReferences > 0:
-		return exitFound
-	case strict && rep.AnomalyCount > 0:
-		return exitFound
+// quarantineCorrupt moves a store's corrupt blobs out, holding the store's
+// lock. A lock held by another run is a refusal, in words.
+func quarantineCorrupt(c *cli.Context, st, quarantine store.Store, rep *verify.Report) (*verify.QuarantineReport, string, error) {
+	lock, err := storelock.Acquire(c.Context, st, "mediactl verify --quarantine")
+	var le *storelock.LockedError
+	if errors.As(err, &le) {
+		return nil, lockedLine(le), nil
 	}
-	return exitOK
+	if err != nil {
+		return nil, "", err
+	}
+	defer lock.Release(c.Context)
+	qr, err := verify.Quarantine(c.Context, lock, quarantine, rep.Corrupt, time.Now())
+	return qr, "", err
 }
 
 func parseSubset(s string) (verify.Subset, error) {
@@ -207,8 +230,10 @@ func openQuarantine(c *cli.Context, spec string, stores []store.Store) (store.St
 	if local {
 		abs := absOr(spec)
 		for _, st := range stores {
-			if l, ok := st.(store.Local); ok && within(abs, l.Dir()) {
-				return nil, usageErr("choose a directory outside the store, e.g. /var/lib/mediactl/quarantine", "--quarantine %s is inside the store %s", spec, l.Dir())
+			if l, ok := st.(store.Local); ok {
+				if err := trash.CheckDir(l.Dir(), abs); err != nil {
+					return nil, trashDirError("--quarantine", err)
+				}
 			}
 		}
 		if err := os.MkdirAll(abs, 0o700); err != nil {

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/usage"
 )
 
@@ -28,6 +32,23 @@ const exitCodesHelp = `EXIT CODES:
    130  interrupted (Ctrl-C / SIGTERM); what was done is reported
    Treat any other code as a failure.`
 
+// exitFor is the one table from a report's outcome to the exit code.
+func exitFor(o outcome.Outcome) int {
+	switch o {
+	case outcome.OK:
+		return exitOK
+	case outcome.Found:
+		return exitFound
+	case outcome.Refused:
+		return exitRefused
+	case outcome.Incomplete:
+		return exitIncomplete
+	case outcome.Interrupted:
+		return exitInterrupted
+	}
+	return exitIncomplete
+}
+
 // exitError carries an exit code up to main. A nil err means the report was
 // already printed and only the code remains.
 type exitError struct {
@@ -50,12 +71,13 @@ func usageErr(hint, format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), hint: hint}
 }
 
-// codeOnly ends the command with code after its report was printed.
-func codeOnly(code int) error {
-	if code == exitOK {
+// ended ends the command with its report's outcome, after the report was
+// printed.
+func ended(o outcome.Outcome) error {
+	if o == outcome.OK {
 		return nil
 	}
-	return &exitError{code: code}
+	return &exitError{code: exitFor(o)}
 }
 
 // exitCodeOf maps an error to the exit code table above.
@@ -74,12 +96,8 @@ func exitCodeOf(err error) int {
 	return exitIncomplete
 }
 
-// worse combines the codes of several stores into the one that says the most:
-// interrupted, then incomplete, then refused, then found.
-func worse(a, b int) int {
-	rank := map[int]int{exitOK: 0, exitFound: 1, exitRefused: 2, exitIncomplete: 3, exitInterrupted: 4}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
+// lockedLine is what every command says about a store whose lock another run
+// holds, written once.
+func lockedLine(le *storelock.LockedError) string {
+	return fmt.Sprintf("%v; if that run is gone, remove %s", le, filepath.Join(le.Store, store.InternalDir, storelock.Name))
 }

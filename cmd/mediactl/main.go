@@ -41,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// gets the default behaviour and ends the process at once.
 	go func() { <-ctx.Done(); stop() }()
 	app := newApp(stdout, stderr)
+	app.Metadata = map[string]any{"args": args}
 	err := app.RunContext(ctx, args)
 	code := exitCodeOf(err)
 	var ee *exitError
@@ -146,6 +147,8 @@ type global struct {
 	log        *slog.Logger
 	stdout     io.Writer
 	stderr     io.Writer
+	// settings are the flags set, and where each came from.
+	settings []setting
 }
 
 func globals(c *cli.Context) (*global, error) {
@@ -195,6 +198,9 @@ func globals(c *cli.Context) (*global, error) {
 	// every run's stderr.
 	log.SetFlags(0)
 	log.SetOutput(slog.NewLogLogger(g.log.With("from", "library").Handler(), slog.LevelDebug).Writer())
+	args, _ := c.App.Metadata["args"].([]string)
+	g.settings = settingsOf(c, args)
+	g.noteEnvironment()
 	return g, nil
 }
 

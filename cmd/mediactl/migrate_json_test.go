@@ -11,11 +11,9 @@ import (
 // migrateV1 is the documented schema of `migrate -o json` (docs/migrate.md).
 // Decoding with DisallowUnknownFields makes any undocumented field a failure.
 type migrateV1 struct {
-	Schema   string `json:"schema"`
-	Version  string `json:"mediactl_version"`
-	ExitCode int    `json:"exit_code"`
-	Journal  string `json:"journal"`
-	Copy     struct {
+	envelopeV1
+	Journal string `json:"journal"`
+	Copy    struct {
 		From, To                   string
 		DryRun                     bool `json:"dry_run"`
 		Selected                   int64
@@ -73,10 +71,12 @@ type migrateV1 struct {
 			Bytes   int64                          `json:"bytes"`
 			Skipped []struct{ Key, Reason string } `json:"skipped"`
 			Failed  []struct{ Key, Reason string } `json:"failed"`
+			Left    int64                          `json:"not_attempted"`
 		} `json:"result"`
 		Refused string `json:"refused"`
 	} `json:"delete_source"`
-	Notes []string `json:"notes"`
+	Notes   []string `json:"notes"`
+	Refused string   `json:"refused"`
 }
 
 type problemV1 struct {
@@ -114,7 +114,7 @@ func TestMigrateJSONSchema(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("migrate -o json does not match the documented schema: %v\n%s", err, stdout.String())
 	}
-	if doc.Schema != "mediactl.migrate/v1" || doc.ExitCode != 0 || doc.Journal == "" {
+	if doc.Schema != "mediactl.migrate/v1" || doc.ExitCode != 0 || doc.Outcome != "ok" || doc.Journal == "" {
 		t.Fatalf("header: %+v", doc)
 	}
 	if doc.Copy.Copied != 4 || doc.Copy.CopiedBytes != 306 || doc.Copy.ConflictList == nil || doc.Copy.SkippedList == nil {

@@ -9,10 +9,8 @@ import (
 // scanV1 is the documented schema of `scan -o json` (docs/scan.md). Decoding
 // with DisallowUnknownFields makes any undocumented field a test failure.
 type scanV1 struct {
-	Schema   string `json:"schema"`
-	Version  string `json:"mediactl_version"`
-	ExitCode int    `json:"exit_code"`
-	Sources  []struct {
+	envelopeV1
+	Sources []struct {
 		Source        string `json:"source"`
 		Documents     int64  `json:"documents"`
 		Rows          int64  `json:"rows"`
@@ -42,6 +40,19 @@ type scanV1 struct {
 	Truncated   bool `json:"truncated"`
 	Complete    bool `json:"complete"`
 	Interrupted bool `json:"interrupted"`
+}
+
+// envelopeV1 opens every document (output.go, rule 3).
+type envelopeV1 struct {
+	Schema   string `json:"schema"`
+	Version  string `json:"mediactl_version"`
+	ExitCode int    `json:"exit_code"`
+	Outcome  string `json:"outcome"`
+	Settings []struct {
+		Flag  string `json:"flag"`
+		Value string `json:"value"`
+		From  string `json:"from"`
+	} `json:"settings"`
 }
 
 type foundV1 struct {
@@ -83,7 +94,7 @@ func TestScanJSONSchemaOnExample(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("scan -o json does not match the documented schema: %v", err)
 	}
-	if doc.Schema != "mediactl.scan/v1" || doc.ExitCode != 0 || !doc.Complete || doc.Interrupted {
+	if doc.Schema != "mediactl.scan/v1" || doc.ExitCode != 0 || doc.Outcome != "ok" || !doc.Complete || doc.Interrupted {
 		t.Fatalf("header: %+v", doc)
 	}
 	if len(doc.Sources) != 1 || doc.Sources[0].Documents != 2 || doc.Sources[0].Leftovers != 1 || doc.Sources[0].LeftoversText != 1 || !doc.Sources[0].Complete {

@@ -13,6 +13,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/trash"
 )
 
 // CheckRetained is Check and the retention model's marking (gc.Mark) in one
@@ -40,7 +41,7 @@ func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store
 // DeleteSelection is what --delete-source may remove, and why the rest of
 // the proven sources stays.
 type DeleteSelection struct {
-	Candidates []gc.Candidate
+	Candidates trash.List
 	// KeptReferenced counts proven sources that a precise reference still
 	// points at (Check).
 	KeptReferenced int64
@@ -98,11 +99,11 @@ func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckR
 // destination right now with the proven size and sha256 — a copy deleted or
 // replaced since it was proven keeps its source. Each candidate carries the
 // size and modification time the source had when it was copied, so that
-// gc.TrashBlobs leaves a source that changed since.
+// trash.Move leaves a source that changed since.
 //
 // skip is called from one goroutine. Call Deletable only with decisions made
 // on a complete read (SelectDeletable does).
-func Deletable(ctx context.Context, j *Journal, to store.Store, skip func(key string) bool, jobs int) (cands []gc.Candidate, kept []Problem, err error) {
+func Deletable(ctx context.Context, j *Journal, to store.Store, skip func(key string) bool, jobs int) (cands trash.List, kept []Problem, err error) {
 	if jobs <= 0 {
 		jobs = DefaultJobs
 	}
@@ -132,7 +133,7 @@ func Deletable(ctx context.Context, j *Journal, to store.Store, skip func(key st
 				if reason != "" {
 					kept = append(kept, Problem{Key: it.key, Reason: reason})
 				} else {
-					cands = append(cands, gc.Candidate{Key: it.key, Size: it.p.Size, ModTime: time.Unix(0, it.p.ModTime)})
+					cands = append(cands, trash.Item{Key: it.key, Size: it.p.Size, ModTime: time.Unix(0, it.p.ModTime)})
 				}
 				mu.Unlock()
 			}
@@ -152,7 +153,7 @@ func Deletable(ctx context.Context, j *Journal, to store.Store, skip func(key st
 	if err := ctx.Err(); err != nil {
 		return nil, kept, err
 	}
-	slices.SortFunc(cands, func(a, b gc.Candidate) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(cands, func(a, b trash.Item) int { return strings.Compare(a.Key, b.Key) })
 	slices.SortFunc(kept, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
 	return cands, kept, nil
 }

@@ -33,10 +33,24 @@ import (
 //	rolledback a unit was restored by rollback
 const journalVersion = 1
 
+// RecordType is a journal record's kind (its "t").
+type RecordType string
+
+// The record types. Only this package writes records, through the Journal's
+// methods; readers (rollback, tests) may read them all.
+const (
+	RecordStart      RecordType = "start"
+	RecordCopied     RecordType = "copied"
+	RecordRewrite    RecordType = "rewrite"
+	RecordTrashed    RecordType = "trashed"
+	RecordRestored   RecordType = "restored"
+	RecordRolledBack RecordType = "rolledback"
+)
+
 // Record is one line of the journal.
 type Record struct {
-	T    string    `json:"t"`
-	Time time.Time `json:"time"`
+	T    RecordType `json:"t"`
+	Time time.Time  `json:"time"`
 
 	// start
 	Version int    `json:"version,omitempty"`
@@ -224,7 +238,7 @@ func ReadJournal(r io.Reader) (*JournalState, int64, error) {
 
 func (st *JournalState) apply(rec Record) error {
 	switch rec.T {
-	case "start":
+	case RecordStart:
 		if rec.Version > journalVersion {
 			return fmt.Errorf("written by a newer mediactl (journal version %d)", rec.Version)
 		}
@@ -232,7 +246,7 @@ func (st *JournalState) apply(rec Record) error {
 			st.From, st.To = rec.From, rec.To
 		}
 		st.Runs++
-	case "copied":
+	case RecordCopied:
 		if rec.Key == "" || rec.SHA256 == "" {
 			return errors.New("copied record without key or sha256")
 		}
@@ -241,13 +255,13 @@ func (st *JournalState) apply(rec Record) error {
 			return fmt.Errorf("copied record with a malformed sha256 %q", rec.SHA256)
 		}
 		st.Copied[rec.Key] = Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix(), SHA256: sum}
-	case "rolledback":
+	case RecordRolledBack:
 		// Rollback decides by content, not by this record: a rollback that was
 		// prepared but not committed is simply tried again.
 		if rec.Place == nil {
 			return errors.New("rolledback record without place")
 		}
-	case "rewrite":
+	case RecordRewrite:
 		if rec.Place == nil {
 			return fmt.Errorf("%s record without place", rec.T)
 		}
@@ -257,9 +271,9 @@ func (st *JournalState) apply(rec Record) error {
 		}
 		r := rec
 		st.Units[id] = &r
-	case "trashed":
+	case RecordTrashed:
 		st.Trash = append(st.Trash, TrashRun{Run: rec.Run, TrashDir: rec.TrashDir})
-	case "restored":
+	case RecordRestored:
 		// Rollback put a trash run back: a second rollback leaves it alone.
 		st.Trash = slices.DeleteFunc(st.Trash, func(r TrashRun) bool { return r.Run == rec.Run })
 	default:
@@ -285,9 +299,9 @@ func (j *Journal) Path() string { return j.path }
 // goroutines; use Proven then).
 func (j *Journal) State() *JournalState { return j.state }
 
-// Append adds a record. It is written at once and synced every few seconds;
+// append adds a record. It is written at once and synced every few seconds;
 // Sync makes everything durable now.
-func (j *Journal) Append(rec Record) error {
+func (j *Journal) append(rec Record) error {
 	if rec.Time.IsZero() {
 		rec.Time = time.Now().UTC()
 	}
@@ -339,13 +353,29 @@ func (j *Journal) syncLocked() error {
 	return nil
 }
 
-// AppendSync adds a record and makes it durable before returning: for steps
+// appendSync adds a record and makes it durable before returning: for steps
 // that must be journaled before they happen (a session rewrite).
-func (j *Journal) AppendSync(rec Record) error {
-	if err := j.Append(rec); err != nil {
+func (j *Journal) appendSync(rec Record) error {
+	if err := j.append(rec); err != nil {
 		return err
 	}
 	return j.Sync()
+}
+
+// Started records that a run of the migration of from to to began.
+func (j *Journal) Started(from, to string) error {
+	return j.appendSync(Record{T: RecordStart, Version: journalVersion, From: from, To: to})
+}
+
+// Trashed records that count sources were moved into the trash run run
+// (kept in trashDir, or in the store's own trash when trashDir is "").
+func (j *Journal) Trashed(run string, count int64, trashDir string) error {
+	return j.appendSync(Record{T: RecordTrashed, Run: run, Count: count, TrashDir: trashDir})
+}
+
+// Restored records that rollback put the trash run run back.
+func (j *Journal) Restored(run string) error {
+	return j.appendSync(Record{T: RecordRestored, Run: run})
 }
 
 // Close syncs and closes the journal.

@@ -130,7 +130,7 @@ func TestKillNineAtAnyPoint(t *testing.T) {
 		t.Fatalf("%d references rewritten, want 120", n)
 	}
 	// Rollback restores every file as it was before the first run.
-	if _, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j, 0); err != nil {
+	if _, err := migrate.RollbackSessions(ctx, []sessions.Rewriter{rw}, j, 0); err != nil {
 		t.Fatal(err)
 	}
 	after := snapshot(t, sessDir)

@@ -98,7 +98,7 @@ INSERT INTO messages(role, content, metadata) VALUES
 			t.Fatalf("after rewrite:\n%s", after)
 		}
 	}
-	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j, 0)
+	rb, err := migrate.RollbackSessions(ctx, []sessions.Rewriter{rw}, j, 0)
 	must(t, err)
 	if rb.Changed != 2 || rb.Problems != 0 {
 		t.Fatalf("rollback: %+v", rb)

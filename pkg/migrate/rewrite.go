@@ -139,7 +139,7 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 			return fmt.Errorf("%s: a change nobody asked for", c.Place)
 		}
 		place := c.Place
-		return opts.Journal.AppendSync(Record{T: "rewrite", Place: &place, OldSHA256: sha256Hex(c.Old), NewSHA256: sha256Hex(c.New), Edits: edits})
+		return opts.Journal.appendSync(Record{T: RecordRewrite, Place: &place, OldSHA256: sha256Hex(c.Old), NewSHA256: sha256Hex(c.New), Edits: edits})
 	}
 	committed := func(c sessions.Change) {
 		id := unitID(c.Place)
@@ -180,11 +180,11 @@ func runRewriters(ctx context.Context, srcs []sessions.Rewriter, rep *RewriteRep
 	return nil
 }
 
-// Rollback restores, in every source, each unit the journal says was
+// RollbackSessions restores, in every source, each unit the journal says was
 // rewritten: byte for byte when the unit is as the rewrite left it, reference
 // by reference when it changed since (see Revert). Units the journal lists
 // that no source holds any more are reported as problems.
-func Rollback(ctx context.Context, srcs []sessions.Rewriter, j *Journal, maxListed int) (*RewriteReport, error) {
+func RollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal, maxListed int) (*RewriteReport, error) {
 	rep := newRewriteReport(maxListed)
 	st := j.State()
 	seen := map[string]bool{}
@@ -208,7 +208,7 @@ func Rollback(ctx context.Context, srcs []sessions.Rewriter, j *Journal, maxList
 	}
 	prepare := func(c sessions.Change) error {
 		place := c.Place
-		return j.AppendSync(Record{T: "rolledback", Place: &place, OldSHA256: sha256Hex(c.Old), NewSHA256: sha256Hex(c.New)})
+		return j.appendSync(Record{T: RecordRolledBack, Place: &place, OldSHA256: sha256Hex(c.Old), NewSHA256: sha256Hex(c.New)})
 	}
 	committed := func(c sessions.Change) { rep.References += restored[unitID(c.Place)] }
 	if err := runRewriters(ctx, srcs, rep, edit, sessions.RewriteOptions{Prepare: prepare, Committed: committed}); err != nil {

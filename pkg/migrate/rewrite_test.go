@@ -191,7 +191,7 @@ func testForgeMigration(t *testing.T, be backend) {
 	// Rollback restores the files exactly, mode included.
 	must(t, j.Close())
 	j2 := journal(t, j.Path())
-	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j2, 0)
+	rb, err := migrate.RollbackSessions(ctx, []sessions.Rewriter{rw}, j2, 0)
 	must(t, err)
 	if rb.Changed != 2 || rb.References != 3 || rb.Problems != 0 {
 		t.Fatalf("rollback: %+v", rb)
@@ -206,7 +206,7 @@ func testForgeMigration(t *testing.T, be backend) {
 		t.Errorf("files after rollback: %d, before %d", len(after), len(before))
 	}
 	// A second rollback finds nothing to do.
-	rb, err = migrate.Rollback(ctx, []sessions.Rewriter{rw}, j2, 0)
+	rb, err = migrate.RollbackSessions(ctx, []sessions.Rewriter{rw}, j2, 0)
 	must(t, err)
 	if rb.Changed != 0 || rb.Problems != 0 {
 		t.Fatalf("second rollback: %+v", rb)
@@ -283,7 +283,7 @@ func testCofferMigration(t *testing.T, be backend) {
 	if body := readRef(t, newRef, bucketURL); string(body) != "\xff\xd8\xffjpeg bytes" {
 		t.Fatalf("object: %q", body)
 	}
-	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j, 0)
+	rb, err := migrate.RollbackSessions(ctx, []sessions.Rewriter{rw}, j, 0)
 	must(t, err)
 	if rb.Changed != 1 || rb.Problems != 0 {
 		t.Fatalf("rollback: %+v", rb)
@@ -379,7 +379,7 @@ func rewriteRoundTrip(t *testing.T, location string, src store.Store, bases []st
 	if second.References != 0 || second.Changed != 0 || second.Kept != first.Kept {
 		t.Fatalf("second rewrite: %+v, first kept %d", second, first.Kept)
 	}
-	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j, 0)
+	rb, err := migrate.RollbackSessions(ctx, []sessions.Rewriter{rw}, j, 0)
 	must(t, err)
 	if rb.References != wantRefs || rb.Problems != 0 {
 		t.Fatalf("rollback: %+v", rb)
@@ -687,7 +687,7 @@ func realworldRoundTrip(t *testing.T, location string, src store.Store, bases []
 	if second.References != 0 || second.Kept != first.Kept {
 		t.Fatalf("second rewrite: %+v", second)
 	}
-	rb, err := migrate.Rollback(ctx, []sessions.Rewriter{rw}, j, 0)
+	rb, err := migrate.RollbackSessions(ctx, []sessions.Rewriter{rw}, j, 0)
 	must(t, err)
 	if rb.References != first.References || rb.Problems != 0 {
 		t.Fatalf("rollback: %+v", rb)

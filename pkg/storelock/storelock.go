@@ -69,7 +69,7 @@ type Lock struct {
 	in       store.Internal
 	holder   Holder
 	body     []byte
-	released atomic.Bool
+	released *atomic.Bool // shared with the views of Through
 }
 
 // Holder is who took the lock (this process).
@@ -106,7 +106,7 @@ func Acquire(ctx context.Context, st store.Store, command string) (*Lock, error)
 	for attempt := 0; ; attempt++ {
 		err := in.PutInternal(ctx, Name, bytes.NewReader(body), store.PutOptions{IfNotExist: true, ContentType: "application/json"})
 		if err == nil {
-			return &Lock{st: st, in: in, holder: h, body: body}, nil
+			return &Lock{st: st, in: in, holder: h, body: body, released: new(atomic.Bool)}, nil
 		}
 		if !errors.Is(err, store.ErrExist) {
 			return nil, fmt.Errorf("lock %s: %w", st.Location(), err)
@@ -129,6 +129,22 @@ func Acquire(ctx context.Context, st store.Store, command string) (*Lock, error)
 			}
 		}
 	}
+}
+
+// Through is the held lock as a lock on st, a wrapper of the locked store
+// (same Location: the store with its trash kept elsewhere, say), for the
+// functions that should work through the wrapper. It is the same lock:
+// releasing either releases both.
+func (l *Lock) Through(st store.Store) (*Lock, error) {
+	if err := l.Held(); err != nil {
+		return nil, err
+	}
+	if st.Location() != l.st.Location() {
+		return nil, fmt.Errorf("storelock: the lock is on %s, not %s", l.st.Location(), st.Location())
+	}
+	v := *l
+	v.st = st
+	return &v, nil
 }
 
 // Release gives the lock up. It only removes the lock file if it is still

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
 )
 
 // WithDir returns st with its trash in the local folder dir instead of in
@@ -104,4 +106,40 @@ func (t *trashDirStore) ListInternal(ctx context.Context, prefix string, fn func
 		e.Key = Dir + "/" + e.Key
 		return fn(e)
 	})
+}
+
+// ErrNeedsLocal is returned by OpenDir for a store that is not a local
+// folder: a bucket's trash is its own key prefix.
+var ErrNeedsLocal = errors.New("a trash directory needs a local store")
+
+// OpenDir is the locked store with its trash in the local folder dir: it
+// checks dir (CheckDir), creates it if needed, and returns the lock as a lock
+// on the store with that trash (see WithDir).
+func OpenDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
+	st, err := DirStore(l.Store(), dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.Through(st)
+}
+
+// DirStore is st with its trash in the local folder dir, for reading the
+// runs kept there (Runs) or taking the lock through it: it checks dir
+// (CheckDir) and creates it if needed.
+func DirStore(st store.Store, dir string) (store.Store, error) {
+	ls, ok := st.(*store.LocalStore)
+	if !ok {
+		return nil, fmt.Errorf("trash: %s: %w", st.Location(), ErrNeedsLocal)
+	}
+	if err := CheckDir(ls.Dir(), dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("trash: %w", err)
+	}
+	td, err := store.OpenLocal(dir)
+	if err != nil {
+		return nil, fmt.Errorf("trash: %w", err)
+	}
+	return WithDir(ls, td), nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
 )
 
 // Quarantined is one blob taken out of the store, as its manifest line records it.
@@ -42,8 +43,12 @@ type QuarantineReport struct {
 // folders on one file system, and otherwise copied, the copy read back and
 // hashed, and only then removed from src. Before moving, each blob is hashed
 // again; one that no longer matches the corrupt digest (a writer replaced it)
-// is kept.
-func Quarantine(ctx context.Context, src, dst store.Store, corrupt []Result, now time.Time) (*QuarantineReport, error) {
+// is kept. The store it moves out of is the locked one (l.Store()).
+func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt []Result, now time.Time) (*QuarantineReport, error) {
+	if err := l.Held(); err != nil {
+		return nil, err
+	}
+	src := l.Store()
 	now = now.UTC()
 	folder := now.Format("20060102T150405.000000000Z")
 	rep := &QuarantineReport{Folder: folder, Manifest: folder + "/manifest.jsonl", Moved: []Quarantined{}, Kept: []Quarantined{}}

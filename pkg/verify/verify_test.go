@@ -203,7 +203,7 @@ func testEveryStoreKind(t *testing.T) {
 
 			// Quarantine moves exactly the corrupt set, with a manifest line each.
 			q := k.open(t)
-			qr, err := verify.Quarantine(context.Background(), st, q, rep.Corrupt, time.Unix(1700000000, 0))
+			qr, err := verify.Quarantine(context.Background(), lockOf(t, st), q, rep.Corrupt, time.Unix(1700000000, 0))
 			must(t, err)
 			if len(qr.Moved) != len(injected) || len(qr.Kept) != 0 {
 				t.Fatalf("moved %d kept %+v", len(qr.Moved), qr.Kept)
@@ -396,7 +396,7 @@ func TestQuarantineAcrossFileSystems(t *testing.T) {
 	must(t, err)
 	defer q.Close()
 	rep := run(t, verify.Options{Store: st})
-	qr, err := verify.Quarantine(context.Background(), st, q, rep.Corrupt, time.Now())
+	qr, err := verify.Quarantine(context.Background(), lockOf(t, st), q, rep.Corrupt, time.Now())
 	must(t, err)
 	if len(qr.Moved) != 1 || qr.Moved[0].How != "copy" || len(qr.Kept) != 0 {
 		t.Fatalf("moved %+v kept %+v", qr.Moved, qr.Kept)

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/urfave/cli/v2"
+
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// trashDirFlag is --trash-dir, for gc and its subcommands and for migrate
+// --delete-source (when says when it applies, or is empty).
+func trashDirFlag(when string) cli.Flag {
+	return &cli.StringFlag{Name: "trash-dir", Usage: when + "keep the trash in this local directory (on the store's file system, outside it) instead of the store's .mediactl/trash", EnvVars: envVar("trash-dir")}
+}
+
+// trashCommands are gc's subcommands, which work on the trash of one store.
+func trashCommands() []*cli.Command {
+	flags := func(extra ...cli.Flag) []cli.Flag {
+		return append(append(append(targetFlags(), extra...), trashDirFlag("")), commonFlags()...)
+	}
+	return []*cli.Command{
+		{
+			Name:      "restore",
+			Usage:     "put the blobs of a trash run back into the store",
+			ArgsUsage: "RUN",
+			Flags:     flags(),
+			Action:    runGCRestore,
+		},
+		{
+			Name:   "purge",
+			Usage:  "delete trash runs older than --older-than, for good",
+			Flags:  flags(&cli.StringFlag{Name: "older-than", Value: "7d", Usage: "purge runs that started longer ago than this", EnvVars: envVar("older-than")}),
+			Action: runGCPurge,
+		},
+		{
+			Name:   "runs",
+			Usage:  "list the runs in the trash",
+			Flags:  flags(),
+			Action: runGCRuns,
+		},
+	}
+}
+
+type restoreDocument struct {
+	envelope
+	*trash.RestoreResult
+	Refused string `json:"refused,omitempty"`
+}
+
+func runGCRestore(c *cli.Context) error {
+	g, err := globals(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() != 1 {
+		return usageErr("write it as: mediactl gc restore [--store DIR|URL] RUN (flags before RUN); 'mediactl gc runs' lists the runs", "gc restore takes one RUN, %d arguments given", c.NArg())
+	}
+	run := c.Args().First()
+	doc := restoreDocument{RestoreResult: &trash.RestoreResult{Run: run, Kept: []trash.Skip{}}}
+	o, err := withTrashLock(c, g, "mediactl gc restore", func(l *storelock.Lock) (outcome.Outcome, error) {
+		res, err := trash.Restore(c.Context, l, run)
+		var noRun *trash.NoRunError
+		switch {
+		case errors.As(err, &noRun):
+			return outcome.OK, usageErr("'mediactl gc runs' lists the runs", "%v", err)
+		case res != nil:
+			doc.RestoreResult = res
+		}
+		switch {
+		case err != nil && c.Context.Err() != nil:
+			return outcome.Interrupted, nil
+		case err != nil:
+			return outcome.Incomplete, err
+		case len(res.Kept) > 0:
+			return outcome.Incomplete, nil
+		}
+		return outcome.OK, nil
+	}, &doc.Refused)
+	if err != nil {
+		return err
+	}
+	doc.envelope = g.envelope("mediactl.gc-restore/v1", o)
+	if g.output != "text" {
+		return errors.Join(g.document(doc), ended(o))
+	}
+	if doc.Refused != "" {
+		fmt.Fprintf(g.stdout, "refused: %s\n", doc.Refused)
+		return ended(o)
+	}
+	res := doc.RestoreResult
+	for _, k := range res.Kept {
+		fmt.Fprintf(g.stdout, "kept in trash  %s  %s\n", printable(k.Key), k.Reason)
+	}
+	if !g.quiet || o != outcome.OK {
+		fmt.Fprintf(g.stdout, "restored %s blobs (%s) from run %s\n", humanize.Comma(res.Restored), humanize.Bytes(uint64(res.Bytes)), run)
+	}
+	if o == outcome.Interrupted {
+		g.interrupted(res.Restored, "blobs restored")
+	}
+	return ended(o)
+}
+
+type purgeDocument struct {
+	envelope
+	*trash.PurgeResult
+	Refused string `json:"refused,omitempty"`
+}
+
+func runGCPurge(c *cli.Context) error {
+	g, err := globals(c)
+	if err != nil {
+		return err
+	}
+	age, err := parseAge(c.String("older-than"))
+	if err != nil || age < 0 {
+		return usageErr("write a duration such as 7d or 36h", "bad --older-than %q", c.String("older-than"))
+	}
+	doc := purgeDocument{PurgeResult: &trash.PurgeResult{Runs: []string{}}}
+	o, err := withTrashLock(c, g, "mediactl gc purge", func(l *storelock.Lock) (outcome.Outcome, error) {
+		res, err := trash.Purge(c.Context, l, time.Now().Add(-age))
+		if res != nil {
+			doc.PurgeResult = res
+		}
+		switch {
+		case err != nil && c.Context.Err() != nil:
+			return outcome.Interrupted, nil
+		case err != nil:
+			return outcome.Incomplete, err
+		}
+		return outcome.OK, nil
+	}, &doc.Refused)
+	if err != nil {
+		return err
+	}
+	doc.envelope = g.envelope("mediactl.gc-purge/v1", o)
+	if g.output != "text" {
+		return errors.Join(g.document(doc), ended(o))
+	}
+	if doc.Refused != "" {
+		fmt.Fprintf(g.stdout, "refused: %s\n", doc.Refused)
+	} else if !g.quiet || o != outcome.OK {
+		res := doc.PurgeResult
+		fmt.Fprintf(g.stdout, "purged %d runs, %s blobs (%s)\n", len(res.Runs), humanize.Comma(res.Blobs), humanize.Bytes(uint64(res.Bytes)))
+	}
+	return ended(o)
+}
+
+type runsDocument struct {
+	envelope
+	Store string      `json:"store"`
+	Runs  []trash.Run `json:"runs"`
+}
+
+func runGCRuns(c *cli.Context) error {
+	g, err := globals(c)
+	if err != nil {
+		return err
+	}
+	st, closeAll, err := oneStore(c, g)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	runs, err := trash.Runs(c.Context, st)
+	if err != nil {
+		return err
+	}
+	if g.output != "text" {
+		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs})
+	}
+	for _, r := range runs {
+		fmt.Fprintf(g.stdout, "%s  %s blobs  %s\n", r.Run, humanize.Comma(r.Blobs), humanize.Bytes(uint64(r.Bytes)))
+	}
+	return nil
+}
+
+// withTrashLock opens the one store of a trash subcommand, takes its lock
+// and calls do with it. A held lock is a refusal (its words in *refused),
+// not an error.
+func withTrashLock(c *cli.Context, g *global, command string, do func(*storelock.Lock) (outcome.Outcome, error), refused *string) (outcome.Outcome, error) {
+	st, closeAll, err := oneStore(c, g)
+	if err != nil {
+		return outcome.OK, err
+	}
+	defer closeAll()
+	lock, err := storelock.Acquire(c.Context, st, command)
+	var le *storelock.LockedError
+	if errors.As(err, &le) {
+		*refused = lockedLine(le)
+		return outcome.Refused, nil
+	}
+	if err != nil {
+		return outcome.OK, err
+	}
+	defer lock.Release(c.Context)
+	return do(lock)
+}
+
+// oneStore opens the targets of a trash subcommand, which works on one store.
+func oneStore(c *cli.Context, g *global) (store.Store, func(), error) {
+	t, err := openTargets(c, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(t.stores) != 1 {
+		t.Close()
+		return nil, nil, usageErr("give exactly one --store", "this command works on one store, %d given", len(t.stores))
+	}
+	if c.String("trash-dir") != "" {
+		wrapped, err := withTrashDir(c, t.stores)
+		if err != nil {
+			t.Close()
+			return nil, nil, err
+		}
+		return wrapped[0], t.Close, nil
+	}
+	return t.stores[0], t.Close, nil
+}
+
+// withTrashDir puts the trash of the one local store given into --trash-dir.
+// One store only: two stores sharing a trash folder could have their runs
+// mixed, and a restore would then put blobs into the wrong store.
+func withTrashDir(c *cli.Context, stores []store.Store) ([]store.Store, error) {
+	dir := c.String("trash-dir")
+	if len(stores) != 1 {
+		return nil, usageErr("run gc once per store, each with its own --trash-dir", "--trash-dir works with exactly one store, %d given", len(stores))
+	}
+	st, err := trash.DirStore(stores[0], absOr(dir))
+	if err != nil {
+		return nil, trashDirError("--trash-dir", err)
+	}
+	return []store.Store{st}, nil
+}
+
+// trashDirError words the errors of a folder given for removed blobs.
+func trashDirError(flag string, err error) error {
+	var pe *trash.PlaceError
+	switch {
+	case errors.As(err, &pe):
+		return usageErr("choose a directory outside the store, on the same file system, that does not contain it", "%s %v", flag, err)
+	case errors.Is(err, trash.ErrNeedsLocal):
+		return usageErr("on a bucket the trash is the key prefix .mediactl/trash/; drop "+flag, "%s needs a local store", flag)
+	}
+	return fmt.Errorf("%s: %w", flag, err)
+}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/urfave/cli/v2"
+
+	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/outcome"
+)
+
+// gcStoreJSON is one store of the gc document: the library's report with
+// the refusal worded for the command line.
+type gcStoreJSON struct {
+	*gc.StoreReport
+	// Refused says why nothing was removed, when a guard or the lock
+	// refused; Error what made the store's run incomplete.
+	Refused  string `json:"refused,omitempty"`
+	Override string `json:"override,omitempty"`
+	Error    string `json:"error,omitempty"`
+	ExitCode int    `json:"exit_code"`
+}
+
+type gcDocument struct {
+	envelope
+	DryRun bool           `json:"dry_run"`
+	Stores []*gcStoreJSON `json:"stores"`
+}
+
+// refusal words a store's refusal and its override for the command line.
+func refusal(s *gc.StoreReport) (reason, override string) {
+	switch {
+	case s.Locked != nil:
+		return lockedLine(s.Locked), ""
+	case s.Refused != nil:
+		r := s.Refused
+		switch r.Guard {
+		case gc.NoReferences:
+			return fmt.Sprintf("the sessions hold no reference to any of the store's %d blobs: is --sessions pointing at the right place?", r.Blobs), "--allow-no-references"
+		case gc.MaxDeleteCount:
+			return fmt.Sprintf("the plan removes %d blobs, more than --max-delete %g", r.Candidates, r.Limit), fmt.Sprintf("--max-delete %d", r.Candidates)
+		}
+		return fmt.Sprintf("the plan removes %d of %d blobs (%.1f%%), more than --max-delete %g%%", r.Candidates, r.Blobs, r.Percent(), r.Limit), "--max-delete 100%"
+	case s.Err != nil && errors.Is(s.Err, gc.ErrIncomplete):
+		return s.Err.Error(), ""
+	}
+	return "", ""
+}
+
+func gcView(rep *gc.Report) []*gcStoreJSON {
+	out := make([]*gcStoreJSON, 0, len(rep.Stores))
+	for _, s := range rep.Stores {
+		v := &gcStoreJSON{StoreReport: s, ExitCode: exitFor(s.Outcome)}
+		v.Refused, v.Override = refusal(s)
+		if s.Err != nil && v.Refused == "" {
+			v.Error = s.Err.Error()
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// gcError words Run's errors for the command line.
+func gcError(err error) error {
+	var nested *gc.NestedStoreError
+	if errors.As(err, &nested) {
+		return &exitError{code: exitUsage, err: err, hint: "point --store at one store: the blobs of the nested one would be swept as this one's (its trash among them)"}
+	}
+	return usageErr("", "%v", err)
+}
+
+func renderGC(c *cli.Context, g *global, rep *gc.Report, opts gc.RunOptions, took time.Duration) error {
+	var plans []*gc.Plan
+	for _, s := range rep.Stores {
+		if s.Plan != nil {
+			plans = append(plans, s.Plan)
+		}
+	}
+	view := gcView(rep)
+	if f := c.String("plan-out"); f != "" {
+		doc := struct {
+			Schema string     `json:"schema"`
+			Plans  []*gc.Plan `json:"plans"`
+		}{"mediactl.gc-plan/v1", plans}
+		if err := writeFileAtomicFunc(f, func(w io.Writer) error { return writeGCJSON(w, doc, true, plans) }); err != nil {
+			return fmt.Errorf("--plan-out %s: %w", f, err)
+		}
+	}
+	if f := c.String("metrics-file"); f != "" {
+		if err := writeGCMetrics(f, view, exitFor(rep.Outcome), took); err != nil {
+			return fmt.Errorf("--metrics-file %s: %w", f, err)
+		}
+	}
+	doc := gcDocument{envelope: g.envelope(gcSchema, rep.Outcome), DryRun: rep.DryRun, Stores: view}
+	switch g.output {
+	case "json":
+		if err := writeGCJSON(g.stdout, doc, true, plans); err != nil {
+			return err
+		}
+	case "ndjson":
+		if err := gcRecords(g, rep); err != nil {
+			return err
+		}
+		// The candidates were streamed: the summary leaves them out.
+		saved := make([]gc.Candidates, len(plans))
+		for i, p := range plans {
+			saved[i], p.Candidates = p.Candidates, gc.Candidates{}
+		}
+		err := g.document(doc)
+		for i, p := range plans {
+			p.Candidates = saved[i]
+		}
+		if err != nil {
+			return err
+		}
+	default:
+		if !g.quiet || rep.Outcome != outcome.OK {
+			for _, v := range view {
+				printGC(g.stdout, v, opts, g.quiet, c.String("trash-dir"))
+			}
+		}
+	}
+	if rep.Outcome == outcome.Interrupted {
+		g.interrupted(rep.Done(), "blobs removed")
+	}
+	return ended(rep.Outcome)
+}
+
+// gcRecords streams a gc run's items: each candidate, then each blob kept or
+// failed at the sweep.
+func gcRecords(g *global, rep *gc.Report) error {
+	type item struct {
+		Store  string `json:"store"`
+		Key    string `json:"key"`
+		Reason string `json:"reason"`
+	}
+	for _, s := range rep.Stores {
+		if s.Plan != nil {
+			for cand := range s.Plan.Candidates.All() {
+				if err := g.record("candidate", struct {
+					Store string `json:"store"`
+					gc.Candidate
+				}{s.Store, cand}); err != nil {
+					return err
+				}
+			}
+		}
+		if s.Result != nil {
+			for _, k := range s.Result.Skipped {
+				if err := g.record("kept", item{s.Store, k.Key, k.Reason}); err != nil {
+					return err
+				}
+			}
+			for _, k := range s.Result.Failed {
+				if err := g.record("failed", item{s.Store, k.Key, k.Reason}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir string) {
+	trashDirArg := ""
+	if trashDir != "" {
+		trashDirArg = " --trash-dir " + absOr(trashDir)
+	}
+	p := r.Plan
+	if p == nil {
+		if r.Refused != "" {
+			fmt.Fprintf(w, "refused: %s\n", r.Refused)
+		} else if r.Error != "" {
+			fmt.Fprintf(w, "failed: %s: %s\n", r.Store, printable(r.Error))
+		}
+		return
+	}
+	for _, pr := range p.Problems {
+		fmt.Fprintf(w, "problem   %s\n", printable(pr))
+	}
+	what := string(p.Policy)
+	switch {
+	case p.Policy == gc.Refcount:
+		what += ", min age " + fmtAge(p.Fence.Sub(p.Cutoff))
+	case p.Policy == gc.Age:
+		what += ", max age " + fmtAge(p.Fence.Sub(p.Cutoff))
+		if o.KeepReferenced {
+			what += ", keeping referenced"
+		}
+	}
+	refs := ""
+	if p.SessionsRead {
+		refs = fmt.Sprintf(", %s referenced", humanize.Comma(p.Referenced))
+	}
+	line := fmt.Sprintf("gc %s (%s): %s blobs (%s)%s; plan: remove %s blobs (%s)", p.Store, what,
+		humanize.Comma(p.Blobs), humanize.Bytes(uint64(p.Bytes)), refs, humanize.Comma(int64(p.Candidates.Len())), humanize.Bytes(uint64(p.CandidateBytes)))
+	if p.Candidates.Len() > 0 {
+		line += fmt.Sprintf(", modified %s to %s", p.Oldest.Format("2006-01-02"), p.Newest.Format("2006-01-02"))
+	}
+	if p.MaxSize > 0 {
+		line += fmt.Sprintf("; size after %s of cap %s", humanize.Bytes(uint64(p.SizeAfter)), humanize.Bytes(uint64(p.MaxSize)))
+		if !p.CapMet {
+			line += " (CAP NOT MET: the rest is referenced or younger than --min-age)"
+		}
+	}
+	if !quiet || r.ExitCode != exitOK {
+		fmt.Fprintln(w, line)
+	}
+	if p.ReferencedCandidates > 0 {
+		fmt.Fprintf(w, "WARNING: %s of these blobs are referenced by sessions: their references will dangle (--keep-referenced keeps them)\n", humanize.Comma(p.ReferencedCandidates))
+	}
+	if r.Refused != "" {
+		fmt.Fprintf(w, "refused: %s\n", r.Refused)
+		if r.Override != "" {
+			fmt.Fprintf(w, "  to go ahead anyway, add %s\n", r.Override)
+		}
+		return
+	}
+	if res := r.Result; res != nil {
+		for _, s := range res.Skipped {
+			fmt.Fprintf(w, "kept      %s  %s\n", printable(s.Key), s.Reason)
+		}
+		for _, s := range res.Failed {
+			fmt.Fprintf(w, "failed    %s  %s\n", printable(s.Key), printable(s.Reason))
+		}
+		if r.Error != "" {
+			fmt.Fprintf(w, "failed: %s\n", printable(r.Error))
+		}
+		if res.Run != "" {
+			fmt.Fprintf(w, "moved %s blobs (%s) to the trash, run %s; undo with: mediactl gc restore --store %s%s %s\n",
+				humanize.Comma(res.Trashed), humanize.Bytes(uint64(res.Bytes)), res.Run, p.Store, trashDirArg, res.Run)
+		} else {
+			fmt.Fprintf(w, "deleted %s blobs (%s) permanently\n", humanize.Comma(res.Deleted), humanize.Bytes(uint64(res.Bytes)))
+		}
+		if res.NotAttempted > 0 {
+			fmt.Fprintf(w, "left %s planned blobs in the store, not attempted\n", humanize.Comma(res.NotAttempted))
+		}
+		return
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "failed: %s\n", printable(r.Error))
+	}
+	if !o.Delete && p.Candidates.Len() > 0 && !quiet {
+		fmt.Fprintln(w, "dry run: nothing removed; add --delete to move these blobs to the trash")
+	}
+}
+
+// writeGCJSON writes doc as writeJSON (indented) or writeJSONLine would, but
+// renders the candidates of its plans one at a time: a plan of a million
+// candidates would otherwise be held whole in memory, several times over,
+// by the encoder. It encodes doc with the plans' candidates left empty, then
+// writes each plan's list where its empty one stands. plans are the plans in
+// doc, in the order doc holds them. "candidates" is a key of plans only, and
+// no JSON string can hold `"candidates":` (an inner quote is escaped), so the
+// k-th such key is the k-th plan's.
+func writeGCJSON(w io.Writer, doc any, indent bool, plans []*gc.Plan) error {
+	encode := writeJSONLine
+	stub := []byte(`"candidates":[]`)
+	if indent {
+		encode, stub = writeJSON, []byte(`"candidates": []`)
+	}
+	saved := make([]gc.Candidates, len(plans))
+	for i, p := range plans {
+		saved[i], p.Candidates = p.Candidates, gc.Candidates{}
+	}
+	var buf bytes.Buffer
+	err := encode(&buf, doc)
+	for i, p := range plans {
+		p.Candidates = saved[i]
+	}
+	if err != nil {
+		return err
+	}
+	b := buf.Bytes()
+	if bytes.Count(b, stub) != len(plans) {
+		return encode(w, doc) // not as expected: encode it whole
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, p := range plans {
+		k := bytes.Index(b, stub)        // the key
+		end := k + len(stub) - len("[]") // where the list goes
+		bw.Write(b[:end])
+		prefix, in := "", ""
+		if indent { // the key's indentation
+			prefix, in = string(b[bytes.LastIndexByte(b[:k], '\n')+1:k]), "  "
+		}
+		if err := p.Candidates.WriteJSON(bw, prefix, in); err != nil {
+			return err
+		}
+		b = b[end+len("[]"):]
+	}
+	bw.Write(b)
+	return bw.Flush()
+}

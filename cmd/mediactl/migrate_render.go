@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/outcome"
+)
+
+// migrateSchema versions the JSON document of `migrate -o json`; see docs/migrate.md.
+const migrateSchema = "mediactl.migrate/v1"
+
+type migrateDocument struct {
+	envelope
+	*migrate.RunReport
+	Refused string `json:"refused,omitempty"`
+}
+
+func renderMigrate(g *global, rep *migrate.RunReport) error {
+	doc := migrateDocument{envelope: g.envelope(migrateSchema, rep.Outcome), RunReport: rep}
+	if rep.Locked != nil {
+		doc.Refused = lockedLine(rep.Locked)
+	}
+	switch g.output {
+	case "json", "ndjson":
+		if g.output == "ndjson" {
+			if err := migrateRecords(g, rep); err != nil {
+				return err
+			}
+		}
+		if err := g.document(doc); err != nil {
+			return err
+		}
+	default:
+		if !g.quiet || rep.Outcome != outcome.OK {
+			printMigrate(g.stdout, &doc)
+		}
+	}
+	if rep.Outcome == outcome.Interrupted && rep.Copy != nil {
+		g.interrupted(rep.Copy.Copied, "blobs copied")
+	}
+	return ended(rep.Outcome)
+}
+
+// migrateRecords streams the problems of a migration, one record each.
+func migrateRecords(g *global, rep *migrate.RunReport) error {
+	cr := rep.Copy
+	if cr == nil {
+		return nil
+	}
+	for _, l := range []struct {
+		typ  string
+		list []migrate.Problem
+	}{{"corrupt", cr.CorruptList}, {"conflict", cr.ConflictList}, {"failed", cr.FailedList}, {"skipped", cr.SkippedList}} {
+		for _, p := range l.list {
+			if err := g.record(l.typ, p); err != nil {
+				return err
+			}
+		}
+	}
+	if ck := rep.Check; ck != nil {
+		for _, f := range ck.List {
+			if err := g.record("still_local", f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func printMigrate(w io.Writer, doc *migrateDocument) {
+	rep := doc.RunReport
+	if doc.Refused != "" {
+		fmt.Fprintf(w, "refused: %s\n", doc.Refused)
+	}
+	cr := rep.Copy
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", printable(n))
+	}
+	if cr == nil {
+		return
+	}
+	listProblems(w, "corrupt (not uploaded)", cr.CorruptList, cr.Corrupt)
+	listProblems(w, "conflict", cr.ConflictList, cr.Conflicts)
+	listProblems(w, "failed", cr.FailedList, cr.Failed)
+	listProblems(w, "skipped", cr.SkippedList, cr.Skipped)
+	if rr := rep.Rewrite; rr != nil {
+		for _, n := range rr.ProblemList {
+			fmt.Fprintf(w, "not rewritten: %s: %s\n", printable(n.Place.String()), printable(n.Reason))
+		}
+		for _, n := range rr.KeptList {
+			fmt.Fprintf(w, "kept: %s: %s\n", printable(n.Place.String()), printable(n.Reason))
+		}
+		for _, n := range rr.BusyList {
+			fmt.Fprintf(w, "busy: %s: %s\n", printable(n.Place.String()), printable(n.Reason))
+		}
+	}
+	if ck := rep.Check; ck != nil {
+		for _, f := range ck.List {
+			fmt.Fprintf(w, "still local: %s: %s\n", printable(f.Place.String()), printable(f.Ref.Raw))
+		}
+		for _, p := range ck.Problems {
+			fmt.Fprintf(w, "unreadable: %s\n", printable(p))
+		}
+	}
+	verb := "copied"
+	if cr.DryRun {
+		verb = "would copy"
+	}
+	fmt.Fprintf(w, "%s %d blobs (%s) to %s", verb, cr.Copied, humanize.IBytes(uint64(cr.CopiedBytes)), printable(cr.To))
+	if !cr.DryRun && cr.Seconds > 0 && cr.CopiedBytes > 0 {
+		fmt.Fprintf(w, " in %s (%s/s)", (time.Duration(cr.Seconds * float64(time.Second))).Round(time.Millisecond), humanize.IBytes(uint64(float64(cr.CopiedBytes)/cr.Seconds)))
+	}
+	fmt.Fprintf(w, "; %d already there, %d proven earlier, %d conflicts, %d corrupt, %d failed, %d skipped\n",
+		cr.Existing, cr.Resumed, cr.Conflicts, cr.Corrupt, cr.Failed, cr.Skipped)
+	if e := rep.Estimate; e != nil {
+		if e.Rate > 0 {
+			fmt.Fprintf(w, "estimate: %s at %s/s (%s)\n", (time.Duration(e.Seconds * float64(time.Second))).Round(time.Second), humanize.IBytes(uint64(e.Rate)), e.Basis)
+		} else {
+			fmt.Fprintf(w, "estimate: %s\n", e.Basis)
+		}
+	}
+	if rr := rep.Rewrite; rr != nil {
+		fmt.Fprintf(w, "rewrote %d references in %d of %d session units; %d kept, %d busy, %d units not rewritten\n", rr.References, rr.Changed, rr.Units, rr.Kept, rr.Busy, rr.Problems)
+	}
+	if ck := rep.Check; ck != nil {
+		if ck.StillLocal == 0 && ck.Complete {
+			fmt.Fprintln(w, "check: no session points at a local copy of a migrated blob")
+		} else {
+			fmt.Fprintf(w, "check: %d references still point at local copies of migrated blobs\n", ck.StillLocal)
+		}
+	}
+	if d := rep.Delete; d != nil {
+		printDelete(w, d, rep.Journal)
+	}
+	fmt.Fprintf(w, "journal: %s\n", printable(rep.Journal))
+}
+
+func printDelete(w io.Writer, d *migrate.DeleteReport, journal string) {
+	if d.Refused != "" && d.Result == nil {
+		fmt.Fprintf(w, "delete-source refused: %s\n", printable(d.Refused))
+		return
+	}
+	listProblems(w, "source kept", d.CopyGone, int64(len(d.CopyGone)))
+	if d.Result == nil {
+		fmt.Fprintf(w, "delete-source: nothing to move (%d still referenced, %d copies not in place)\n", d.Kept, len(d.CopyGone))
+	} else {
+		for _, f := range d.Result.Failed {
+			fmt.Fprintf(w, "failed: %s: %s\n", printable(f.Key), printable(f.Reason))
+		}
+		if d.Refused != "" {
+			fmt.Fprintf(w, "delete-source stopped: %s\n", printable(d.Refused))
+		}
+		fmt.Fprintf(w, "moved %d sources (%s) to trash run %s; %d still referenced and kept, %d changed since the copy and kept; undo with: mediactl migrate rollback --journal %s\n",
+			d.Result.Trashed, humanize.IBytes(uint64(d.Result.Bytes)), d.Result.Run, d.Kept, len(d.Result.Skipped), printable(journal))
+	}
+	if d.KeptRetained > 0 || d.KeptYoung > 0 || d.KeptUnlisted > 0 {
+		fmt.Fprintf(w, "kept: %d referenced by the retention rule (as gc keeps them), %d younger than --min-age %s, %d no longer in the store\n",
+			d.KeptRetained, d.KeptYoung, d.MinAge, d.KeptUnlisted)
+	}
+}
+
+func listProblems(w io.Writer, what string, list []migrate.Problem, n int64) {
+	for _, p := range list {
+		fmt.Fprintf(w, "%s: %s: %s", what, printable(p.Key), printable(p.Reason))
+		if p.Expected != "" && p.Actual != "" {
+			fmt.Fprintf(w, " (want %s, got %s)", p.Expected, p.Actual)
+		}
+		fmt.Fprintln(w)
+	}
+	if extra := n - int64(len(list)); extra > 0 {
+		fmt.Fprintf(w, "%s: … and %d more\n", what, extra)
+	}
+}

@@ -1,0 +1,379 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// RunOptions configure Run: the copy (Options) and the steps after it.
+type RunOptions struct {
+	// Options is the copy. Its Journal is opened by Run from JournalPath.
+	Options
+	// JournalPath is the journal file; "" means DefaultJournal.
+	JournalPath string
+
+	// Rewrite rewrites every session reference to a proven copy, in
+	// Rewriters, into Template's text; units modified within MinIdle are left
+	// alone (busy).
+	Rewrite   bool
+	Rewriters []sessions.Rewriter
+	Template  Template
+	MinIdle   time.Duration
+	// Resolver resolves the sessions' references against From (the layout's,
+	// or scan.NewResolver).
+	Resolver *ref.Resolver
+
+	// DeleteSource moves the sources that may go (see SelectDeletable) into
+	// the trash: From's own, or the local folder TrashDir.
+	DeleteSource bool
+	MinAge       time.Duration
+	TrashDir     string
+	// Companion is the retention model's companion rule for From.
+	Companion func(key string) (owner string, ok bool)
+
+	// Sessions and Bases are read for the check after the rewrite and for
+	// DeleteSource.
+	Sessions []sessions.Source
+	Bases    []string
+
+	// Command is recorded in the store lock.
+	Command string
+	// CopyProgress and DeleteProgress, when set, give a progress for the copy
+	// (total bytes, -1 when unknown) and for the sources moved (total blobs).
+	CopyProgress   func(total int64) RunProgress
+	DeleteProgress func(total int64) RunProgress
+}
+
+// RunProgress is a progress that is finished when its step is done.
+type RunProgress interface {
+	Add(int64)
+	Finish()
+}
+
+// RunReport is what Run did.
+type RunReport struct {
+	Journal  string         `json:"journal"`
+	Copy     *Report        `json:"copy"`
+	Estimate *Estimate      `json:"estimate,omitempty"`
+	Rewrite  *RewriteReport `json:"rewrite,omitempty"`
+	Check    *CheckReport   `json:"check,omitempty"`
+	Delete   *DeleteReport  `json:"delete_source,omitempty"`
+	// Notes are errors that ended a step early, in words.
+	Notes   []string        `json:"notes"`
+	Outcome outcome.Outcome `json:"-"` // the document's envelope carries it
+	// Locked is set when another run holds the source's lock: nothing was
+	// done (a dry run reports it too, as the real run would refuse).
+	Locked *storelock.LockedError `json:"-"`
+}
+
+// Estimate is a dry run's guess of how long the copy takes.
+type Estimate struct {
+	Bytes   int64   `json:"bytes"`
+	Rate    float64 `json:"bytes_per_second"`
+	Seconds float64 `json:"seconds"`
+	Basis   string  `json:"basis"`
+}
+
+// DeleteReport is what DeleteSource did.
+type DeleteReport struct {
+	Candidates int64 `json:"candidates"`
+	// Kept counts sources a precise reference still points at; KeptRetained
+	// the others that gc's retention rule keeps (a session names them),
+	// KeptYoung those younger than MinAge, KeptUnlisted those that are no
+	// longer regular blobs of the store.
+	Kept         int64  `json:"kept_referenced"`
+	KeptRetained int64  `json:"kept_retention_rule"`
+	KeptYoung    int64  `json:"kept_young"`
+	KeptUnlisted int64  `json:"kept_unlisted"`
+	MinAge       string `json:"min_age"`
+	// CopyGone are sources kept because their copy is no longer in the
+	// destination as proven.
+	CopyGone []Problem     `json:"kept_copy_gone"`
+	Result   *trash.Result `json:"result,omitempty"`
+	// Refused says why nothing was moved.
+	Refused string `json:"refused,omitempty"`
+}
+
+// JournalMismatchError is Run's error for a journal that records another
+// migration.
+type JournalMismatchError struct {
+	Path     string
+	From, To string
+}
+
+func (e *JournalMismatchError) Error() string {
+	return fmt.Sprintf("the journal %s belongs to the migration of %s to %s", e.Path, e.From, e.To)
+}
+
+// Run is a migration: copy → rewrite → check → delete-source, as one
+// journaled protocol on the locked source store. Each step runs only when
+// the one before it left nothing unknown (a source is only removed on a
+// complete read and a proven copy). Killed at any point, the same Run again
+// goes on from the journal. A dry run changes nothing; it reads an existing
+// journal to know what earlier runs proved.
+func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
+	dst, ok := opts.To.(store.Bucket)
+	if !ok {
+		return nil, errors.New("migrate: the destination is not a bucket")
+	}
+	if opts.From == nil {
+		return nil, errors.New("migrate: no source store")
+	}
+	if dst.Location() == opts.From.Location() {
+		return nil, errors.New("migrate: the destination is the store being migrated")
+	}
+	if (opts.Rewrite || opts.DeleteSource) && len(opts.Sessions) == 0 {
+		return nil, errors.New("migrate: rewriting and deleting sources need the sessions")
+	}
+	rep := &RunReport{Journal: opts.JournalPath, Notes: []string{}}
+	if rep.Journal == "" {
+		p, err := DefaultJournal(opts.From, dst)
+		if err != nil {
+			return nil, err
+		}
+		rep.Journal = p
+	}
+	if opts.Command == "" {
+		opts.Command = "migrate"
+	}
+
+	if opts.DryRun {
+		if err := storelock.Check(ctx, opts.From); errors.As(err, &rep.Locked) {
+			rep.Outcome = outcome.Refused
+		}
+		if fi, err := os.Stat(rep.Journal); err == nil && fi.Mode().IsRegular() {
+			prev, err := LoadJournal(rep.Journal)
+			if err != nil {
+				return nil, err
+			}
+			opts.Journal = prev
+		}
+		return rep, runCopy(ctx, &opts, rep)
+	}
+
+	j, err := OpenJournal(rep.Journal)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	if st := j.State(); st.Runs > 0 && (st.From != opts.From.Location() || st.To != dst.Location()) {
+		return nil, &JournalMismatchError{Path: rep.Journal, From: st.From, To: st.To}
+	}
+	lock, err := storelock.Acquire(ctx, opts.From, opts.Command)
+	if errors.As(err, &rep.Locked) {
+		rep.Outcome = outcome.Refused
+		return rep, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := lock.Release(ctx); err != nil {
+			rep.Notes = append(rep.Notes, err.Error())
+			rep.Outcome.Worsen(outcome.Incomplete)
+		}
+	}()
+	if err := j.Started(opts.From.Location(), dst.Location()); err != nil {
+		return nil, err
+	}
+	opts.Journal = j
+	if err := runCopy(ctx, &opts, rep); err != nil {
+		return rep, err
+	}
+	stop := func() bool { return ctx.Err() != nil || rep.Outcome == outcome.Interrupted }
+	proven := j.State().Copied
+	if opts.Rewrite && !stop() {
+		replacer := &Replacer{Resolver: opts.Resolver, Target: opts.Template.Target(proven, dst)}
+		rr, err := Rewrite(ctx, RewriteOptions{Sources: opts.Rewriters, Replacer: replacer, Journal: j, MaxListed: opts.MaxListed, MinIdle: opts.MinIdle})
+		rep.Rewrite = rr
+		if err != nil {
+			rep.Notes = append(rep.Notes, err.Error())
+			rep.Outcome.Worsen(outcome.Incomplete)
+		}
+		switch {
+		case rr.Interrupted:
+			rep.Outcome.Worsen(outcome.Interrupted)
+		case rr.Problems > 0:
+			rep.Outcome.Worsen(outcome.Incomplete)
+		case rr.Kept > 0 || rr.Busy > 0:
+			rep.Outcome.Worsen(outcome.Found)
+		}
+	}
+	if (opts.Rewrite || opts.DeleteSource) && !stop() {
+		migrated := func(key string) bool { _, ok := proven[key]; return ok }
+		var ck *CheckReport
+		var ret *gc.Retention
+		if opts.DeleteSource {
+			// One read of the sessions: the precise check and the retention
+			// model that gc uses.
+			mark := gc.MarkOptions{Jobs: opts.Jobs, CopiedTo: opts.Template.CopyPrefixes(dst), Companion: opts.Companion}
+			ck, ret, err = CheckRetained(ctx, opts.Sessions, opts.From, opts.Bases, migrated, opts.MaxListed, mark)
+		} else {
+			ck, err = Check(ctx, opts.Sessions, opts.From, opts.Bases, migrated, opts.MaxListed)
+		}
+		if err != nil {
+			return rep, err
+		}
+		rep.Check = ck
+		if !ck.Complete {
+			rep.Outcome.Worsen(outcome.Incomplete)
+		}
+		if opts.Rewrite && ck.StillLocal > 0 {
+			rep.Outcome.Worsen(outcome.Found)
+		}
+		if opts.DeleteSource {
+			rep.Delete = deleteSources(ctx, lock, &opts, dst, ck, ret, rep.Outcome)
+			if rep.Delete.Result != nil && len(rep.Delete.Result.Failed) > 0 {
+				rep.Outcome.Worsen(outcome.Incomplete)
+			}
+			if rep.Delete.Refused != "" && rep.Delete.Result != nil {
+				rep.Outcome.Worsen(outcome.Incomplete) // the trash failed midway
+			}
+			if len(rep.Delete.CopyGone) > 0 {
+				rep.Outcome.Worsen(outcome.Found)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		rep.Outcome.Worsen(outcome.Interrupted)
+	}
+	return rep, nil
+}
+
+// runCopy is the copy step, with the dry run's estimate.
+func runCopy(ctx context.Context, opts *RunOptions, rep *RunReport) error {
+	// One reference time for the progress total and the copy, so that both
+	// select the same blobs.
+	opts.Now = time.Now()
+	var bar RunProgress
+	if opts.CopyProgress != nil {
+		// A listing of its own, only to give the bar a total. Should it fail,
+		// Copy's listing reports why.
+		total, err := SelectedBytes(ctx, opts.Options)
+		if err != nil {
+			total = -1
+		}
+		bar = opts.CopyProgress(total)
+		opts.Progress = bar
+	}
+	cr, err := Copy(ctx, opts.Options)
+	if bar != nil {
+		bar.Finish()
+	}
+	rep.Copy = cr
+	if err != nil {
+		if cr == nil {
+			return err
+		}
+		rep.Notes = append(rep.Notes, err.Error())
+		rep.Outcome.Worsen(outcome.Incomplete)
+	}
+	rep.Outcome.Worsen(cr.Outcome())
+	if opts.DryRun {
+		rep.Estimate = estimateFor(cr, opts.Journal)
+	}
+	return nil
+}
+
+// Outcome is what the copy came to on its own.
+func (r *Report) Outcome() outcome.Outcome {
+	switch {
+	case r.Interrupted:
+		return outcome.Interrupted
+	case r.Failed > 0:
+		return outcome.Incomplete
+	case r.Corrupt > 0 || r.Conflicts > 0:
+		return outcome.Found
+	}
+	return outcome.OK
+}
+
+func estimateFor(r *Report, j *Journal) *Estimate {
+	e := &Estimate{Bytes: r.CopiedBytes}
+	if j != nil {
+		if rate := j.State().Rate(); rate > 0 {
+			e.Rate, e.Basis = rate, "the upload rate of the earlier run in the journal"
+		}
+	}
+	if e.Rate == 0 && r.BytesRead > 0 && r.Seconds > 0 {
+		e.Rate, e.Basis = float64(r.BytesRead)/r.Seconds, "the rate this dry run read the source at (the network may be slower)"
+	}
+	if e.Rate > 0 {
+		e.Seconds = float64(e.Bytes) / e.Rate
+	} else {
+		e.Basis = "no rate measured yet: the first run measures it"
+	}
+	return e
+}
+
+// deleteSources moves the proven sources that gc's retention model lets go
+// and that no session points at into the trash. It refuses when anything
+// before it was incomplete: a source is only removed on complete knowledge.
+func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, dst store.Store, ck *CheckReport, ret *gc.Retention, so outcome.Outcome) *DeleteReport {
+	d := &DeleteReport{CopyGone: []Problem{}, MinAge: opts.MinAge.String()}
+	switch {
+	case !ck.Complete || !ret.Complete:
+		d.Refused = ErrIncompleteRead.Error() + "; nothing was deleted"
+		return d
+	case len(ret.Nested) > 0:
+		d.Refused = (&gc.NestedStoreError{Store: ret.Store, Nested: ret.Nested}).Error() + "; nothing was deleted"
+		return d
+	case so == outcome.Incomplete || so == outcome.Interrupted:
+		d.Refused = "an earlier step was incomplete; nothing was deleted (run again)"
+		return d
+	}
+	sel, err := SelectDeletable(ctx, opts.Journal, dst, ck, ret, ret.Started.Add(-opts.MinAge), opts.Jobs)
+	if sel != nil {
+		d.Kept, d.KeptRetained, d.KeptYoung, d.KeptUnlisted = sel.KeptReferenced, sel.KeptRetained, sel.KeptYoung, sel.KeptUnlisted
+		d.CopyGone = append(d.CopyGone, sel.CopyGone...)
+	}
+	if err != nil {
+		d.Refused = err.Error()
+		return d
+	}
+	d.Candidates = int64(len(sel.Candidates))
+	if len(sel.Candidates) == 0 {
+		return d
+	}
+	tl := lock
+	if opts.TrashDir != "" {
+		var err error
+		if tl, err = trash.OpenDir(lock, opts.TrashDir); err != nil {
+			d.Refused = err.Error()
+			return d
+		}
+	}
+	var bar RunProgress
+	if opts.DeleteProgress != nil {
+		bar = opts.DeleteProgress(int64(len(sel.Candidates)))
+	}
+	to := trash.Options{}
+	if bar != nil {
+		to.Progress = bar
+	}
+	res, err := trash.Move(ctx, tl, sel.Candidates, to)
+	if bar != nil {
+		bar.Finish()
+	}
+	d.Result = res
+	if err != nil && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+		d.Refused = err.Error()
+	}
+	if res != nil && res.Run != "" && res.Trashed > 0 {
+		if err := opts.Journal.Trashed(res.Run, res.Trashed, opts.TrashDir); err != nil {
+			d.Refused = err.Error()
+		}
+	}
+	return d
+}
