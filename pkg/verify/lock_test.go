@@ -29,5 +29,3 @@ func lockOf(t testing.TB, st store.Store) *storelock.Lock {
 	})
 	return l
 }
-
-
