@@ -150,12 +150,16 @@ func cmdSQLite(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// interrupt AFTER CODE prog args...: start prog, send it SIGINT after AFTER,
+// interrupt [-TERM] AFTER CODE prog args...: start prog, send it SIGINT (or SIGTERM) after AFTER,
 // and require exit code CODE. Its stdout and stderr are written to the files
 // interrupt.stdout and interrupt.stderr in the work directory.
 func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
+	sig := syscall.SIGINT
+	if len(args) > 0 && args[0] == "-TERM" {
+		sig, args = syscall.SIGTERM, args[1:]
+	}
 	if neg || len(args) < 3 {
-		ts.Fatalf("usage: interrupt AFTER CODE prog [args...]")
+		ts.Fatalf("usage: interrupt [-TERM] AFTER CODE prog [args...]")
 	}
 	after, err := time.ParseDuration(args[0])
 	ts.Check(err)
@@ -180,7 +184,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	ts.Check(cmd.Start())
 	time.Sleep(after)
-	ts.Check(cmd.Process.Signal(syscall.SIGINT))
+	ts.Check(cmd.Process.Signal(sig))
 	err = cmd.Wait()
 	got := 0
 	var ee *exec.ExitError
@@ -192,7 +196,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs("interrupt.stdout"), stdout.Bytes(), 0o600))
 	ts.Check(os.WriteFile(ts.MkAbs("interrupt.stderr"), stderr.Bytes(), 0o600))
 	if got != want {
-		ts.Fatalf("%s exited %d after SIGINT, want %d\nstdout: %s\nstderr: %s", args[2], got, want, stdout.String(), stderr.String())
+		ts.Fatalf("%s exited %d after %v, want %d\nstdout: %s\nstderr: %s", args[2], got, sig, want, stdout.String(), stderr.String())
 	}
 }
 

@@ -10,36 +10,7 @@ import (
 // with DisallowUnknownFields makes any undocumented field a test failure.
 type scanV1 struct {
 	envelopeV1
-	Sources []struct {
-		Source        string `json:"source"`
-		Documents     int64  `json:"documents"`
-		Rows          int64  `json:"rows"`
-		Skipped       int64  `json:"skipped"`
-		Bytes         int64  `json:"bytes"`
-		References    int64  `json:"references"`
-		DistinctBlobs int64  `json:"distinct_blobs"`
-		Problems      int64  `json:"problems"`
-		Complete      bool   `json:"complete"`
-		Excluded      int64  `json:"excluded"`
-		Leftovers     int64  `json:"leftovers"`
-		Unread        int64  `json:"unread"`
-		LeftoversText int64  `json:"leftovers_as_text"`
-	} `json:"sources"`
-	Stores             []string         `json:"stores"`
-	References         int64            `json:"references"`
-	DistinctBlobs      int64            `json:"distinct_blobs"`
-	ByStatus           map[string]int64 `json:"by_status"`
-	DanglingBlobs      int64            `json:"dangling_blobs"`
-	DanglingReferences int64            `json:"dangling_references"`
-	Dangling           []foundV1        `json:"dangling"`
-	Outside            []foundV1        `json:"outside"`
-	Problems           []struct {
-		Place placeV1 `json:"place"`
-		Error string  `json:"error"`
-	} `json:"problems"`
-	Truncated   bool `json:"truncated"`
-	Complete    bool `json:"complete"`
-	Interrupted bool `json:"interrupted"`
+	scanReportV1
 }
 
 // envelopeV1 opens every document (output.go, rule 3).

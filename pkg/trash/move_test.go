@@ -2,6 +2,8 @@ package trash_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,5 +50,54 @@ func TestTrashBlobs(t *testing.T) {
 		if string(b) != "bytes of "+k || !fi.ModTime().Equal(old) {
 			t.Fatalf("%s restored as %q at %v", k, b, fi.ModTime())
 		}
+	}
+}
+
+// TestMoveInterruptedMidBatch: a signal in the middle of a local store's
+// batch sweep stops it at the next blob; the blobs not reached are counted as
+// not attempted, none is listed as failed, and every blob is in the store or
+// in the trash run.
+func TestMoveInterruptedMidBatch(t *testing.T) {
+	dir := t.TempDir()
+	const n = 20000
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var list trash.List
+	for i := range n {
+		content := fmt.Sprintf("blob %d", i)
+		k := name(content)
+		p := filepath.Join(dir, k)
+		must(t, os.WriteFile(p, []byte(content), 0o600))
+		must(t, os.Chtimes(p, old, old))
+		list = append(list, trash.Item{Key: k, Size: int64(len(content)), ModTime: old})
+	}
+	st, err := store.OpenLocal(dir)
+	must(t, err)
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	now := time.Now()
+	runDir := filepath.Join(dir, store.InternalDir, trash.Dir, trash.RunID(now))
+	go func() {
+		// Cancel as soon as the sweep has started moving.
+		for ctx.Err() == nil {
+			if es, _ := os.ReadDir(runDir); len(es) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	res, err := trash.Move(ctx, lockOf(t, st), list, trash.Options{Now: now})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Move = %v, want the context's error (moved %d)", err, res.Trashed)
+	}
+	if len(res.Failed) != 0 || res.Trashed == 0 || res.NotAttempted == 0 || res.Trashed+res.NotAttempted+int64(len(res.Skipped)) != n {
+		t.Fatalf("trashed %d, not attempted %d, skipped %d, failed %d", res.Trashed, res.NotAttempted, len(res.Skipped), len(res.Failed))
+	}
+	inStore, _ := os.ReadDir(dir)
+	inTrash, _ := os.ReadDir(runDir)
+	// The store also holds .mediactl; the run folder its manifest.
+	if len(inStore)-1+len(inTrash)-1 != n || int64(len(inTrash)-1) != res.Trashed {
+		t.Fatalf("%d in the store, %d in the trash, %d trashed", len(inStore)-1, len(inTrash)-1, res.Trashed)
 	}
 }

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The documented schemas of the documents the other commands write (docs/*.md).
+// Decoding with DisallowUnknownFields makes an undocumented field a failure.
+
+type scanReportV1 struct {
+	Sources []struct {
+		Source        string `json:"source"`
+		Documents     int64  `json:"documents"`
+		Rows          int64  `json:"rows"`
+		Skipped       int64  `json:"skipped"`
+		Bytes         int64  `json:"bytes"`
+		References    int64  `json:"references"`
+		DistinctBlobs int64  `json:"distinct_blobs"`
+		Problems      int64  `json:"problems"`
+		Complete      bool   `json:"complete"`
+		Excluded      int64  `json:"excluded"`
+		Leftovers     int64  `json:"leftovers"`
+		Unread        int64  `json:"unread"`
+		LeftoversText int64  `json:"leftovers_as_text"`
+	} `json:"sources"`
+	Stores             []string         `json:"stores"`
+	References         int64            `json:"references"`
+	DistinctBlobs      int64            `json:"distinct_blobs"`
+	ByStatus           map[string]int64 `json:"by_status"`
+	DanglingBlobs      int64            `json:"dangling_blobs"`
+	DanglingReferences int64            `json:"dangling_references"`
+	Dangling           []foundV1        `json:"dangling"`
+	Outside            []foundV1        `json:"outside"`
+	Problems           []struct {
+		Place placeV1 `json:"place"`
+		Error string  `json:"error"`
+	} `json:"problems"`
+	Truncated   bool `json:"truncated"`
+	Complete    bool `json:"complete"`
+	Interrupted bool `json:"interrupted"`
+}
+
+type candidateV1 struct {
+	Key        string    `json:"key"`
+	Size       int64     `json:"size"`
+	ModTime    time.Time `json:"mod_time"`
+	Referenced bool      `json:"referenced"`
+}
+
+type skipV1 struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+type trashResultV1 struct {
+	Run          string   `json:"run"`
+	Trashed      int64    `json:"trashed"`
+	Deleted      int64    `json:"deleted"`
+	Bytes        int64    `json:"bytes"`
+	Skipped      []skipV1 `json:"skipped"`
+	Failed       []skipV1 `json:"failed"`
+	NotAttempted int64    `json:"not_attempted"`
+}
+
+type gcV1 struct {
+	envelopeV1
+	DryRun bool `json:"dry_run"`
+	Stores []struct {
+		Store string `json:"store"`
+		Plan  *struct {
+			Store                string        `json:"store"`
+			Policy               string        `json:"policy"`
+			Fence                time.Time     `json:"fence"`
+			Cutoff               time.Time     `json:"cutoff"`
+			Blobs                int64         `json:"blobs"`
+			Bytes                int64         `json:"bytes"`
+			Referenced           int64         `json:"referenced"`
+			Candidates           []candidateV1 `json:"candidates"`
+			CandidateBytes       int64         `json:"candidate_bytes"`
+			ReferencedCandidates int64         `json:"referenced_candidates"`
+			Oldest               time.Time     `json:"oldest"`
+			Newest               time.Time     `json:"newest"`
+			MaxSize              int64         `json:"max_size"`
+			SizeAfter            int64         `json:"size_after"`
+			CapMet               bool          `json:"cap_met"`
+			SessionsRead         bool          `json:"sessions_read"`
+			Scan                 *scanReportV1 `json:"scan"`
+			Complete             bool          `json:"complete"`
+			Problems             []string      `json:"problems"`
+			Nested               []string      `json:"nested_stores"`
+		} `json:"plan"`
+		Result   *trashResultV1 `json:"result"`
+		Outcome  string         `json:"outcome"`
+		Refused  string         `json:"refused"`
+		Override string         `json:"override"`
+		Error    string         `json:"error"`
+		ExitCode int            `json:"exit_code"`
+	} `json:"stores"`
+}
+
+type verifyV1 struct {
+	envelopeV1
+	Stores []struct {
+		Store        string            `json:"store"`
+		Mode         string            `json:"mode"`
+		Blobs        int64             `json:"blobs"`
+		Selected     int64             `json:"selected"`
+		Fraction     float64           `json:"fraction"`
+		Counts       map[string]int64  `json:"counts"`
+		BytesRead    int64             `json:"bytes_read"`
+		Seconds      float64           `json:"seconds"`
+		Corrupt      []json.RawMessage `json:"corrupt"`
+		Unreadable   []json.RawMessage `json:"unreadable"`
+		Anomalies    []json.RawMessage `json:"anomalies"`
+		AnomalyCount int64             `json:"anomaly_count"`
+		Sessions     *struct {
+			Scan              scanReportV1 `json:"scan"`
+			Orphans           int64        `json:"orphans"`
+			OrphanBytes       int64        `json:"orphan_bytes"`
+			ReferencedCorrupt int64        `json:"referenced_corrupt"`
+		} `json:"sessions"`
+		ListError   string `json:"list_error"`
+		Truncated   bool   `json:"truncated"`
+		Complete    bool   `json:"complete"`
+		Interrupted bool   `json:"interrupted"`
+	} `json:"stores"`
+	Quarantine []json.RawMessage `json:"quarantine"`
+	Refused    []string          `json:"refused"`
+}
+
+type gcRunsV1 struct {
+	envelopeV1
+	Store string `json:"store"`
+	Runs  []struct {
+		Run   string    `json:"run"`
+		Time  time.Time `json:"time"`
+		Blobs int64     `json:"blobs"`
+		Bytes int64     `json:"bytes"`
+	} `json:"runs"`
+}
+
+type gcRestoreV1 struct {
+	envelopeV1
+	Run          string   `json:"run"`
+	Restored     int64    `json:"restored"`
+	Bytes        int64    `json:"bytes"`
+	Kept         []skipV1 `json:"kept"`
+	NotAttempted int64    `json:"not_attempted"`
+	Refused      string   `json:"refused"`
+}
+
+type gcPurgeV1 struct {
+	envelopeV1
+	Runs    []string `json:"runs"`
+	Blobs   int64    `json:"blobs"`
+	Bytes   int64    `json:"bytes"`
+	Refused string   `json:"refused"`
+}
+
+type rollbackV1 struct {
+	envelopeV1
+	Journal  string          `json:"journal"`
+	From     string          `json:"from"`
+	To       string          `json:"to"`
+	Sessions json.RawMessage `json:"rollback"`
+	Restored []struct {
+		Run          string   `json:"run"`
+		Restored     int64    `json:"restored"`
+		Bytes        int64    `json:"bytes"`
+		Kept         []skipV1 `json:"kept"`
+		NotAttempted int64    `json:"not_attempted"`
+	} `json:"restored"`
+	FromCopies []string    `json:"restored_from_copies"`
+	Missing    []problemV1 `json:"missing_sources"`
+	Notes      []string    `json:"notes"`
+	Refused    string      `json:"refused"`
+}
+
+// exampleStore is a copy of the shipped forge example, its blobs three days old.
+func exampleStore(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "agent")
+	if err := os.CopyFS(root, os.DirFS("../../examples/forge")); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-72 * time.Hour)
+	inbound := filepath.Join(root, ".forge", "files", "inbound")
+	es, err := os.ReadDir(inbound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if err := os.Chtimes(filepath.Join(inbound, e.Name()), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// runJSON runs a command line and decodes its stdout strictly into doc.
+func runJSON(t *testing.T, want int, doc any, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(append([]string{"mediactl"}, args...), &stdout, &stderr); code != want {
+		t.Fatalf("%s: exit %d, want %d\n%s\n%s", strings.Join(args, " "), code, want, stdout.String(), stderr.String())
+	}
+	dec := json.NewDecoder(bytes.NewReader(stdout.Bytes()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(doc); err != nil {
+		t.Fatalf("%s: the document does not match its schema: %v\n%s", strings.Join(args, " "), err, stdout.String())
+	}
+	return stdout.String()
+}
+
+func checkEnvelope(t *testing.T, e envelopeV1, schema string, code int) {
+	t.Helper()
+	if e.Schema != schema || e.ExitCode != code || e.Version == "" || e.Outcome == "" || e.Settings == nil {
+		t.Fatalf("envelope %+v, want schema %s, exit %d", e, schema, code)
+	}
+}
+
+// TestSchemasOfEveryCommand: gc (dry run and --delete), gc runs, restore,
+// purge, verify and rollback documents match their documented schemas and
+// carry the envelope.
+func TestSchemasOfEveryCommand(t *testing.T) {
+	root := exampleStore(t)
+	store := filepath.Join(root, ".forge", "files", "inbound")
+
+	var plan gcV1
+	runJSON(t, exitOK, &plan, "gc", "--root", root, "--layout", "forge", "-o", "json")
+	checkEnvelope(t, plan.envelopeV1, "mediactl.gc/v1", exitOK)
+	if !plan.DryRun || len(plan.Stores) != 1 || plan.Stores[0].Plan == nil || len(plan.Stores[0].Plan.Candidates) != 1 || plan.Stores[0].Outcome != "ok" {
+		t.Fatalf("gc plan: %+v", plan)
+	}
+
+	var done gcV1
+	runJSON(t, exitOK, &done, "gc", "--root", root, "--layout", "forge", "--delete", "-o", "json")
+	r := done.Stores[0].Result
+	if done.DryRun || r == nil || r.Trashed != 1 || r.Run == "" || r.Skipped == nil || r.Failed == nil {
+		t.Fatalf("gc --delete: %+v", done.Stores[0])
+	}
+
+	var runs gcRunsV1
+	runJSON(t, exitOK, &runs, "gc", "runs", "--store", store, "-o", "json")
+	checkEnvelope(t, runs.envelopeV1, "mediactl.gc-runs/v1", exitOK)
+	if len(runs.Runs) != 1 || runs.Runs[0].Run != r.Run || runs.Runs[0].Blobs != 1 {
+		t.Fatalf("gc runs: %+v", runs)
+	}
+
+	var restored gcRestoreV1
+	runJSON(t, exitOK, &restored, "gc", "restore", "--store", store, "-o", "json", r.Run)
+	checkEnvelope(t, restored.envelopeV1, "mediactl.gc-restore/v1", exitOK)
+	if restored.Restored != 1 || restored.Kept == nil || restored.Run != r.Run {
+		t.Fatalf("gc restore: %+v", restored)
+	}
+
+	var purged gcPurgeV1
+	runJSON(t, exitOK, &purged, "gc", "purge", "--store", store, "-o", "json")
+	checkEnvelope(t, purged.envelopeV1, "mediactl.gc-purge/v1", exitOK)
+	if purged.Runs == nil {
+		t.Fatalf("gc purge: %+v", purged)
+	}
+
+	var verified verifyV1
+	runJSON(t, exitOK, &verified, "verify", "--root", root, "--layout", "forge", "-o", "json")
+	checkEnvelope(t, verified.envelopeV1, "mediactl.verify/v1", exitOK)
+	if len(verified.Stores) != 1 || verified.Stores[0].Counts["ok"] != 4 || verified.Stores[0].Sessions == nil {
+		t.Fatalf("verify: %+v", verified)
+	}
+
+	bucket := filepath.Join(t.TempDir(), "bucket")
+	if err := os.Mkdir(bucket, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var migrated migrateV1
+	runJSON(t, exitOK, &migrated, "migrate", "--root", root, "--layout", "forge", "--to", "file://"+bucket, "--rewrite", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0", "-o", "json")
+	var rolled rollbackV1
+	runJSON(t, exitOK, &rolled, "migrate", "rollback", "--root", root, "--layout", "forge", "--journal", migrated.Journal, "-o", "json")
+	checkEnvelope(t, rolled.envelopeV1, "mediactl.migrate-rollback/v1", exitOK)
+	if len(rolled.Restored) != 1 || rolled.Restored[0].Restored != 4 || rolled.FromCopies == nil || rolled.Missing == nil || len(rolled.Sessions) == 0 {
+		t.Fatalf("rollback: %+v", rolled)
+	}
+}
+
+// TestNDJSONEveryCommand: with -o ndjson every line of every command is one
+// typed record, the last one the summary with the command's schema.
+func TestNDJSONEveryCommand(t *testing.T) {
+	root := exampleStore(t)
+	store := filepath.Join(root, ".forge", "files", "inbound")
+	bucket := filepath.Join(t.TempDir(), "bucket")
+	if err := os.Mkdir(bucket, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args   []string
+		schema string
+		types  map[string]bool // record types that must appear before the summary
+	}{
+		{[]string{"scan", "--root", root, "--layout", "forge"}, "mediactl.scan/v1", map[string]bool{"reference": true}},
+		{[]string{"verify", "--root", root, "--layout", "forge"}, "mediactl.verify/v1", nil},
+		{[]string{"gc", "--root", root, "--layout", "forge"}, "mediactl.gc/v1", map[string]bool{"candidate": true}},
+		{[]string{"gc", "runs", "--store", store}, "mediactl.gc-runs/v1", nil},
+		{[]string{"gc", "purge", "--store", store}, "mediactl.gc-purge/v1", nil},
+		{[]string{"migrate", "--root", root, "--layout", "forge", "--to", "file://" + bucket, "--dry-run"}, "mediactl.migrate/v1", nil},
+	}
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		if code := run(append(append([]string{"mediactl"}, c.args...), "-o", "ndjson"), &stdout, &stderr); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", c.args, code, stderr.String())
+		}
+		seen := map[string]bool{}
+		var last map[string]any
+		sc := bufio.NewScanner(&stdout)
+		sc.Buffer(nil, 1<<20)
+		lines := 0
+		for sc.Scan() {
+			lines++
+			var rec map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+				t.Fatalf("%v: line %d is not one JSON object: %v\n%s", c.args, lines, err, sc.Text())
+			}
+			typ, _ := rec["type"].(string)
+			if typ == "" {
+				t.Fatalf("%v: line %d has no type: %s", c.args, lines, sc.Text())
+			}
+			if last != nil {
+				t.Fatalf("%v: a record after the summary: %s", c.args, sc.Text())
+			}
+			if typ == "summary" {
+				last = rec
+			}
+			seen[typ] = true
+		}
+		if last == nil || last["schema"] != c.schema || last["exit_code"] != float64(0) || last["outcome"] != "ok" {
+			t.Fatalf("%v: summary %v, want schema %s", c.args, last, c.schema)
+		}
+		for typ := range c.types {
+			if !seen[typ] {
+				t.Errorf("%v: no %q record", c.args, typ)
+			}
+		}
+	}
+}
