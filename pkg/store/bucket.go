@@ -19,6 +19,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/storekey"
 
 	// The bucket kinds mediactl supports; see bucketParams.
 	_ "gocloud.dev/blob/azureblob"
@@ -309,9 +310,7 @@ func contextErr(err error) error {
 }
 
 // isInternal reports whether a bucket key lies in InternalDir.
-func isInternal(key string) bool {
-	return key == InternalDir || strings.HasPrefix(key, InternalDir+"/")
-}
+func isInternal(key string) bool { return storekey.IsInternal(key) }
 
 // List reports the objects whose key starts with prefix, in lexical key order (the
 // order of the backends' listings), one page at a time through the gocloud
