@@ -83,8 +83,9 @@ type LocalMover interface {
 // carries the MD5 of its content (a bucket whose service computes one: every
 // gs, azblob, file and mem object, S3 objects below the multipart threshold).
 // A caller that proves copies by MD5 may then skip reading the copy back; when
-// it is false, Stat's MD5 is nil and the caller must hash the copy itself. It
-// costs nothing: it is decided from the scheme and the size.
+// it is false the caller must not count on an MD5 (on S3 it is nil: a multipart
+// ETag is not one) and hashes the copy itself. It costs nothing: it is decided
+// from the scheme and the size, without a request.
 type MD5Reporter interface {
 	ReportsMD5(size int64) bool
 }
