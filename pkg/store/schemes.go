@@ -64,6 +64,14 @@ func IsBucketScheme(scheme string) bool {
 	return ok
 }
 
+// NamesBucket reports whether URLs of scheme (lower case) name a bucket in
+// their host and a key in their path, as s3://bucket/key does: the form a
+// reference to a bucket object takes in a session.
+func NamesBucket(scheme string) bool {
+	s, ok := lookupScheme(scheme)
+	return ok && s.named
+}
+
 // SchemeList is the supported bucket schemes as messages write them:
 // "file://, mem://, s3://, gs://, azblob://".
 func SchemeList() string {
