@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"math/bits"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Optional capabilities.
@@ -95,8 +98,48 @@ type MD5Reporter interface {
 // them, and FeaturesOf and the As… functions leave them out. A wrapper that
 // embeds a LocalStore but routes some internal names elsewhere, say, drops
 // FeatureBatchMove, which would move into the wrapped store's own folder.
+//
+// A store type that embeds a *LocalStore or *BucketStore (or one by value)
+// keeps the capabilities the embedding gives it only by implementing Dropper,
+// even with Drops returning 0: without it FeaturesOf reports none for it, not
+// even Internal. So a wrapper whose author did not think about capabilities
+// fails loudly (no lock, no trash) instead of silently moving blobs through a
+// method it never meant to forward.
 type Dropper interface {
 	Drops() Features
+}
+
+var (
+	concreteStores = []reflect.Type{
+		reflect.TypeFor[*LocalStore](), reflect.TypeFor[LocalStore](),
+		reflect.TypeFor[*BucketStore](), reflect.TypeFor[BucketStore](),
+	}
+	// embedders caches embedsConcrete by dynamic type.
+	embedders sync.Map // reflect.Type -> bool
+)
+
+// embedsConcrete reports whether st's type embeds one of this package's stores
+// as a field of its own.
+func embedsConcrete(st Store) bool {
+	t := reflect.TypeOf(st)
+	if v, ok := embedders.Load(t); ok {
+		return v.(bool)
+	}
+	s := t
+	if s.Kind() == reflect.Pointer {
+		s = s.Elem()
+	}
+	embeds := false
+	if s.Kind() == reflect.Struct {
+		for i := range s.NumField() {
+			if f := s.Field(i); f.Anonymous && slices.Contains(concreteStores, f.Type) {
+				embeds = true
+				break
+			}
+		}
+	}
+	embedders.Store(t, embeds)
+	return embeds
 }
 
 // Features is a set of optional capabilities.
@@ -145,8 +188,13 @@ func (f Features) String() string {
 }
 
 // FeaturesOf returns the capabilities st offers: those whose interface it
-// implements, less what it drops ([Dropper]).
+// implements, less what it drops ([Dropper]); none for a type that embeds one
+// of this package's stores without saying what it drops.
 func FeaturesOf(st Store) Features {
+	d, declares := st.(Dropper)
+	if !declares && embedsConcrete(st) {
+		return 0
+	}
 	var f Features
 	if _, ok := st.(Internal); ok {
 		f |= FeatureInternal
@@ -166,7 +214,7 @@ func FeaturesOf(st Store) Features {
 	if _, ok := st.(MD5Reporter); ok {
 		f |= FeatureReportsMD5
 	}
-	if d, ok := st.(Dropper); ok {
+	if declares {
 		f &^= d.Drops()
 	}
 	return f

@@ -30,6 +30,14 @@ func (trashElsewhere) Drops() store.Features { return store.FeatureBatchMove | s
 // onlyStore hides every capability of the store it wraps.
 type onlyStore struct{ store.Store }
 
+// undeclared embeds a local store and says nothing about what it forwards.
+type undeclared struct{ *store.LocalStore }
+
+// keepsAll embeds a local store and forwards everything correctly.
+type keepsAll struct{ *store.LocalStore }
+
+func (*keepsAll) Drops() store.Features { return 0 }
+
 // FeaturesOf reports what each store type of the package implements.
 func TestFeaturesOf(t *testing.T) {
 	local, err := store.OpenLocal(t.TempDir())
@@ -54,6 +62,10 @@ func TestFeaturesOf(t *testing.T) {
 		{"wrapper dropping moves", trashElsewhere{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys,
 			"Internal,ListUnordered,ListKeys"},
 		{"plain wrapper", onlyStore{local}, 0, "none"},
+		{"undeclared embedding", undeclared{local}, 0, "none"},
+		{"undeclared embedding, pointer", &undeclared{local}, 0, "none"},
+		{"embedding that drops nothing", &keepsAll{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureBatchMove | store.FeatureMoveTo,
+			"Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo"},
 	} {
 		got := store.FeaturesOf(c.st)
 		if got != c.want || got.String() != c.str {
@@ -64,6 +76,8 @@ func TestFeaturesOf(t *testing.T) {
 		var drops store.Features
 		if d, ok := c.st.(store.Dropper); ok {
 			drops = d.Drops()
+		} else if strings.HasPrefix(c.name, "undeclared") {
+			drops = store.AllFeatures
 		}
 		for f, iface := range capabilityTypes {
 			want := reflect.TypeOf(c.st).Implements(iface) && drops&f == 0

@@ -44,7 +44,7 @@ func testFeatures(t *testing.T, s store.Store) {
 		}
 	}
 	if got != want {
-		t.Errorf("FeaturesOf(%T) = %s, want %s (implemented, less drops %s)", s, got, want, drops)
+		t.Errorf("FeaturesOf(%T) = %s, want %s (implemented, less drops %s); a type that embeds a store of package store must implement store.Dropper", s, got, want, drops)
 	}
 	if len(capabilityTypes) != strings.Count(store.AllFeatures.String(), ",")+1 {
 		t.Errorf("the suite covers %d capabilities; the package has %s", len(capabilityTypes), store.AllFeatures)
