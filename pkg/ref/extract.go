@@ -672,6 +672,10 @@ func equalFold(b []byte, s string) bool {
 	return len(b) == len(s) && strings.EqualFold(string(b), s)
 }
 
+// bucketSchemes are the URL schemes whose references name a bucket object
+// (s3://bucket/key): those of store's scheme table for which
+// store.NamesBucket holds, as a test checks. They are repeated here because
+// ref does not import store.
 var bucketSchemes = []string{"s3", "gs", "azblob"}
 
 // classify decides whether v, a whole value, is a reference. atLocation says

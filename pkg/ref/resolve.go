@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storekey"
 )
 
 // Status is where a reference points relative to a store.
@@ -268,10 +268,10 @@ func sameScheme(a, b string) bool {
 // store's internal folder is Outside, and what is not a valid key of any store
 // (a backslash, a NUL byte) is Elsewhere.
 func insideKey(key string) (Status, string) {
-	if key == "" || key == "." || key == store.InternalDir || strings.HasPrefix(key, store.InternalDir+"/") {
+	if key == "" || key == "." || storekey.IsInternal(key) {
 		return Outside, ""
 	}
-	if store.ValidKey(key) != nil {
+	if storekey.Valid(key) != nil {
 		return Elsewhere, ""
 	}
 	return Inside, key

@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,5 +172,20 @@ func BenchmarkResolve(b *testing.B) {
 	for b.Loop() {
 		in.Resolve(r)
 		gen.Resolve(r)
+	}
+}
+
+// The bucket URL schemes references can use are the store's bucket-naming
+// schemes, no more and no less.
+func TestBucketSchemesAreTheStores(t *testing.T) {
+	for _, s := range bucketSchemes {
+		if !store.NamesBucket(s) {
+			t.Errorf("reference scheme %s:// is not a bucket-naming scheme of the store", s)
+		}
+	}
+	for _, s := range store.SupportedSchemes {
+		if store.NamesBucket(s) != slices.Contains(bucketSchemes, s) {
+			t.Errorf("store scheme %s:// names a bucket: %v; references know it: %v", s, store.NamesBucket(s), slices.Contains(bucketSchemes, s))
+		}
 	}
 }

@@ -8,13 +8,9 @@ import (
 	"slices"
 
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/azureblob" // azblob://
-	_ "gocloud.dev/blob/fileblob"  // file://
-	_ "gocloud.dev/blob/gcsblob"   // gs://
-	_ "gocloud.dev/blob/memblob"   // mem://
-	_ "gocloud.dev/blob/s3blob"    // s3://
 
 	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/store"
 )
 
 // bucketPageSize is how many keys one listing call asks for.
@@ -33,38 +29,47 @@ const bucketPageSize = 1000
 //   - every other object is an Item with Err of type [*UnreadError], so that a
 //     run that did not read it is incomplete.
 type bucketSource struct {
-	spec    string
-	bucket  *blob.Bucket
+	spec   string       // the bucket's Location: the URL without secrets, with its prefix
+	bucket *blob.Bucket // confined to the URL's prefix
+	// close releases the bucket and what was opened with it (the store's
+	// second S3 client).
+	close   func() error
 	exclude []string
 	// ctx lives until Close: an Item's Open may run after Walk returned.
 	ctx    context.Context
 	cancel context.CancelFunc
 }
 
+// openBucket opens spec through the store's bucket opener, so that a session
+// bucket URL means what the same URL means as a store: the same schemes,
+// parameters and credentials, and a prefix ("s3://bucket/sessions/",
+// "?prefix=sessions/") that confines the source to the keys below it.
 func openBucket(ctx context.Context, spec string, exclude []string) (Source, error) {
 	if err := checkExclude(exclude); err != nil {
 		return nil, usagef("%v", err)
 	}
-	b, err := blob.OpenBucket(ctx, spec)
+	bs, err := store.OpenBucket(ctx, spec)
 	if err != nil {
-		return nil, fmt.Errorf("open bucket %s: %w", redactURL(spec), err)
+		return nil, fmt.Errorf("session source: %w", err)
 	}
-	src := newBucketSource(redactURL(spec), b)
+	src := newBucketSource(bs.Location(), bs.Blob())
+	src.close = bs.Close
 	src.exclude = exclude
 	return src, nil
 }
 
-// newBucketSource reads an open bucket; the source closes it.
+// newBucketSource reads an open bucket, named spec in places and messages;
+// the source closes it.
 func newBucketSource(spec string, b *blob.Bucket) *bucketSource {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &bucketSource{spec: spec, bucket: b, ctx: ctx, cancel: cancel}
+	return &bucketSource{spec: spec, bucket: b, close: b.Close, ctx: ctx, cancel: cancel}
 }
 
 func (s *bucketSource) String() string { return s.spec }
 
 func (s *bucketSource) Close() error {
 	s.cancel()
-	return s.bucket.Close()
+	return s.close()
 }
 
 // recentDocs is how many of the last listed documents a leftover is compared

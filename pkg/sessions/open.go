@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/url"
 	"os"
-	"regexp"
 	"strings"
 
+	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/usage"
 )
 
@@ -42,8 +41,10 @@ type Options struct {
 //     "sqlite:/home/u/.coffer/coffer.db" absolute. The URL-like "sqlite://…" is
 //     rejected, because tools disagree on how many slashes make a path absolute.
 //   - postgres://… or postgresql://… — a PostgreSQL connection URL (libpq syntax).
-//   - s3://, gs://, azblob://, file://, mem:// — a gocloud.dev/blob bucket URL;
-//     every object whose key ends in .json, .jsonl or .ndjson is a document.
+//   - s3://, gs://, azblob://, file://, mem:// — a bucket URL, opened as
+//     store.OpenBucket opens a store (the same parameters, the same prefix:
+//     s3://bucket/sessions/ reads below sessions/ only); every object whose key
+//     ends in .json, .jsonl or .ndjson is a document.
 //   - anything else is a local path: a directory walked for session files
 //     (*.json, *.jsonl, *.ndjson, any case, optionally .gz/.zst/.zstd), or a
 //     single file read as one document.
@@ -76,7 +77,8 @@ type Options struct {
 //     Place.Table is "schema.table" ("table" in public), Key the primary key or
 //     "ctid=(p,i)". A table that cannot be read is an Item with Err.
 //   - A bucket is listed page by page in key order; objects whose key ends in
-//     .json, .jsonl or .ndjson are documents (Place.Document is the key).
+//     .json, .jsonl or .ndjson are documents (Place.Document is the key below
+//     the URL's prefix, Place.Source the bucket's store.Location).
 //
 // Rows are streamed, never loaded whole; Counts.Rows counts the rows read.
 //
@@ -103,13 +105,12 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
 		return openPostgres(ctx, spec, query)
 	}
-	if m := schemeRE.FindStringSubmatch(spec); m != nil {
-		scheme := strings.ToLower(m[1])
-		if !bucketSchemes[scheme] {
-			return nil, usagef("unsupported scheme %q in %q: use sqlite:PATH, postgres://…, a bucket URL (s3://, gs://, azblob://, file://, mem://) or a local path", scheme+"://", redactURL(spec))
+	if scheme := store.URLScheme(spec); scheme != "" {
+		if !store.IsBucketScheme(scheme) {
+			return nil, usagef("unsupported scheme %q in %q: use sqlite:PATH, postgres://…, a bucket URL (%s) or a local path", scheme+"://", store.Redact(spec), store.SchemeList())
 		}
 		if query != "" {
-			return nil, usagef("--sessions-query only applies to SQL sources (sqlite:PATH, postgres://…), not to the bucket %s", redactURL(spec))
+			return nil, usagef("--sessions-query only applies to SQL sources (sqlite:PATH, postgres://…), not to the bucket %s", store.Redact(spec))
 		}
 		return openBucket(ctx, spec, opts.Exclude)
 	}
@@ -124,11 +125,6 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 	}
 	return &filesSource{spec: spec, exclude: opts.Exclude}, nil
 }
-
-// schemeRE matches a URL scheme followed by "://".
-var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.\-]*)://`)
-
-var bucketSchemes = map[string]bool{"s3": true, "gs": true, "azblob": true, "file": true, "mem": true}
 
 func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
@@ -152,36 +148,4 @@ func looksLikeSQLite(path string) bool {
 		return false
 	}
 	return bytes.Equal(head, sqliteMagic)
-}
-
-// redactURL removes any password from a URL (user info and the "password" and
-// "sslpassword" query parameters). A string that does not parse is returned with everything between
-// "://" and "@" removed, so that no secret can leak through a parse failure.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		if i := strings.Index(s, "://"); i >= 0 {
-			if j := strings.LastIndex(s, "@"); j > i {
-				return s[:i+3] + s[j+1:]
-			}
-		}
-		return s
-	}
-	changed := false
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.User(u.User.Username())
-			changed = true
-		}
-	}
-	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
-		q.Del("password")
-		q.Del("sslpassword")
-		u.RawQuery = q.Encode()
-		changed = true
-	}
-	if !changed {
-		return s // as the operator wrote it
-	}
-	return u.String()
 }

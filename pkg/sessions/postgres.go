@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/store"
 )
 
 // pgSource reads a PostgreSQL database (the agent-runs backend's messages table)
@@ -90,7 +91,7 @@ func openPostgres(ctx context.Context, spec, query string) (Source, error) {
 // pgConfig parses a connection URL. shown is the URL without password, host the
 // server's host:port (or socket folder) for messages.
 func pgConfig(spec string) (cfg *pgx.ConnConfig, shown, host string, err error) {
-	shown = redactURL(spec)
+	shown = store.Redact(spec)
 	cfg, err = pgx.ParseConfig(spec)
 	if err != nil {
 		// Parse errors can quote the URL; report only what is safe to show.

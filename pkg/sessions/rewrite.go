@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/store"
 )
 
 // Edit receives one unit of session text — a whole document (a session file) or one
@@ -203,10 +204,10 @@ func plural(n int, one, many string) string {
 // wrapping [ErrUsage].
 func OpenRewriter(ctx context.Context, spec string, opts Options) (Rewriter, error) {
 	if strings.TrimSpace(opts.Query) != "" {
-		return nil, usagef("--sessions-query cannot be used to rewrite sessions: a query's result has no place to write back to; rewrite the whole source %s instead (drop --sessions-query)", redactURL(spec))
+		return nil, usagef("--sessions-query cannot be used to rewrite sessions: a query's result has no place to write back to; rewrite the whole source %s instead (drop --sessions-query)", store.Redact(spec))
 	}
-	if m := schemeRE.FindStringSubmatch(spec); m != nil && bucketSchemes[strings.ToLower(m[1])] {
-		return nil, usagef("rewriting sessions kept in a bucket (%s) is not supported yet: stop the runtime, copy the session objects to a local folder, rewrite that folder, and copy them back", redactURL(spec))
+	if store.IsBucketScheme(store.URLScheme(spec)) {
+		return nil, usagef("rewriting sessions kept in a bucket (%s) is not supported yet: stop the runtime, copy the session objects to a local folder, rewrite that folder, and copy them back", store.Redact(spec))
 	}
 	src, err := Open(ctx, spec, Options{})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/storekey"
 
 	// The bucket kinds mediactl supports; see bucketParams.
 	_ "gocloud.dev/blob/azureblob"
@@ -67,36 +68,6 @@ type BucketStore struct {
 
 var _ Bucket = (*BucketStore)(nil)
 
-// bucketParams lists, per supported scheme, the URL query parameters its gocloud
-// driver accepts (gocloud.dev v0.49; see each driver's URLOpener). Anything else is
-// refused up front, so a typo is a clear usage error and no secret can end up in a
-// Location. "prefix" is accepted by every scheme.
-var bucketParams = map[string][]string{
-	"s3": {
-		// s3blob.URLOpener
-		"ssetype", "kmskeyid", "accelerate", "use_path_style", "s3ForcePathStyle", "disable_https",
-		// gocloud.dev/aws.V2ConfigFromURLParams
-		"region", "endpoint", "profile", "anonymous", "hostname_immutable", "dualstack", "fips",
-		"rate_limiter_capacity", "role", "role_session_name", "role_external_id", "role_duration",
-		"web_identity_token_file", "request_checksum_calculation", "response_checksum_validation", "awssdk",
-	},
-	"gs":     {"access_id", "private_key_path", "anonymous", "universe_domain", "grpc", "zonal"},
-	"azblob": {"domain", "protocol", "cdn", "localemu", "storage_account"},
-	"file":   {"create_dir", "dir_file_mode", "no_tmp_dir", "metadata", "base_url", "secret_key_path"},
-	"mem":    {"nomd5"},
-}
-
-// SupportedSchemes are the bucket URL schemes Open and OpenBucket accept.
-var SupportedSchemes = []string{"file", "mem", "s3", "gs", "azblob"}
-
-func schemeList() string {
-	s := make([]string, len(SupportedSchemes))
-	for i, sc := range SupportedSchemes {
-		s[i] = sc + "://"
-	}
-	return strings.Join(s, ", ")
-}
-
 // OpenBucket opens the bucket named by rawURL, one of
 //
 //	s3://BUCKET[/PREFIX/][?region=R&endpoint=URL&use_path_style=true...]
@@ -114,20 +85,21 @@ func schemeList() string {
 func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, usagef("bucket URL %q does not parse (%v); write it as SCHEME://BUCKET[/PREFIX/][?PARAM=VALUE...]", rawURL, plainURLErr(err))
+		return nil, usagef("bucket URL %q does not parse (%v); write it as SCHEME://BUCKET[/PREFIX/][?PARAM=VALUE...]", Redact(rawURL), plainURLErr(err))
 	}
 	if u.Scheme == "" || u.Opaque != "" {
-		return nil, usagef("%q is not a bucket URL; write it as SCHEME://BUCKET[/PREFIX/] with a scheme among %s", rawURL, schemeList())
+		return nil, usagef("%q is not a bucket URL; write it as SCHEME://BUCKET[/PREFIX/] with a scheme among %s", Redact(rawURL), schemeList())
 	}
-	params, ok := bucketParams[u.Scheme]
+	sch, ok := lookupScheme(u.Scheme)
 	if !ok {
-		return nil, usagef("unsupported bucket URL scheme %q in %q: supported schemes are %s", u.Scheme+"://", redact(u), schemeList())
+		return nil, usagef("unsupported bucket URL scheme %q in %q: supported schemes are %s", u.Scheme+"://", Redact(rawURL), schemeList())
 	}
+	params := sch.params
 	if u.User != nil {
-		return nil, usagef("bucket URL %q contains credentials: remove them from the URL and provide them through the environment (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*)", redact(u))
+		return nil, usagef("bucket URL %q contains credentials: remove them from the URL and provide them through the environment (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*)", Redact(rawURL))
 	}
 	if u.Fragment != "" {
-		return nil, usagef("bucket URL %q has a #fragment: remove it", redact(u))
+		return nil, usagef("bucket URL %q has a #fragment: remove it", Redact(rawURL))
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
@@ -148,8 +120,8 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 
 	s := &BucketStore{scheme: u.Scheme}
 	open := &url.URL{Scheme: u.Scheme, RawQuery: q.Encode()}
-	switch u.Scheme {
-	case "s3", "gs", "azblob":
+	switch {
+	case sch.named:
 		if u.Host == "" {
 			return nil, usagef("bucket URL %q names no bucket: write it as %s://BUCKET[/PREFIX/]", rawURL, u.Scheme)
 		}
@@ -161,7 +133,7 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 		}
 		s.name = u.Host
 		open.Host = u.Host
-	case "file":
+	case u.Scheme == "file":
 		if u.Host != "" && u.Host != "localhost" && u.Host != "." {
 			return nil, usagef("file URL %q names host %q: use file:///ABSOLUTE/DIR (three slashes) or a plain directory path", rawURL, u.Host)
 		}
@@ -181,7 +153,7 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 		if !strings.HasPrefix(open.Path, "/") {
 			open.Path = "/" + open.Path // Windows: file:///C:/dir
 		}
-	case "mem":
+	case u.Scheme == "mem":
 		s.name = u.Host
 		open.Host = u.Host
 	}
@@ -201,15 +173,15 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 
 	b, putter, err := s.openPrefixed(ctx, false)
 	if err != nil {
-		return nil, fmt.Errorf("store %s: open bucket: %w", redact(open), err)
+		return nil, fmt.Errorf("store %s: open bucket: %w", Redact(open.String()), err)
 	}
 	s.b, s.s3put = b, putter
 
 	// Location: the URL an operator would pass back, credentials-free (the
 	// parameter check above admits no secrets), with the prefix in its place.
 	loc := *open
-	switch u.Scheme {
-	case "s3", "gs", "azblob":
+	switch {
+	case sch.named:
 		loc.Path = "/" + prefix
 		if prefix == "" {
 			loc.Path = ""
@@ -246,13 +218,6 @@ func (s *BucketStore) openPrefixed(ctx context.Context, unsummed bool) (*blob.Bu
 		b = blob.PrefixedBucket(b, s.prefix)
 	}
 	return b, putter, nil
-}
-
-// redact renders u without user info, for messages.
-func redact(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
 }
 
 // plainURLErr returns the reason inside a *url.Error, whose message repeats the URL.
@@ -309,9 +274,7 @@ func contextErr(err error) error {
 }
 
 // isInternal reports whether a bucket key lies in InternalDir.
-func isInternal(key string) bool {
-	return key == InternalDir || strings.HasPrefix(key, InternalDir+"/")
-}
+func isInternal(key string) bool { return storekey.IsInternal(key) }
 
 // List reports the objects whose key starts with prefix, in lexical key order (the
 // order of the backends' listings), one page at a time through the gocloud

@@ -62,3 +62,32 @@ func ExampleValidKey() {
 	// invalid key "a//b": has an empty segment ("//" or a trailing "/")
 	// invalid key ".mediactl/trash/x": .mediactl is mediactl's internal folder
 }
+
+// A caller asks for an optional capability by name, and falls back on the
+// plain Store method when the store does not offer it.
+func ExampleFeaturesOf() {
+	dir, err := os.MkdirTemp("", "mediactl-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	for _, spec := range []string{dir, "mem://"} {
+		s, err := store.Open(ctx, spec)
+		if err != nil {
+			panic(err)
+		}
+		list := s.List
+		if ul, ok := store.AsUnorderedLister(s); ok {
+			list = ul.ListUnordered // order does not matter here; memory does
+		}
+		if err := list(ctx, "", func(store.Entry) error { return nil }); err != nil {
+			panic(err)
+		}
+		fmt.Println(store.FeaturesOf(s))
+		s.Close()
+	}
+	// Output:
+	// Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo
+	// Internal,ReportsMD5
+}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/mediactl/mediactl/pkg/usage"
@@ -20,23 +19,20 @@ var ErrUsage = usage.Err
 
 func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
-var (
-	urlSpec    = regexp.MustCompile(`^[a-z][a-z0-9+.-]*://`)
-	schemeLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
-)
+var schemeLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
 
 // Open opens the store named by spec: a bucket URL when spec starts with a URL
-// scheme ("s3://bucket/prefix/", "gs://…", "azblob://…", "file:///dir", "mem://";
-// see [OpenBucket]), otherwise an existing local directory (see [OpenLocal]).
+// scheme, in any letter case ("s3://bucket/prefix/", "gs://…", "azblob://…",
+// "file:///dir", "mem://"; see [OpenBucket] and [URLScheme]), otherwise an
+// existing local directory (see [OpenLocal]).
 // Errors the caller can fix wrap [ErrUsage] and say how.
 func Open(ctx context.Context, spec string) (Store, error) {
 	if spec == "" {
 		return nil, usagef("empty store: give a directory path or a bucket URL (%s)", schemeList())
 	}
-	if m := urlSpec.FindString(spec); m != "" {
-		scheme := strings.TrimSuffix(m, "://")
-		if !slices.Contains(SupportedSchemes, scheme) {
-			return nil, usagef("unsupported store URL scheme %q in %q: supported schemes are %s; a local directory is given as a plain path", m, spec, schemeList())
+	if scheme := URLScheme(spec); scheme != "" {
+		if !IsBucketScheme(scheme) {
+			return nil, usagef("unsupported store URL scheme %q in %q: supported schemes are %s; a local directory is given as a plain path", scheme+"://", Redact(spec), schemeList())
 		}
 		s, err := OpenBucket(ctx, spec)
 		if err != nil {

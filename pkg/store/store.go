@@ -19,11 +19,14 @@ import (
 	"io"
 	"io/fs"
 	"time"
+
+	"github.com/mediactl/mediactl/pkg/storekey"
 )
 
 // InternalDir is the top-level folder where mediactl keeps its own state (trash,
-// journals, locks) inside a store. It is never listed as a blob and no key may name it.
-const InternalDir = ".mediactl"
+// journals, locks) inside a store. It is never listed as a blob and no key may name
+// it. It is [storekey.InternalDir].
+const InternalDir = storekey.InternalDir
 
 var (
 	// ErrNotExist is wrapped by errors for a key that names nothing.
@@ -31,8 +34,8 @@ var (
 	// ErrExist is wrapped by Put with IfNotExist when the key already exists.
 	ErrExist = fs.ErrExist
 	// ErrInvalidKey is wrapped by errors for a key that could leave the store root
-	// or names the internal folder.
-	ErrInvalidKey = errors.New("invalid key")
+	// or names the internal folder. It is [storekey.ErrInvalidKey].
+	ErrInvalidKey = storekey.ErrInvalidKey
 	// ErrNotRegular is wrapped by Open for a key that is a symlink, directory,
 	// device or other non-regular file.
 	ErrNotRegular = errors.New("not a regular file")

@@ -96,7 +96,7 @@ func (l *Lock) Held() error {
 // Acquire takes the store's lock for command, breaking a stale one. The store
 // must keep an internal folder (every store of package store does).
 func Acquire(ctx context.Context, st store.Store, command string) (*Lock, error) {
-	in, ok := st.(store.Internal)
+	in, ok := store.AsInternal(st)
 	if !ok {
 		return nil, fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
 	}

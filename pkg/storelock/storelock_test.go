@@ -62,7 +62,7 @@ func TestOneHolderAtATime(t *testing.T) {
 // writeLock plants a lock file as another run would have left it.
 func writeLock(t *testing.T, st store.Store, h storelock.Holder) {
 	body, _ := json.Marshal(h)
-	if err := st.(store.Internal).PutInternal(context.Background(), storelock.Name, strings.NewReader(string(body)), store.PutOptions{}); err != nil {
+	if err := mustInternal(t, st).PutInternal(context.Background(), storelock.Name, strings.NewReader(string(body)), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -109,7 +109,7 @@ func TestReleaseLeavesSomeoneElsesLock(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Another run broke it and took it (say, an operator removed it by hand).
-			st.(store.Internal).DeleteInternal(ctx, storelock.Name)
+			mustInternal(t, st).DeleteInternal(ctx, storelock.Name)
 			writeLock(t, st, storelock.Holder{Command: "other", PID: 1, Host: "elsewhere.example"})
 			if err := l.Release(ctx); err == nil {
 				t.Fatal("Release removed a lock that is not ours")
@@ -166,4 +166,14 @@ func TestHeldCheckAndReleaseAfterCancel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustInternal returns st's internal folder, where the lock lives.
+func mustInternal(t *testing.T, st store.Store) store.Internal {
+	t.Helper()
+	in, ok := store.AsInternal(st)
+	if !ok {
+		t.Fatalf("%s keeps no internal folder", st.Location())
+	}
+	return in
 }

@@ -88,10 +88,13 @@ func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (s
 	} else if sum != c.Actual {
 		return "", fmt.Errorf("kept: content changed since it was hashed (now %s)", sum)
 	}
-	ls, srcLocal := src.(*store.LocalStore)
+	// A rename needs a source that offers one and a destination that is a
+	// local folder (the rename resolves its folders from that folder's own
+	// descriptor, so it must be the real store, not a wrapper of one).
+	lm, canRename := store.AsLocalMover(src)
 	ld, dstLocal := dst.(*store.LocalStore)
-	if srcLocal && dstLocal {
-		err := ls.MoveTo(ctx, c.Key, ld, dstKey)
+	if canRename && dstLocal {
+		err := lm.MoveTo(ctx, c.Key, ld, dstKey)
 		if err == nil {
 			return "rename", nil
 		}

@@ -217,14 +217,6 @@ func batchSize(bytes, blobs int64) int {
 	return int(min(max(batchBytes/mean, 1), maxBatch))
 }
 
-// keyLister is implemented by local stores: a listing that skips the stat of
-// each regular file, and an open that describes the file it opened. A reader
-// of every blob needs no more (store.LocalStore.ListKeys, OpenEntry).
-type keyLister interface {
-	ListKeys(ctx context.Context, prefix string, fn func(store.Entry) error) error
-	OpenEntry(ctx context.Context, key string) (io.ReadCloser, store.Entry, error)
-}
-
 // Run checks the store. It returns an error only for invalid options;
 // everything that goes wrong while checking is in the report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
@@ -344,7 +336,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			}
 			return nil
 		}
-		if kl, ok := opts.Store.(keyLister); ok {
+		// A store that lists keys without describing them and describes what
+		// it opens (a local store) saves a stat per blob: a reader of every
+		// blob needs no more.
+		if kl, ok := store.AsKeyLister(opts.Store); ok {
 			listErr = kl.ListKeys(ctx, "", func(e store.Entry) error {
 				if e.Size < 0 {
 					// A regular file, not described yet: the worker that opens
@@ -482,6 +477,7 @@ func selectedBy(key string, s Subset) bool {
 type hasher struct {
 	sum      hash.Hash
 	st       store.Store
+	kl       store.KeyLister // st's, when it offers one: opens entries ListKeys left undescribed
 	fast     bool
 	chunks   chunkReader
 	progress interface{ Add(int64) }
@@ -492,7 +488,8 @@ type hasher struct {
 const readBufferSize = 256 << 10
 
 func newHasher(st store.Store, fast bool, progress interface{ Add(int64) }) *hasher {
-	return &hasher{st: st, fast: fast, chunks: chunkReader{buf: make([]byte, readBufferSize)}, progress: progress}
+	kl, _ := store.AsKeyLister(st)
+	return &hasher{st: st, kl: kl, fast: fast, chunks: chunkReader{buf: make([]byte, readBufferSize)}, progress: progress}
 }
 
 // chunkReader reads one blob's content a buffer at a time and keeps what every
@@ -569,8 +566,8 @@ type blobCheck struct {
 // done; otherwise the caller hashes b.rc, closes it, and calls end.
 func (h *hasher) begin(ctx context.Context, e store.Entry) (b blobCheck, done bool) {
 	var f io.ReadCloser
-	if kl, ok := h.st.(keyLister); ok && e.Size < 0 {
-		rc, desc, err := kl.OpenEntry(ctx, e.Key)
+	if h.kl != nil && e.Size < 0 {
+		rc, desc, err := h.kl.OpenEntry(ctx, e.Key)
 		if err != nil {
 			return blobCheck{r: unreadable(Result{Key: e.Key, How: "sha256"}, err)}, true
 		}

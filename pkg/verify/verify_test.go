@@ -516,3 +516,52 @@ func TestPairedLanesMixedSizes(t *testing.T) {
 		}
 	}
 }
+
+// noRename is a local store whose owner says it must not be renamed out of
+// (as a wrapper that routes moves elsewhere would): quarantine copies.
+type noRename struct{ *store.LocalStore }
+
+func (noRename) Drops() store.Features { return store.FeatureMoveTo }
+
+// TestQuarantineRenamesOnlyWhereOffered: between two local folders of one file
+// system a corrupt blob is renamed; from a store that drops MoveTo, though it
+// has the method, it is copied, the copy proven, and the original removed.
+func TestQuarantineRenamesOnlyWhereOffered(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		wrap func(*store.LocalStore) store.Store
+		how  string
+	}{
+		{"local", func(s *store.LocalStore) store.Store { return s }, "rename"},
+		{"drops MoveTo", func(s *store.LocalStore) store.Store { return noRename{s} }, "copy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			must(t, os.Mkdir(filepath.Join(parent, "store"), 0o700))
+			must(t, os.Mkdir(filepath.Join(parent, "quarantine"), 0o700))
+			ls, err := store.OpenLocal(filepath.Join(parent, "store"))
+			must(t, err)
+			defer ls.Close()
+			q, err := store.OpenLocal(filepath.Join(parent, "quarantine"))
+			must(t, err)
+			defer q.Close()
+			st := c.wrap(ls)
+			corrupt := name([]byte("meant"), ".png")
+			put(t, st, corrupt, []byte("got"))
+			put(t, st, name([]byte("good"), ".png"), []byte("good"))
+			rep := run(t, verify.Options{Store: st})
+			qr, err := verify.Quarantine(ctx, lockOf(t, st), q, rep.Corrupt, time.Now())
+			must(t, err)
+			if len(qr.Moved) != 1 || qr.Moved[0].How != c.how || len(qr.Kept) != 0 {
+				t.Fatalf("moved %+v kept %+v; want one moved by %s", qr.Moved, qr.Kept, c.how)
+			}
+			if _, err := st.Stat(ctx, corrupt); err == nil {
+				t.Fatal("the corrupt blob is still in the store")
+			}
+			if b, err := os.ReadFile(filepath.Join(parent, "quarantine", qr.Moved[0].Moved)); err != nil || string(b) != "got" {
+				t.Fatalf("quarantined %q, %v", b, err)
+			}
+		})
+	}
+}

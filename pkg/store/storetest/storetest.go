@@ -32,8 +32,9 @@ import (
 //
 // Features that only some stores have are tested where the store has them:
 // content type and metadata on buckets ([store.Bucket]), modification times and
-// Rename on local stores ([store.Local]), the internal folder where the store
-// implements [store.Internal].
+// Rename on local stores ([store.Local]), and each optional capability of
+// [store.FeaturesOf] (the internal folder, unordered listing, ListKeys and
+// OpenEntry, the batch move, MoveTo, ReportsMD5) where the store offers it.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests := []struct {
 		name string
@@ -61,6 +62,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CanceledContext", testCanceledContext},
 		{"StatedSize", testStatedSize},
 		{"Rename", testRename},
+		{"Features", testFeatures},
+		{"ListUnordered", testListUnordered},
+		{"ListKeys", testListKeys},
+		{"MoveManyToInternal", testMoveManyToInternal},
+		{"MoveTo", testMoveTo},
+		{"ReportsMD5", testReportsMD5},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -454,7 +461,7 @@ func testInternalDirHidden(t *testing.T, s store.Store) {
 	put(t, s, ".mediactlz", "look-alike", store.PutOptions{})
 	put(t, s, ".mediactl-x/y", "look-alike", store.PutOptions{})
 	put(t, s, "sub/.mediactl/x", "only the top-level folder is internal", store.PutOptions{})
-	in, ok := s.(store.Internal)
+	in, ok := store.AsInternal(s)
 	if ok {
 		if err := in.PutInternal(ctx, "journal/1.json", strings.NewReader("{}"), store.PutOptions{}); err != nil {
 			t.Fatal(err)
@@ -502,7 +509,7 @@ func testInternalDirHidden(t *testing.T, s store.Store) {
 // written, read, listed and deleted in the internal folder, and never show up
 // as blobs.
 func testInternalFiles(t *testing.T, s store.Store) {
-	in, ok := s.(store.Internal)
+	in, ok := store.AsInternal(s)
 	if !ok {
 		t.Skip("not an internal-folder store")
 	}
@@ -590,7 +597,7 @@ func testInvalidKeys(t *testing.T, s store.Store) {
 			check("Rename from", key, l.Rename(ctx, key, "ok2"))
 			check("Rename to", key, l.Rename(ctx, "ok", key))
 		}
-		if in, ok := s.(store.Internal); ok {
+		if in, ok := store.AsInternal(s); ok {
 			check("MoveToInternal", key, in.MoveToInternal(ctx, key, "trash/x"))
 			check("MoveFromInternal", key, in.MoveFromInternal(ctx, "trash/x", key))
 		}

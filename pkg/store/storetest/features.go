@@ -1,0 +1,385 @@
+package storetest
+
+import (
+	"bytes"
+	"crypto/md5"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// capabilityTypes maps each capability to its interface, so that testFeatures
+// checks FeaturesOf against the store's method set rather than against itself.
+var capabilityTypes = map[store.Features]reflect.Type{
+	store.FeatureInternal:      reflect.TypeFor[store.Internal](),
+	store.FeatureListUnordered: reflect.TypeFor[store.UnorderedLister](),
+	store.FeatureListKeys:      reflect.TypeFor[store.KeyLister](),
+	store.FeatureBatchMove:     reflect.TypeFor[store.BatchMover](),
+	store.FeatureMoveTo:        reflect.TypeFor[store.LocalMover](),
+	store.FeatureReportsMD5:    reflect.TypeFor[store.MD5Reporter](),
+}
+
+// testFeatures: FeaturesOf reports exactly the capabilities whose interface
+// the store's type implements, less those it drops, and every capability
+// has a conformance subtest.
+func testFeatures(t *testing.T, s store.Store) {
+	got := store.FeaturesOf(s)
+	var drops store.Features
+	if d, ok := s.(store.Dropper); ok {
+		drops = d.Drops()
+	}
+	var want store.Features
+	for f, iface := range capabilityTypes {
+		if reflect.TypeOf(s).Implements(iface) && drops&f == 0 {
+			want |= f
+		}
+	}
+	if got != want {
+		t.Errorf("FeaturesOf(%T) = %s, want %s (implemented, less drops %s); a type that embeds a store of package store must implement store.Dropper", s, got, want, drops)
+	}
+	if len(capabilityTypes) != strings.Count(store.AllFeatures.String(), ",")+1 {
+		t.Errorf("the suite covers %d capabilities; the package has %s", len(capabilityTypes), store.AllFeatures)
+	}
+	t.Logf("%s: %s", s.Location(), got)
+}
+
+// describedKeys are written by the listing tests: nested, with an
+// internal-looking folder below the top.
+var describedKeys = map[string]int{"x/1": 1, "x/22": 22, "x/y/333": 333, "b": 4, "sub/.mediactl/k": 5, "é/ü": 6}
+
+func putDescribed(t *testing.T, s store.Store) {
+	t.Helper()
+	for k, n := range describedKeys {
+		put(t, s, k, strings.Repeat("x", n), store.PutOptions{})
+	}
+	if in, ok := store.AsInternal(s); ok {
+		if err := in.PutInternal(ctx, "journal/1.json", strings.NewReader("{}"), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func collect(t *testing.T, list func(prefix string, fn func(store.Entry) error) error, prefix string) []store.Entry {
+	t.Helper()
+	var es []store.Entry
+	if err := list(prefix, func(e store.Entry) error { es = append(es, e); return nil }); err != nil {
+		t.Fatalf("listing %q: %v", prefix, err)
+	}
+	slices.SortFunc(es, func(a, b store.Entry) int { return strings.Compare(a.Key, b.Key) })
+	return es
+}
+
+// sameDescription compares what a listing describes.
+func sameDescription(a, b store.Entry) bool {
+	return a.Key == b.Key && a.Size == b.Size && a.ModTime.Equal(b.ModTime) && a.Mode == b.Mode && a.Link == b.Link
+}
+
+// testListUnordered: the unordered listing reports what List reports, each
+// entry once and described alike, whatever its order.
+func testListUnordered(t *testing.T, s store.Store) {
+	ul, ok := store.AsUnorderedLister(s)
+	if !ok {
+		t.Skip("no unordered listing")
+	}
+	putDescribed(t, s)
+	if l, ok := s.(store.Local); ok {
+		if err := os.Symlink("x/1", filepath.Join(l.Dir(), "link")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unordered := func(prefix string, fn func(store.Entry) error) error { return ul.ListUnordered(ctx, prefix, fn) }
+	for _, prefix := range []string{"", "x", "x/", "x/y/", "sub/", "é", ".mediactl", ".mediactl/", "zz"} {
+		want := list(t, s, prefix)
+		got := collect(t, unordered, prefix)
+		if !slices.EqualFunc(got, want, sameDescription) {
+			t.Errorf("ListUnordered(%q) =\n %+v\nList =\n %+v", prefix, got, want)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := ul.ListUnordered(ctx, "", func(store.Entry) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("ListUnordered with a failing callback = %v after %d entries, want the callback's error after 1", err, n)
+	}
+}
+
+// testListKeys: ListKeys reports the keys List reports; OpenEntry opens like
+// Open and describes what it opened as Stat does.
+func testListKeys(t *testing.T, s store.Store) {
+	kl, ok := store.AsKeyLister(s)
+	if !ok {
+		t.Skip("no ListKeys/OpenEntry")
+	}
+	putDescribed(t, s)
+	l, local := s.(store.Local)
+	if local {
+		if err := os.Symlink("x/1", filepath.Join(l.Dir(), "link")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := func(prefix string, fn func(store.Entry) error) error { return kl.ListKeys(ctx, prefix, fn) }
+	for _, prefix := range []string{"", "x/", "sub/", ".mediactl/"} {
+		want := list(t, s, prefix)
+		got := collect(t, keys, prefix)
+		if !slices.EqualFunc(got, want, func(g, w store.Entry) bool {
+			if g.Key != w.Key {
+				return false
+			}
+			if w.Regular() {
+				// A regular blob may be left undescribed.
+				return g.Regular() && (g.Size == -1 || g.Size == w.Size)
+			}
+			return sameDescription(g, w)
+		}) {
+			t.Errorf("ListKeys(%q) =\n %+v\nList =\n %+v", prefix, got, want)
+		}
+	}
+	stop := errors.New("stop")
+	if err := kl.ListKeys(ctx, "", func(store.Entry) error { return stop }); err != stop {
+		t.Errorf("ListKeys with a failing callback = %v, want the callback's error", err)
+	}
+
+	for k, n := range describedKeys {
+		rc, e, err := kl.OpenEntry(ctx, k)
+		if err != nil {
+			t.Errorf("OpenEntry(%q): %v", k, err)
+			continue
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || string(b) != strings.Repeat("x", n) {
+			t.Errorf("OpenEntry(%q) read %q, %v", k, b, err)
+		}
+		st, err := s.Stat(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameDescription(e, st) || e.Size != int64(n) {
+			t.Errorf("OpenEntry(%q) describes %+v; Stat %+v", k, e, st)
+		}
+	}
+	if _, _, err := kl.OpenEntry(ctx, "missing"); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("OpenEntry(missing) = %v, want ErrNotExist", err)
+	}
+	if _, _, err := kl.OpenEntry(ctx, "x"); err == nil {
+		t.Error("OpenEntry of a folder: no error")
+	}
+	for _, bad := range []string{"../x", store.InternalDir + "/journal/1.json", "a//b"} {
+		if _, _, err := kl.OpenEntry(ctx, bad); !errors.Is(err, store.ErrInvalidKey) {
+			t.Errorf("OpenEntry(%q) = %v, want ErrInvalidKey", bad, err)
+		}
+	}
+	if local {
+		if _, _, err := kl.OpenEntry(ctx, "link"); !errors.Is(err, store.ErrNotRegular) {
+			t.Errorf("OpenEntry of a symlink = %v, want ErrNotRegular", err)
+		}
+	}
+}
+
+// testMoveManyToInternal: the batch move moves what is still as described,
+// into the internal folder, and leaves in place what changed, what is
+// missing and what would replace something.
+func testMoveManyToInternal(t *testing.T, s store.Store) {
+	bm, ok := store.AsBatchMover(s)
+	if !ok {
+		t.Skip("no batch move")
+	}
+	in, ok := store.AsInternal(s)
+	if !ok {
+		t.Fatal("a batch move into the internal folder without an internal folder")
+	}
+	for _, k := range []string{"a", "sub/b", "changed", "taken"} {
+		put(t, s, k, "content of "+k, store.PutOptions{})
+	}
+	if err := in.PutInternal(ctx, "trash/r/taken", strings.NewReader("already there"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	describe := func(key, name string) store.InternalMove {
+		e, err := s.Stat(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.InternalMove{Key: key, Name: name, Size: e.Size, ModTime: e.ModTime}
+	}
+	changed := describe("changed", "trash/r/changed")
+	changed.Size++
+	moves := []store.InternalMove{
+		describe("a", "trash/r/a"),
+		describe("sub/b", "trash/r/sub/b"),
+		changed,
+		{Key: "missing", Name: "trash/r/missing"},
+		describe("taken", "trash/r/taken"),
+		{Key: "../escape", Name: "trash/r/escape"},
+		{Key: "a2", Name: "../../escape"},
+	}
+	errs := bm.MoveManyToInternal(ctx, moves)
+	if len(errs) != len(moves) {
+		t.Fatalf("MoveManyToInternal returned %d errors for %d moves", len(errs), len(moves))
+	}
+	for i, want := range []error{nil, nil, store.ErrChanged, store.ErrNotExist, store.ErrExist, store.ErrInvalidKey, store.ErrInvalidKey} {
+		if want == nil && errs[i] != nil || want != nil && !errors.Is(errs[i], want) {
+			t.Errorf("move %s to %s: %v, want %v", moves[i].Key, moves[i].Name, errs[i], want)
+		}
+	}
+	wantKeys(t, s, "", "changed", "taken")
+	for name, want := range map[string]string{"trash/r/a": "content of a", "trash/r/sub/b": "content of sub/b", "trash/r/taken": "already there"} {
+		rc, err := in.OpenInternal(ctx, name)
+		if err != nil {
+			t.Errorf("OpenInternal(%s): %v", name, err)
+			continue
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if string(b) != want {
+			t.Errorf("%s holds %q, want %q", name, b, want)
+		}
+	}
+	// A caller that plans nothing (zero ModTime) moves whatever is there.
+	if errs := bm.MoveManyToInternal(ctx, []store.InternalMove{{Key: "changed", Name: "trash/r2/changed"}}); errs[0] != nil {
+		t.Errorf("move without a description: %v", errs[0])
+	}
+	if errs := bm.MoveManyToInternal(ctx, nil); len(errs) != 0 {
+		t.Errorf("empty batch: %v", errs)
+	}
+
+	// A destination folder that is a link fails its move and ends the batch;
+	// nothing lands where the link points.
+	l, local := s.(store.Local)
+	if !local {
+		return
+	}
+	outside := t.TempDir()
+	if err := in.PutInternal(ctx, "trash/placeholder", strings.NewReader(""), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(l.Dir(), store.InternalDir, "trash", "r3")); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "c", "c", store.PutOptions{})
+	errs = bm.MoveManyToInternal(ctx, []store.InternalMove{{Key: "taken", Name: "trash/r3/taken"}, {Key: "c", Name: "trash/r4/c"}})
+	if !errors.Is(errs[0], store.ErrUnsafePath) || !errors.Is(errs[1], store.ErrNotAttempted) {
+		t.Errorf("moves through a linked folder: %v; %v; want ErrUnsafePath, then ErrNotAttempted", errs[0], errs[1])
+	}
+	wantKeys(t, s, "", "c", "taken")
+	if des, err := os.ReadDir(outside); err != nil || len(des) != 0 {
+		t.Errorf("the folder the link points to holds %v (%v)", des, err)
+	}
+}
+
+// testMoveTo: a blob renamed into another local store is in one store or the
+// other, never replaces anything and is never a link.
+func testMoveTo(t *testing.T, s store.Store) {
+	lm, ok := store.AsLocalMover(s)
+	if !ok {
+		t.Skip("no MoveTo")
+	}
+	// The destination on the source's file system where we can: beside it.
+	parent := t.TempDir()
+	if l, ok := s.(store.Local); ok {
+		parent = filepath.Dir(l.Dir())
+	}
+	dstDir, err := os.MkdirTemp(parent, "moveto-dst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dstDir) })
+	dst, err := store.OpenLocal(dstDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+
+	put(t, s, "u/a.png", "a", store.PutOptions{})
+	err = lm.MoveTo(ctx, "u/a.png", dst, "q/run/u/a.png")
+	if errors.Is(err, store.ErrCrossDevice) {
+		t.Skipf("the destination is on another file system: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNotExist(t, s, "u/a.png")
+	if got := read(t, dst, "q/run/u/a.png"); got != "a" {
+		t.Errorf("moved content %q", got)
+	}
+	put(t, s, "b", "b", store.PutOptions{})
+	put(t, dst, "taken", "taken", store.PutOptions{})
+	if err := lm.MoveTo(ctx, "b", dst, "taken"); !errors.Is(err, store.ErrExist) {
+		t.Errorf("MoveTo onto an existing key = %v, want ErrExist", err)
+	}
+	if got := read(t, dst, "taken"); got != "taken" {
+		t.Errorf("destination replaced: %q", got)
+	}
+	if err := lm.MoveTo(ctx, "missing", dst, "m"); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("MoveTo of a missing key = %v, want ErrNotExist", err)
+	}
+	for _, c := range [][2]string{{"../b", "x"}, {"b", "../x"}, {"b", store.InternalDir + "/x"}} {
+		if err := lm.MoveTo(ctx, c[0], dst, c[1]); !errors.Is(err, store.ErrInvalidKey) {
+			t.Errorf("MoveTo(%q, %q) = %v, want ErrInvalidKey", c[0], c[1], err)
+		}
+	}
+	if l, ok := s.(store.Local); ok {
+		if err := os.Symlink("b", filepath.Join(l.Dir(), "link")); err != nil {
+			t.Fatal(err)
+		}
+		if err := lm.MoveTo(ctx, "link", dst, "link"); !errors.Is(err, store.ErrNotRegular) {
+			t.Errorf("MoveTo of a symlink = %v, want ErrNotRegular", err)
+		}
+		outside := t.TempDir()
+		if err := os.Symlink(outside, filepath.Join(dstDir, "linked")); err != nil {
+			t.Fatal(err)
+		}
+		if err := lm.MoveTo(ctx, "b", dst, "linked/b"); !errors.Is(err, store.ErrUnsafePath) {
+			t.Errorf("MoveTo through a linked destination folder = %v, want ErrUnsafePath", err)
+		}
+		if des, _ := os.ReadDir(outside); len(des) != 0 {
+			t.Errorf("the folder the link points to holds %v", des)
+		}
+	}
+	if _, ok := s.(store.Local); ok {
+		wantKeys(t, s, "", "b", "link")
+		wantKeys(t, dst, "", "linked", "q/run/u/a.png", "taken")
+	} else {
+		wantKeys(t, s, "", "b")
+		wantKeys(t, dst, "", "q/run/u/a.png", "taken")
+	}
+}
+
+// testReportsMD5: where ReportsMD5 says Stat reports an MD5, Stat reports the
+// MD5 of the content.
+func testReportsMD5(t *testing.T, s store.Store) {
+	mr, ok := store.AsMD5Reporter(s)
+	if !ok {
+		t.Skip("does not say when it reports an MD5")
+	}
+	reported := 0
+	for _, n := range []int{0, 1, 5000, 1<<20 + 3} {
+		data := make([]byte, n)
+		rand.Read(data)
+		key := fmt.Sprintf("md5/%d", n)
+		if err := s.Put(ctx, key, bytes.NewReader(data), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e, err := s.Stat(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mr.ReportsMD5(int64(n)) {
+			continue
+		}
+		reported++
+		if sum := md5.Sum(data); !bytes.Equal(e.MD5, sum[:]) {
+			t.Errorf("%d bytes: ReportsMD5 is true, Stat's MD5 is %x, want %x", n, e.MD5, sum)
+		}
+	}
+	if reported == 0 {
+		t.Error("ReportsMD5 is false for every size up to 1 MiB: the capability says nothing")
+	}
+}
