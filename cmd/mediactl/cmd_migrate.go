@@ -125,7 +125,7 @@ func runMigrate(c *cli.Context) error {
 	to := c.String("to")
 	dst, err := store.Open(c.Context, to)
 	if err != nil {
-		return fmt.Errorf("--to %s: %w", redact(to), err)
+		return fmt.Errorf("--to %s: %w", store.Redact(to), err)
 	}
 	defer dst.Close()
 	if _, ok := dst.(store.Bucket); !ok {
@@ -256,7 +256,7 @@ func openRewriters(c *cli.Context, specs []string) ([]sessions.Rewriter, error) 
 		rw, err := sessions.OpenRewriter(c.Context, spec, sessions.Options{Query: c.String("sessions-query")})
 		if err != nil {
 			closeRewriters(rws)
-			return nil, fmt.Errorf("--sessions %s: %w", redact(spec), err)
+			return nil, fmt.Errorf("--sessions %s: %w", store.Redact(spec), err)
 		}
 		rws = append(rws, rw)
 	}

@@ -43,6 +43,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/store"
 )
 
 // envelope opens every JSON document and every NDJSON summary record.
@@ -134,16 +135,20 @@ func settingsOf(c *cli.Context, args []string) []setting {
 
 // flagValue is a set flag's value as text; credentials in URLs are redacted.
 func flagValue(c *cli.Context, name string) string {
+	var vs []string
 	switch v := c.Value(name).(type) {
 	case cli.StringSlice:
-		return redact(strings.Join(v.Value(), ","))
+		vs = append([]string(nil), v.Value()...)
 	case *cli.StringSlice:
-		return redact(strings.Join(v.Value(), ","))
+		vs = append([]string(nil), v.Value()...)
 	case nil:
-		return ""
 	default:
-		return redact(fmt.Sprint(v))
+		vs = []string{fmt.Sprint(v)}
 	}
+	for i, s := range vs {
+		vs[i] = store.Redact(s)
+	}
+	return strings.Join(vs, ",")
 }
 
 // onCommandLine reports whether one of a flag's names is in args.

@@ -146,7 +146,7 @@ func openTargets(c *cli.Context, g *global) (*targets, error) {
 	for _, spec := range sessionSpecs {
 		s, err := sessions.Open(c.Context, spec, opts)
 		if err != nil {
-			return nil, fmt.Errorf("--sessions %s: %w", redact(spec), err)
+			return nil, fmt.Errorf("--sessions %s: %w", store.Redact(spec), err)
 		}
 		t.sources = append(t.sources, s)
 	}
@@ -236,18 +236,4 @@ func absOr(p string) string {
 		return a
 	}
 	return p
-}
-
-// redact removes a password from a URL-like spec for messages.
-func redact(spec string) string {
-	at := strings.Index(spec, "@")
-	scheme := strings.Index(spec, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return spec
-	}
-	userinfo := spec[scheme+3 : at]
-	if i := strings.Index(userinfo, ":"); i >= 0 {
-		return spec[:scheme+3] + userinfo[:i] + ":xxxxx" + spec[at:]
-	}
-	return spec
 }

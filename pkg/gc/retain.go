@@ -101,9 +101,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 	// size and time.
 	r.b = &blobs{idx: ref.NewIndex()}
 	list := st.List
-	if ul, ok := st.(interface {
-		ListUnordered(context.Context, string, func(store.Entry) error) error
-	}); ok {
+	if ul, ok := store.AsUnorderedLister(st); ok {
 		list = ul.ListUnordered // order does not matter to the marking; memory does
 	}
 	var companions []companionPair

@@ -569,7 +569,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 		}
 		defer rc.Close()
 		src = &hashingReader{ctx: ctx, r: ctxReader{ctx, rc}, sha: sha256.New(), want: want, lim: m.limiter, progress: m.opts.Progress, read: &m.bytesRead}
-		if md, ok := m.to.(interface{ ReportsMD5(int64) bool }); !ok || md.ReportsMD5(e.Size) {
+		if md, ok := store.AsMD5Reporter(m.to); !ok || md.ReportsMD5(e.Size) {
 			// Only where the destination will report an MD5 to compare with:
 			// a second hash over every byte takes CPU from the uploads.
 			src.md5 = md5.New()

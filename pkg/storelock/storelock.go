@@ -199,7 +199,7 @@ func stale(h Holder, host string) bool {
 // free or stale. A dry run calls it so that it refuses where the real run
 // would.
 func Check(ctx context.Context, st store.Store) error {
-	in, ok := st.(store.Internal)
+	in, ok := store.AsInternal(st)
 	if !ok {
 		return fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
 	}

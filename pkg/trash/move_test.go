@@ -101,3 +101,22 @@ func TestMoveInterruptedMidBatch(t *testing.T) {
 		t.Fatalf("%d in the store, %d in the trash, %d trashed", len(inStore)-1, len(inTrash)-1, res.Trashed)
 	}
 }
+
+// TestWithDirDeclaresItsFeatures: the trash-directory wrapper offers the
+// internal folder, routed, and not the store's batch move, which would move
+// into the store's own internal folder instead of the trash directory.
+func TestWithDirDeclaresItsFeatures(t *testing.T) {
+	st, err := store.OpenLocal(t.TempDir())
+	must(t, err)
+	defer st.Close()
+	td, err := store.OpenLocal(t.TempDir())
+	must(t, err)
+	defer td.Close()
+	w := trash.WithDir(st, td)
+	if got := store.FeaturesOf(w); got != store.FeatureInternal {
+		t.Fatalf("FeaturesOf(WithDir) = %v, want Internal only", got)
+	}
+	if _, ok := store.AsBatchMover(w); ok {
+		t.Fatal("the wrapper offers a batch move into the store's own trash")
+	}
+}

@@ -40,7 +40,7 @@ func (e *NoRunError) Error() string {
 // Runs lists the runs in the store's trash, oldest first. Reading needs no
 // lock.
 func Runs(ctx context.Context, st store.Store) ([]Run, error) {
-	in, ok := st.(store.Internal)
+	in, ok := store.AsInternal(st)
 	if !ok {
 		return []Run{}, nil
 	}
@@ -92,7 +92,7 @@ func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult
 		return nil, err
 	}
 	st := l.Store()
-	in, ok := st.(store.Internal)
+	in, ok := store.AsInternal(st)
 	if !ok {
 		return nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
 	}
@@ -169,7 +169,7 @@ func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResu
 	}
 	st := l.Store()
 	res := &PurgeResult{Runs: []string{}}
-	in, ok := st.(store.Internal)
+	in, ok := store.AsInternal(st)
 	if !ok {
 		return res, nil
 	}

@@ -128,12 +128,6 @@ type manifestLine struct {
 	ModTime time.Time `json:"mod_time"`
 }
 
-// batchMover is a local store's bulk move into its internal folder: one
-// checked rename per blob and one fsync per directory per batch.
-type batchMover interface {
-	MoveManyToInternal(ctx context.Context, moves []store.InternalMove) []error
-}
-
 // Move removes items from the locked store: into a new trash run, or, with
 // NoTrash, for good. It stops when ctx is cancelled, finishing the move in
 // flight; the blobs not attempted stay in the store and are counted in
@@ -144,7 +138,7 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 		return nil, err
 	}
 	st := l.Store()
-	in, ok := st.(store.Internal)
+	in, ok := store.AsInternal(st)
 	if !ok && !opts.NoTrash {
 		return nil, fmt.Errorf("trash: %s cannot keep a trash; delete without one", st.Location())
 	}
@@ -159,7 +153,7 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	m := &mover{st: st, in: in, opts: opts, res: res}
 	m.enc = json.NewEncoder(&m.manifest)
 	var err error
-	if bm, ok := st.(batchMover); ok && !opts.NoTrash {
+	if bm, ok := store.AsBatchMover(st); ok && !opts.NoTrash {
 		err = m.sweepBatches(ctx, bm, items)
 	} else {
 		err = m.sweep(ctx, items)
@@ -274,7 +268,7 @@ func (m *mover) sweep(ctx context.Context, items Items) error {
 
 // sweepBatches moves the items into the trash in batches. The store checks
 // each blob against its description right before its rename.
-func (m *mover) sweepBatches(ctx context.Context, bm batchMover, items Items) error {
+func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Items) error {
 	// Large batches: each ends with an fsync of the directories it touched,
 	// which on a directory of a million entries costs tens of milliseconds.
 	// Keys are rendered one batch at a time.
