@@ -186,7 +186,7 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 		return o, usageErr("give --jobs 1 or more", "bad --jobs %d", o.Jobs)
 	}
 	if s := c.String("older-than"); s != "" {
-		if o.Select.OlderThan, err = parseAge(s); err != nil || o.Select.OlderThan <= 0 {
+		if o.Select.OlderThan, err = gc.ParseAge(s); err != nil || o.Select.OlderThan <= 0 {
 			return o, usageErr("write a duration such as 30d, 2w or 36h", "bad --older-than %q", s)
 		}
 	}
@@ -216,14 +216,14 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 			return o, usageErr("include {url}, {key}, {name} or {sha256}", "--rewrite-template %q would give every blob the same reference", s)
 		}
 	}
-	if o.MinIdle, err = parseAge(c.String("rewrite-min-idle")); err != nil || o.MinIdle < 0 {
+	if o.MinIdle, err = gc.ParseAge(c.String("rewrite-min-idle")); err != nil || o.MinIdle < 0 {
 		return o, usageErr("write a duration such as 1m, 30s or 0", "bad --rewrite-min-idle %q", c.String("rewrite-min-idle"))
 	}
 	if c.IsSet("min-age") {
 		if !o.DeleteSource {
 			return o, usageErr("add --delete-source, or drop --min-age", "--min-age only makes sense with --delete-source")
 		}
-		if o.MinAge, err = parseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
+		if o.MinAge, err = gc.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
 			return o, usageErr("write a duration such as 24h, 36h, 2d or 0", "bad --min-age %q", c.String("min-age"))
 		}
 	}
