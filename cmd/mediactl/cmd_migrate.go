@@ -185,6 +185,9 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 	case o.Jobs <= 0:
 		return o, usageErr("give --jobs 1 or more", "bad --jobs %d", o.Jobs)
 	}
+	if err := o.Select.Check(); err != nil {
+		return o, migrateError(err)
+	}
 	if s := c.String("older-than"); s != "" {
 		if o.Select.OlderThan, err = gc.ParseAge(s); err != nil || o.Select.OlderThan <= 0 {
 			return o, usageErr("write a duration such as 30d, 2w or 36h", "bad --older-than %q", s)
@@ -239,7 +242,10 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 // migrateError words Run's errors for the command line.
 func migrateError(err error) error {
 	var jm *migrate.JournalMismatchError
+	var pe *migrate.PatternError
 	switch {
+	case errors.As(err, &pe):
+		return usageErr("write a glob such as '*.png' or 'u/*/uploads/*'", "bad --include %q: %v", pe.Pattern, pe.Err)
 	case errors.As(err, &jm):
 		return usageErr("give each migration its own --journal", "%v", err)
 	case errors.Is(err, migrate.ErrNoJournalPlace):
