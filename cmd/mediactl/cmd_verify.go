@@ -125,6 +125,9 @@ func runVerify(c *cli.Context) error {
 			qr, why, err := quarantineCorrupt(c, st, quarantine, rep)
 			if qr != nil {
 				quarantined = append(quarantined, qr)
+				if qr.Failed() > 0 {
+					o.Worsen(outcome.Incomplete) // the destination failed, not the blobs
+				}
 			}
 			if why != "" {
 				refused = append(refused, why)
