@@ -310,7 +310,7 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var migrated migrateV1
-	runJSON(t, exitOK, &migrated, "migrate", "--root", root, "--layout", "forge", "--to", "file://"+bucket, "--rewrite", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0", "-o", "json")
+	runJSON(t, exitOK, &migrated, "migrate", "--root", root, "--layout", "forge", "--to", "file://"+bucket, "--rewrite", "--runtime-reads-urls", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0", "-o", "json")
 	var rolled rollbackV1
 	runJSON(t, exitOK, &rolled, "migrate", "rollback", "--root", root, "--layout", "forge", "--journal", migrated.Journal, "-o", "json")
 	checkEnvelope(t, rolled.envelopeV1, "mediactl.migrate-rollback/v1", exitOK)
