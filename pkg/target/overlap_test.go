@@ -40,11 +40,11 @@ func TestCheckOverlapSkipsURLs(t *testing.T) {
 		"gs://sessions" + dir,
 		"mem://sessions",
 	}
-	if err := checkOverlap([]store.Store{st}, specs); err != nil {
+	if err := checkOverlap(context.Background(), []store.Store{st}, specs); err != nil {
 		t.Fatalf("URL sources overlap: %v", err)
 	}
 	// The same folder as a path is refused: the check does look.
-	if err := checkOverlap([]store.Store{st}, []string{dir}); err == nil {
+	if err := checkOverlap(context.Background(), []store.Store{st}, []string{dir}); err == nil {
 		t.Fatal("the store's own folder as a session source was not refused")
 	}
 }

@@ -5,7 +5,8 @@
 //
 // [Open] refuses, before any session is read, a local store and a local
 // session source that are the same folder or lie inside one another (paths
-// compared with symlinks resolved; a sqlite:PATH source by its database file):
+// compared with symlinks resolved; a sqlite:PATH source by its database file,
+// a file:// URL by its folder):
 // a store that holds the sessions would list session files as blobs, and a
 // store inside a sessions folder would be read as sessions.
 //
@@ -96,7 +97,7 @@ func Open(ctx context.Context, spec Spec) (*Targets, error) {
 		}
 		t.Stores = append(t.Stores, st)
 	}
-	if err := checkOverlap(t.Stores, t.SessionSpecs); err != nil {
+	if err := checkOverlap(ctx, t.Stores, t.SessionSpecs); err != nil {
 		return nil, err
 	}
 	opts := sessions.Options{Query: spec.Query, Exclude: spec.Exclude}
@@ -270,38 +271,63 @@ func (e *SourceError) Error() string { return fmt.Sprintf("session source %s: %v
 func (e *SourceError) Unwrap() error { return e.Err }
 
 // checkOverlap returns an OverlapError for the first local store and local
-// session source that are the same folder or lie inside one another. Paths
+// session source that are the same folder or lie inside one another. A
+// file:// URL, as a store or as a source, is the local folder it names. Paths
 // are compared with symlinks resolved, so another spelling of the same folder
 // is caught too.
-func checkOverlap(stores []store.Store, sessionSpecs []string) error {
+func checkOverlap(ctx context.Context, stores []store.Store, sessionSpecs []string) error {
 	for _, st := range stores {
-		ls, ok := st.(store.Local)
+		dir, name, ok := localStoreDir(st)
 		if !ok {
 			continue
 		}
-		dir := realOr(ls.Dir())
+		dir = realOr(dir)
 		for _, spec := range sessionSpecs {
-			p, ok := localSessionPath(spec)
+			p, ok := localSessionPath(ctx, spec)
 			if !ok {
 				continue
 			}
 			p = realOr(p)
 			switch {
 			case within(p, dir):
-				return &OverlapError{Store: ls.Dir(), Source: store.Redact(spec), Relation: Inside}
+				return &OverlapError{Store: name, Source: store.Redact(spec), Relation: Inside}
 			case within(dir, p):
-				return &OverlapError{Store: ls.Dir(), Source: store.Redact(spec), Relation: Contains}
+				return &OverlapError{Store: name, Source: store.Redact(spec), Relation: Contains}
 			}
 		}
 	}
 	return nil
 }
 
+// localStoreDir is the folder a store keeps its blobs in, and the name the
+// operator knows it by: a local store's directory, or a file:// bucket's
+// directory (below its prefix) and its URL. Other buckets have none.
+func localStoreDir(st store.Store) (dir, name string, ok bool) {
+	if ls, ok := st.(store.Local); ok {
+		return ls.Dir(), ls.Dir(), true
+	}
+	if b, ok := st.(store.Bucket); ok && b.Scheme() == "file" {
+		return filepath.Join(b.Name(), filepath.FromSlash(b.Prefix())), st.Location(), true
+	}
+	return "", "", false
+}
+
 // localSessionPath is the local path a session spec reads: a folder or file,
-// or the database file of sqlite:PATH. URLs have none.
-func localSessionPath(spec string) (string, bool) {
+// the database file of sqlite:PATH, or the folder of a file:// bucket URL.
+// Other URLs have none; so has a file:// URL that does not open, which
+// opening the source reports next.
+func localSessionPath(ctx context.Context, spec string) (string, bool) {
 	if p, ok := strings.CutPrefix(spec, "sqlite:"); ok {
 		return absOr(p), true
+	}
+	if strings.HasPrefix(strings.ToLower(spec), "file://") {
+		b, err := store.OpenBucket(ctx, spec)
+		if err != nil {
+			return "", false
+		}
+		defer b.Close()
+		dir, _, ok := localStoreDir(b)
+		return dir, ok
 	}
 	if strings.Contains(spec, "://") {
 		return "", false

@@ -334,6 +334,10 @@ func TestOpenRefusesOverlap(t *testing.T) {
 		{"a sqlite file inside the store", agent, "sqlite:" + filepath.Join(agent, "runs.db"), target.Inside},
 		{"a sqlite file not there yet, through a symlink", agent, "sqlite:" + filepath.Join(alias, "new", "runs.db"), target.Inside},
 		{"a relative session folder", base, "sessions-rel", target.Inside},
+		{"a file:// session bucket inside the store", agent, "file://" + sessionsDir, target.Inside},
+		{"a file:// session bucket through a symlink", agent, "file://" + filepath.Join(alias, "sessions"), target.Inside},
+		{"a file:// session bucket prefix inside the store", agent, "file://" + agent + "?prefix=sessions/", target.Inside},
+		{"a file:// session bucket around the store", blobsInSessions, "file://" + agent, target.Contains},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.source == "sessions-rel" {
@@ -354,10 +358,37 @@ func TestOpenRefusesOverlap(t *testing.T) {
 		})
 	}
 
-	// Side by side is fine, and both are opened.
-	tg := open(t, target.Spec{Stores: []string{media}, Sessions: []string{sessionsDir}})
-	if len(tg.Stores) != 1 || len(tg.Sources) != 1 {
-		t.Fatalf("%d stores, %d sources", len(tg.Stores), len(tg.Sources))
+	// A file:// store is the folder it names, below its prefix.
+	for _, c := range []struct {
+		name, store, source, relation string
+	}{
+		{"a file:// store around the sessions", "file://" + agent, sessionsDir, target.Inside},
+		{"a file:// store prefix around the sessions", "file://" + agent + "?prefix=sessions/", sessionsDir, target.Inside},
+		{"a file:// store inside the sessions", "file://" + blobsInSessions, sessionsDir, target.Contains},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := target.Open(context.Background(), target.Spec{Stores: []string{c.store}, Sessions: []string{c.source}})
+			var oe *target.OverlapError
+			if !errors.As(err, &oe) {
+				t.Fatalf("err %v, want OverlapError", err)
+			}
+			if oe.Relation != c.relation || oe.Source != c.source || !strings.HasPrefix(oe.Store, "file://") {
+				t.Errorf("got %+v, want a file:// store, source %s, relation %s", oe, c.source, c.relation)
+			}
+		})
+	}
+
+	// Side by side is fine, and both are opened: as paths, as file:// URLs,
+	// and as prefixes of one folder.
+	for _, c := range []struct{ store, source string }{
+		{media, sessionsDir},
+		{"file://" + media, "file://" + sessionsDir},
+		{"file://" + agent + "?prefix=media/", "file://" + agent + "?prefix=sessions/"},
+	} {
+		tg := open(t, target.Spec{Stores: []string{c.store}, Sessions: []string{c.source}})
+		if len(tg.Stores) != 1 || len(tg.Sources) != 1 {
+			t.Fatalf("%s and %s: %d stores, %d sources", c.store, c.source, len(tg.Stores), len(tg.Sources))
+		}
 	}
 }
 
