@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mediactl/mediactl/pkg/layout"
@@ -114,7 +115,7 @@ func Open(ctx context.Context, spec Spec) (*Targets, error) {
 
 // resolve decides the layout and the store and source specs, opening nothing.
 func resolve(spec Spec) (*Targets, error) {
-	t := &Targets{StoreSpecs: spec.Stores, SessionSpecs: spec.Sessions}
+	t := &Targets{StoreSpecs: slices.Clone(spec.Stores), SessionSpecs: slices.Clone(spec.Sessions)}
 	name, root := spec.Layout, spec.Root
 	if name == "" && len(spec.Stores) == 0 && len(spec.Sessions) == 0 {
 		if root == "" {
