@@ -138,7 +138,7 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 		return o, usageErr("use --policy refcount or --policy age", "unknown policy %q", p)
 	}
 	var err error
-	if o.MinAge, err = parseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
+	if o.MinAge, err = gc.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
 		return o, usageErr("write a duration such as 24h, 36h, 2d or 1w, or 0 for no minimum age", "bad --min-age %q", c.String("min-age"))
 	}
 	if o.MinAge == 0 {
@@ -147,7 +147,7 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 		o.MinAge = gc.NoMinAge
 	}
 	if s := c.String("max-age"); s != "" {
-		if o.MaxAge, err = parseAge(s); err != nil || o.MaxAge <= 0 {
+		if o.MaxAge, err = gc.ParseAge(s); err != nil || o.MaxAge <= 0 {
 			return o, usageErr("write a duration such as 30d, 2w or 36h", "bad --max-age %q", s)
 		}
 	}

@@ -59,7 +59,8 @@ agent (and pass --rewrite-min-idle 0), or run again later.
 			&cli.BoolFlag{Name: "verify-download", Usage: "read every copy back and hash it (slower; the default proof reads attributes only)", EnvVars: envVar("verify-download")},
 			&cli.BoolFlag{Name: "rewrite", Usage: "rewrite every session reference to a proven copy into the copy's URL", EnvVars: envVar("rewrite")},
 			&cli.StringFlag{Name: "rewrite-min-idle", Value: "1m", Usage: "leave session files modified more recently than this alone (the agent may be writing them); a later run rewrites them", EnvVars: envVar("rewrite-min-idle")},
-			&cli.StringFlag{Name: "rewrite-template", Usage: "the text a rewritten reference becomes: {url} (default), {scheme}, {bucket}, {prefix}, {key}, {name}, {sha256}", EnvVars: envVar("rewrite-template")},
+			&cli.StringFlag{Name: "rewrite-template", Usage: "the text a rewritten reference becomes: {url} (default), {scheme}, {bucket}, {prefix}, {key}, {name}, {sha256}; with --layout forge also {files_dir}", EnvVars: envVar("rewrite-template")},
+			&cli.BoolFlag{Name: "runtime-reads-urls", Usage: "with --layout and --rewrite: the runtime reads bucket URLs back (forge and coffer as released read only local files, so a rewrite must render a local path they read)", EnvVars: envVar("runtime-reads-urls")},
 			&cli.BoolFlag{Name: "delete-source", Usage: "move sources whose copy is proven and that no session points at into the gc trash"},
 			&cli.StringFlag{Name: "min-age", Usage: "with --delete-source: never remove a source modified more recently than this, as gc (default 24h; 0 to drop the fence once every agent is stopped)", EnvVars: envVar("min-age")},
 			trashDirFlag("with --delete-source: "),
@@ -110,6 +111,9 @@ func runMigrate(c *cli.Context) error {
 		return usageErr("add --sessions SOURCE (or --layout)", "--rewrite and --delete-source need the sessions, to know which references to rewrite and which blobs are still in use")
 	}
 	opts.Sessions, opts.Bases, opts.Resolver, opts.Companion = t.sources, t.bases, t.resolver(opts.From), t.companion(opts.From)
+	if err := rewriteTarget(c, g, t, &opts); err != nil {
+		return err
+	}
 	if opts.TrashDir != "" {
 		// Checked (and made) before anything is copied.
 		if _, err := trash.DirStore(opts.From, opts.TrashDir); err != nil {
@@ -185,8 +189,11 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 	case o.Jobs <= 0:
 		return o, usageErr("give --jobs 1 or more", "bad --jobs %d", o.Jobs)
 	}
+	if err := o.Select.Check(); err != nil {
+		return o, migrateError(err)
+	}
 	if s := c.String("older-than"); s != "" {
-		if o.Select.OlderThan, err = parseAge(s); err != nil || o.Select.OlderThan <= 0 {
+		if o.Select.OlderThan, err = gc.ParseAge(s); err != nil || o.Select.OlderThan <= 0 {
 			return o, usageErr("write a duration such as 30d, 2w or 36h", "bad --older-than %q", s)
 		}
 	}
@@ -204,26 +211,20 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 		}
 		o.PartSize = int(n)
 	}
-	if s := c.String("rewrite-template"); s != "" {
-		if !o.Rewrite {
-			return o, usageErr("add --rewrite", "--rewrite-template without --rewrite")
-		}
-		var te *migrate.TemplateError
-		if o.Template, err = migrate.ParseTemplate(s); errors.As(err, &te) {
-			if te.Unknown != "" {
-				return o, usageErr("use {url}, {scheme}, {bucket}, {prefix}, {key}, {name} or {sha256}", "unknown placeholder %s in --rewrite-template", te.Unknown)
-			}
-			return o, usageErr("include {url}, {key}, {name} or {sha256}", "--rewrite-template %q would give every blob the same reference", s)
-		}
+	if c.String("rewrite-template") != "" && !o.Rewrite {
+		return o, usageErr("add --rewrite", "--rewrite-template without --rewrite")
 	}
-	if o.MinIdle, err = parseAge(c.String("rewrite-min-idle")); err != nil || o.MinIdle < 0 {
+	if c.Bool("runtime-reads-urls") && !o.Rewrite {
+		return o, usageErr("add --rewrite, or drop --runtime-reads-urls", "--runtime-reads-urls only makes sense with --rewrite")
+	}
+	if o.MinIdle, err = gc.ParseAge(c.String("rewrite-min-idle")); err != nil || o.MinIdle < 0 {
 		return o, usageErr("write a duration such as 1m, 30s or 0", "bad --rewrite-min-idle %q", c.String("rewrite-min-idle"))
 	}
 	if c.IsSet("min-age") {
 		if !o.DeleteSource {
 			return o, usageErr("add --delete-source, or drop --min-age", "--min-age only makes sense with --delete-source")
 		}
-		if o.MinAge, err = parseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
+		if o.MinAge, err = gc.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
 			return o, usageErr("write a duration such as 24h, 36h, 2d or 0", "bad --min-age %q", c.String("min-age"))
 		}
 	}
@@ -236,10 +237,52 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 	return o, nil
 }
 
+// rewriteTarget reads --rewrite-template (with the layout's variables) and
+// states what the layout's runtime reads back on replay.
+func rewriteTarget(c *cli.Context, g *global, t *targets, o *migrate.RunOptions) error {
+	var vars map[string]string
+	if t.layout != nil {
+		vars = t.layout.Vars
+	}
+	s := c.String("rewrite-template")
+	var te *migrate.TemplateError
+	var err error
+	if o.Template, err = migrate.ParseTemplate(s, vars); errors.As(err, &te) {
+		if te.Unknown != "" {
+			return usageErr("use {url}, {scheme}, {bucket}, {prefix}, {key}, {name} or {sha256}"+varList(vars), "unknown placeholder %s in --rewrite-template", te.Unknown)
+		}
+		return usageErr("include {url}, {key}, {name} or {sha256}", "--rewrite-template %q would give every blob the same reference", s)
+	}
+	switch {
+	case t.layout == nil || c.Bool("runtime-reads-urls"):
+	case o.Rewrite:
+		o.Reads = t.layout.ReadsPath
+	default:
+		g.note("a copy only: the %s sessions keep pointing at the local files; --rewrite points them at the copies", t.layout.Name)
+	}
+	return nil
+}
+
+// varList is ", {v}, …" for the variables a template may use.
+func varList(vars map[string]string) string {
+	s := ""
+	for v := range vars {
+		s += ", {" + v + "}"
+	}
+	return s
+}
+
 // migrateError words Run's errors for the command line.
 func migrateError(err error) error {
 	var jm *migrate.JournalMismatchError
+	var pe *migrate.PatternError
+	var ur *migrate.UnreadableRewriteError
 	switch {
+	case errors.As(err, &ur):
+		return usageErr("mount the bucket on every pod inside the runtime's files and give --rewrite-template '{files_dir}/remote/{key}' (forge) or '/mnt/media/{key}' (coffer); or --runtime-reads-urls if this runtime reads bucket URLs; or drop --rewrite to keep a proven copy only",
+			"%v: the layout's runtime reads its media only as local files", err)
+	case errors.As(err, &pe):
+		return usageErr("write a glob such as '*.png' or 'u/*/uploads/*'", "bad --include %q: %v", pe.Pattern, pe.Err)
 	case errors.As(err, &jm):
 		return usageErr("give each migration its own --journal", "%v", err)
 	case errors.Is(err, migrate.ErrNoJournalPlace):

@@ -8,6 +8,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 
+	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
@@ -118,7 +119,7 @@ func runGCPurge(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	age, err := parseAge(c.String("older-than"))
+	age, err := gc.ParseAge(c.String("older-than"))
 	if err != nil || age < 0 {
 		return usageErr("write a duration such as 7d or 36h", "bad --older-than %q", c.String("older-than"))
 	}

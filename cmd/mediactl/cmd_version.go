@@ -1,12 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mediactl/mediactl/pkg/outcome"
 )
 
 // buildVersion is set at release time with -ldflags "-X main.buildVersion=v1.2.3".
@@ -32,13 +33,14 @@ func versionCommand() *cli.Command {
 				return err
 			}
 			v := struct {
+				envelope
 				Version string `json:"version"`
 				Go      string `json:"go"`
 				OS      string `json:"os"`
 				Arch    string `json:"arch"`
-			}{version(), runtime.Version(), runtime.GOOS, runtime.GOARCH}
+			}{g.envelope("mediactl.version/v1", outcome.OK), version(), runtime.Version(), runtime.GOOS, runtime.GOARCH}
 			if g.output != "text" {
-				return json.NewEncoder(g.stdout).Encode(v)
+				return g.document(v)
 			}
 			fmt.Fprintf(g.stdout, "mediactl %s (%s %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
 			return nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/usage"
@@ -94,6 +95,19 @@ func exitCodeOf(err error) int {
 		return exitInterrupted
 	}
 	return exitIncomplete
+}
+
+// libraryHint is the hint, with the flags to use, for an error a library
+// returned with its data only.
+func libraryHint(err error) string {
+	var qe *sessions.QueryError
+	if errors.As(err, &qe) {
+		if qe.Rewrite {
+			return "drop --sessions-query: rewriting works on the whole source"
+		}
+		return "drop --sessions-query, or give it with a sqlite:PATH or postgres:// source"
+	}
+	return ""
 }
 
 // lockedLine is what every command says about a store whose lock another run

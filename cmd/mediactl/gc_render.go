@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -88,7 +86,7 @@ func renderGC(c *cli.Context, g *global, rep *gc.Report, opts gc.RunOptions, too
 			Schema string     `json:"schema"`
 			Plans  []*gc.Plan `json:"plans"`
 		}{"mediactl.gc-plan/v1", plans}
-		if err := writeFileAtomicFunc(f, func(w io.Writer) error { return writeGCJSON(w, doc, true, plans) }); err != nil {
+		if err := writeFileAtomicFunc(f, func(w io.Writer) error { return gc.WriteJSON(w, doc, true, plans) }); err != nil {
 			return fmt.Errorf("--plan-out %s: %w", f, err)
 		}
 	}
@@ -100,7 +98,7 @@ func renderGC(c *cli.Context, g *global, rep *gc.Report, opts gc.RunOptions, too
 	doc := gcDocument{envelope: g.envelope(gcSchema, rep.Outcome), DryRun: rep.DryRun, Stores: view}
 	switch g.output {
 	case "json":
-		if err := writeGCJSON(g.stdout, doc, true, plans); err != nil {
+		if err := gc.WriteJSON(g.stdout, doc, true, plans); err != nil {
 			return err
 		}
 	case "ndjson":
@@ -187,9 +185,9 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 	what := string(p.Policy)
 	switch {
 	case p.Policy == gc.Refcount:
-		what += ", min age " + fmtAge(p.Fence.Sub(p.Cutoff))
+		what += ", min age " + gc.FormatAge(p.Fence.Sub(p.Cutoff))
 	case p.Policy == gc.Age:
-		what += ", max age " + fmtAge(p.Fence.Sub(p.Cutoff))
+		what += ", max age " + gc.FormatAge(p.Fence.Sub(p.Cutoff))
 		if o.KeepReferenced {
 			what += ", keeping referenced"
 		}
@@ -249,52 +247,4 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 	if !o.Delete && p.Candidates.Len() > 0 && !quiet {
 		fmt.Fprintln(w, "dry run: nothing removed; add --delete to move these blobs to the trash")
 	}
-}
-
-// writeGCJSON writes doc as writeJSON (indented) or writeJSONLine would, but
-// renders the candidates of its plans one at a time: a plan of a million
-// candidates would otherwise be held whole in memory, several times over,
-// by the encoder. It encodes doc with the plans' candidates left empty, then
-// writes each plan's list where its empty one stands. plans are the plans in
-// doc, in the order doc holds them. "candidates" is a key of plans only, and
-// no JSON string can hold `"candidates":` (an inner quote is escaped), so the
-// k-th such key is the k-th plan's.
-func writeGCJSON(w io.Writer, doc any, indent bool, plans []*gc.Plan) error {
-	encode := writeJSONLine
-	stub := []byte(`"candidates":[]`)
-	if indent {
-		encode, stub = writeJSON, []byte(`"candidates": []`)
-	}
-	saved := make([]gc.Candidates, len(plans))
-	for i, p := range plans {
-		saved[i], p.Candidates = p.Candidates, gc.Candidates{}
-	}
-	var buf bytes.Buffer
-	err := encode(&buf, doc)
-	for i, p := range plans {
-		p.Candidates = saved[i]
-	}
-	if err != nil {
-		return err
-	}
-	b := buf.Bytes()
-	if bytes.Count(b, stub) != len(plans) {
-		return encode(w, doc) // not as expected: encode it whole
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, p := range plans {
-		k := bytes.Index(b, stub)        // the key
-		end := k + len(stub) - len("[]") // where the list goes
-		bw.Write(b[:end])
-		prefix, in := "", ""
-		if indent { // the key's indentation
-			prefix, in = string(b[bytes.LastIndexByte(b[:k], '\n')+1:k]), "  "
-		}
-		if err := p.Candidates.WriteJSON(bw, prefix, in); err != nil {
-			return err
-		}
-		b = b[end+len("[]"):]
-	}
-	bw.Write(b)
-	return bw.Flush()
 }

@@ -53,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mediactl: error: %s\n", err)
 		if errors.As(err, &ee) && ee.hint != "" {
 			fmt.Fprintf(stderr, "mediactl: hint: %s\n", ee.hint)
+		} else if h := libraryHint(err); h != "" {
+			fmt.Fprintf(stderr, "mediactl: hint: %s\n", h)
 		} else if code == exitUsage {
 			fmt.Fprintln(stderr, "mediactl: hint: see 'mediactl --help' or 'mediactl COMMAND --help'")
 		}

@@ -84,7 +84,7 @@ func writeFileAtomicFunc(path string, write func(io.Writer) error) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	// Unbuffered: its writers hand over few, large writes (writeGCJSON buffers
+	// Unbuffered: its writers hand over few, large writes (gc.WriteJSON buffers
 	// its own), and a second buffer would only copy them again.
 	if err := write(f); err != nil {
 		f.Close()

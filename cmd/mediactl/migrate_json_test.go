@@ -104,7 +104,7 @@ func TestMigrateJSONSchema(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"mediactl", "migrate", "--layout", "forge", "--root", filepath.Join(root, "agent"),
-		"--to", "file://" + bucket + "?prefix=inbound/", "--rewrite", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0", "-o", "json"}, &stdout, &stderr)
+		"--to", "file://" + bucket + "?prefix=inbound/", "--rewrite", "--runtime-reads-urls", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0", "-o", "json"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}

@@ -85,7 +85,7 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 		return
 	}
 	listProblems(w, "corrupt (not uploaded)", cr.CorruptList, cr.Corrupt)
-	listProblems(w, "conflict", cr.ConflictList, cr.Conflicts)
+	listProblems(w, "conflict", withHint(cr.ConflictList, "--overwrite replaces it"), cr.Conflicts)
 	listProblems(w, "failed", cr.FailedList, cr.Failed)
 	listProblems(w, "skipped", cr.SkippedList, cr.Skipped)
 	if rr := rep.Rewrite; rr != nil {
@@ -162,6 +162,16 @@ func printDelete(w io.Writer, d *migrate.DeleteReport, journal string) {
 		fmt.Fprintf(w, "kept: %d referenced by the retention rule (as gc keeps them), %d younger than --min-age %s, %d no longer in the store\n",
 			d.KeptRetained, d.KeptYoung, d.MinAge, d.KeptUnlisted)
 	}
+}
+
+// withHint is list with hint added to each reason.
+func withHint(list []migrate.Problem, hint string) []migrate.Problem {
+	out := make([]migrate.Problem, len(list))
+	for i, p := range list {
+		p.Reason += "; " + hint
+		out[i] = p
+	}
+	return out
 }
 
 func listProblems(w io.Writer, what string, list []migrate.Problem, n int64) {

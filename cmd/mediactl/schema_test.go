@@ -69,33 +69,35 @@ type trashResultV1 struct {
 	NotAttempted int64    `json:"not_attempted"`
 }
 
+type planV1 struct {
+	Store                string        `json:"store"`
+	Policy               string        `json:"policy"`
+	Fence                time.Time     `json:"fence"`
+	Cutoff               time.Time     `json:"cutoff"`
+	Blobs                int64         `json:"blobs"`
+	Bytes                int64         `json:"bytes"`
+	Referenced           int64         `json:"referenced"`
+	Candidates           []candidateV1 `json:"candidates"`
+	CandidateBytes       int64         `json:"candidate_bytes"`
+	ReferencedCandidates int64         `json:"referenced_candidates"`
+	Oldest               time.Time     `json:"oldest"`
+	Newest               time.Time     `json:"newest"`
+	MaxSize              int64         `json:"max_size"`
+	SizeAfter            int64         `json:"size_after"`
+	CapMet               bool          `json:"cap_met"`
+	SessionsRead         bool          `json:"sessions_read"`
+	Scan                 *scanReportV1 `json:"scan"`
+	Complete             bool          `json:"complete"`
+	Problems             []string      `json:"problems"`
+	Nested               []string      `json:"nested_stores"`
+}
+
 type gcV1 struct {
 	envelopeV1
 	DryRun bool `json:"dry_run"`
 	Stores []struct {
-		Store string `json:"store"`
-		Plan  *struct {
-			Store                string        `json:"store"`
-			Policy               string        `json:"policy"`
-			Fence                time.Time     `json:"fence"`
-			Cutoff               time.Time     `json:"cutoff"`
-			Blobs                int64         `json:"blobs"`
-			Bytes                int64         `json:"bytes"`
-			Referenced           int64         `json:"referenced"`
-			Candidates           []candidateV1 `json:"candidates"`
-			CandidateBytes       int64         `json:"candidate_bytes"`
-			ReferencedCandidates int64         `json:"referenced_candidates"`
-			Oldest               time.Time     `json:"oldest"`
-			Newest               time.Time     `json:"newest"`
-			MaxSize              int64         `json:"max_size"`
-			SizeAfter            int64         `json:"size_after"`
-			CapMet               bool          `json:"cap_met"`
-			SessionsRead         bool          `json:"sessions_read"`
-			Scan                 *scanReportV1 `json:"scan"`
-			Complete             bool          `json:"complete"`
-			Problems             []string      `json:"problems"`
-			Nested               []string      `json:"nested_stores"`
-		} `json:"plan"`
+		Store    string         `json:"store"`
+		Plan     *planV1        `json:"plan"`
 		Result   *trashResultV1 `json:"result"`
 		Outcome  string         `json:"outcome"`
 		Refused  string         `json:"refused"`
@@ -133,6 +135,19 @@ type verifyV1 struct {
 	} `json:"stores"`
 	Quarantine []json.RawMessage `json:"quarantine"`
 	Refused    []string          `json:"refused"`
+}
+
+type gcPlanFileV1 struct {
+	Schema string    `json:"schema"`
+	Plans  []*planV1 `json:"plans"`
+}
+
+type versionV1 struct {
+	envelopeV1
+	Version string `json:"version"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	Arch    string `json:"arch"`
 }
 
 type gcRunsV1 struct {
@@ -233,8 +248,23 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 	root := exampleStore(t)
 	store := filepath.Join(root, ".forge", "files", "inbound")
 
+	var v versionV1
+	runJSON(t, exitOK, &v, "version", "-o", "json")
+	checkEnvelope(t, v.envelopeV1, "mediactl.version/v1", exitOK)
+
 	var plan gcV1
-	runJSON(t, exitOK, &plan, "gc", "--root", root, "--layout", "forge", "-o", "json")
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	runJSON(t, exitOK, &plan, "gc", "--root", root, "--layout", "forge", "-o", "json", "--plan-out", planFile)
+	pf, err := os.ReadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(pf))
+	dec.DisallowUnknownFields()
+	var planDoc gcPlanFileV1
+	if err := dec.Decode(&planDoc); err != nil || planDoc.Schema != "mediactl.gc-plan/v1" || len(planDoc.Plans) != 1 || len(planDoc.Plans[0].Candidates) != 1 {
+		t.Fatalf("--plan-out: %v %+v", err, planDoc)
+	}
 	checkEnvelope(t, plan.envelopeV1, "mediactl.gc/v1", exitOK)
 	if !plan.DryRun || len(plan.Stores) != 1 || plan.Stores[0].Plan == nil || len(plan.Stores[0].Plan.Candidates) != 1 || plan.Stores[0].Outcome != "ok" {
 		t.Fatalf("gc plan: %+v", plan)
@@ -280,7 +310,7 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var migrated migrateV1
-	runJSON(t, exitOK, &migrated, "migrate", "--root", root, "--layout", "forge", "--to", "file://"+bucket, "--rewrite", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0", "-o", "json")
+	runJSON(t, exitOK, &migrated, "migrate", "--root", root, "--layout", "forge", "--to", "file://"+bucket, "--rewrite", "--runtime-reads-urls", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0", "-o", "json")
 	var rolled rollbackV1
 	runJSON(t, exitOK, &rolled, "migrate", "rollback", "--root", root, "--layout", "forge", "--journal", migrated.Journal, "-o", "json")
 	checkEnvelope(t, rolled.envelopeV1, "mediactl.migrate-rollback/v1", exitOK)

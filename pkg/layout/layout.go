@@ -81,6 +81,14 @@ type Layout struct {
 	// Runtime are the runtime's own directories: a file below one that is in
 	// no store is the runtime's, never acted on.
 	Runtime []string `json:"runtime,omitempty"`
+	// Reads are the directories below which the runtime reads a session's
+	// media back, as local paths, when it replays the session: forge reads
+	// only files inside .forge/files, coffer any local file ("/"). Neither
+	// reads a bucket URL: a reference rewritten into one breaks the replay.
+	Reads []string `json:"reads"`
+	// Vars are the layout's placeholders a rewrite template may use, by
+	// name without braces: forge's files_dir.
+	Vars map[string]string `json:"vars,omitempty"`
 
 	mu       sync.Mutex
 	owners   map[string]string // sidecar id → the upload's key, from the last listing
@@ -144,6 +152,10 @@ func findForge(root string) (*Layout, error) {
 		// "work/.forge/files/…" is relative to the parent.
 		Bases:   []string{root, filepath.Dir(root)},
 		Runtime: []string{files},
+		// forge's RehydrateMedia opens only files inside its files dir and
+		// refuses every URI.
+		Reads: []string{files},
+		Vars:  map[string]string{"files_dir": files},
 	}
 	var looked []string
 	for _, d := range []string{"inbound", "generated"} {
@@ -176,7 +188,8 @@ func findCoffer(root string) (*Layout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coffer layout: %w", err)
 	}
-	l := &Layout{Name: Coffer, Root: root, Bases: []string{root}}
+	// coffer opens an attachment's path if it is a file (Path(p).is_file()).
+	l := &Layout{Name: Coffer, Root: root, Bases: []string{root}, Reads: []string{string(filepath.Separator)}}
 	if filepath.Base(root) == ".coffer" {
 		// coffer writes "~/.coffer/…" in its tool calls.
 		l.Home = filepath.Dir(root)
@@ -336,4 +349,18 @@ func realDirs(dir string) []string {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// ReadsPath reports whether the runtime reads a reference of the text p on
+// replay: an absolute local path, clean, below one of Reads.
+func (l *Layout) ReadsPath(p string) bool {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return false
+	}
+	for _, d := range l.Reads {
+		if d == string(filepath.Separator) || p == d || strings.HasPrefix(p, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }

@@ -464,3 +464,43 @@ func TestCofferHomeOnlyForDotCoffer(t *testing.T) {
 		t.Errorf("~/ without a home: %v", st)
 	}
 }
+
+// TestReadsPath: forge replays only local files inside its files dir, coffer
+// any local file; neither reads a URL or a relative or unclean path.
+func TestReadsPath(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{".forge/files/inbound", ".forge/sessions", ".coffer/channel-media"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forge, err := layout.Find(layout.Forge, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := filepath.Join(root, ".forge", "files")
+	if forge.Vars["files_dir"] != files {
+		t.Fatalf("files_dir = %q", forge.Vars["files_dir"])
+	}
+	coffer := &layout.Layout{Name: layout.Coffer, Reads: []string{"/"}}
+	for _, c := range []struct {
+		l    *layout.Layout
+		p    string
+		want bool
+	}{
+		{forge, files + "/remote/ab.png", true},
+		{forge, files + "/inbound/ab.png", true},
+		{forge, root + "/elsewhere/ab.png", false},
+		{forge, files + "/../x.png", false},
+		{forge, "s3://media/inbound/ab.png", false},
+		{forge, "file://" + files + "/remote/ab.png", false},
+		{forge, ".forge/files/remote/ab.png", false},
+		{coffer, "/mnt/media/ab.png", true},
+		{coffer, "s3://media/ab.png", false},
+		{coffer, "media/ab.png", false},
+	} {
+		if got := c.l.ReadsPath(c.p); got != c.want {
+			t.Errorf("%s reads %q = %v, want %v", c.l.Name, c.p, got, c.want)
+		}
+	}
+}

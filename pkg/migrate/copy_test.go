@@ -162,7 +162,7 @@ func TestConflict(t *testing.T) {
 		t.Fatalf("dry run: %+v", dry)
 	}
 	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, filepath.Join(t.TempDir(), "j"))})
-	if rep.Conflicts != 1 || rep.Copied != 0 || !strings.Contains(rep.ConflictList[0].Reason, "--overwrite") {
+	if rep.Conflicts != 1 || rep.Copied != 0 || !strings.Contains(rep.ConflictList[0].Reason, "under this key") {
 		t.Fatalf("report %+v", rep)
 	}
 	if got := readObject(t, dst, name); string(got) != "theirs" {

@@ -202,7 +202,7 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Journal == nil && !opts.DryRun {
 		return nil, errors.New("migrate: a journal is required")
 	}
-	if err := opts.Select.check(); err != nil {
+	if err := opts.Select.Check(); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
@@ -362,7 +362,7 @@ func skipReason(e store.Entry) string {
 // select and try to copy, for a progress bar: Copy itself hands blobs to the
 // uploads while it lists, so it learns the total only at the end.
 func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
-	if err := opts.Select.check(); err != nil {
+	if err := opts.Select.Check(); err != nil {
 		return 0, err
 	}
 	cutoff := opts.cutoff()
@@ -392,11 +392,22 @@ func (o Options) cutoff() time.Time {
 	return now.Add(-o.Select.OlderThan)
 }
 
-// check rejects malformed patterns, which match would take as matching nothing.
-func (s Selection) check() error {
+// PatternError is a malformed Selection.Include pattern.
+type PatternError struct {
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("migrate: include pattern %q: %v", e.Pattern, e.Err)
+}
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// Check rejects malformed patterns, which match would take as matching nothing.
+func (s Selection) Check() error {
 	for _, p := range s.Include {
 		if _, err := path.Match(p, ""); err != nil {
-			return fmt.Errorf("migrate: --include %q: %w", p, err)
+			return &PatternError{Pattern: p, Err: err}
 		}
 	}
 	return nil
@@ -505,7 +516,7 @@ func (m *migration) existing(ctx context.Context, e store.Entry, want string) {
 	if have == "" {
 		reason = fmt.Sprintf("the destination holds an object without sha256 metadata under this key (%d bytes, here %d), written by another tool", attrs.Size, e.Size)
 	}
-	m.problem(&m.rep.Conflicts, &m.rep.ConflictList, Problem{Key: e.Key, Reason: reason + "; --overwrite replaces it", Expected: want, Actual: have})
+	m.problem(&m.rep.Conflicts, &m.rep.ConflictList, Problem{Key: e.Key, Reason: reason, Expected: want, Actual: have})
 }
 
 func (m *migration) fail(key string, err error) {

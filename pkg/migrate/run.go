@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/gc"
@@ -30,6 +31,11 @@ type RunOptions struct {
 	Rewriters []sessions.Rewriter
 	Template  Template
 	MinIdle   time.Duration
+	// Reads, when set, says whether the runtime that replays the sessions
+	// reads a reference of the given text (a layout's ReadsPath): a rewrite
+	// into text it does not read would break every replay, and is refused
+	// before anything is done.
+	Reads func(ref string) bool
 	// Resolver resolves the sessions' references against From (the layout's,
 	// or scan.NewResolver).
 	Resolver *ref.Resolver
@@ -105,6 +111,18 @@ type DeleteReport struct {
 	Refused string `json:"refused,omitempty"`
 }
 
+// UnreadableRewriteError is Run's refusal of a rewrite into references the
+// runtime cannot read back (a bucket URL for a runtime that reads local
+// files only).
+type UnreadableRewriteError struct {
+	// Sample is what a reference would become.
+	Sample string
+}
+
+func (e *UnreadableRewriteError) Error() string {
+	return fmt.Sprintf("the runtime cannot read the rewritten references back (a reference would become %s)", e.Sample)
+}
+
 // JournalMismatchError is Run's error for a journal that records another
 // migration.
 type JournalMismatchError struct {
@@ -135,6 +153,12 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	}
 	if (opts.Rewrite || opts.DeleteSource) && len(opts.Sessions) == 0 {
 		return nil, errors.New("migrate: rewriting and deleting sources need the sessions")
+	}
+	if opts.Rewrite && opts.Reads != nil {
+		zero := strings.Repeat("0", 64)
+		if sample := opts.Template.Render(dst, zero+".png", zero); !opts.Reads(sample) {
+			return nil, &UnreadableRewriteError{Sample: sample}
+		}
 	}
 	rep := &RunReport{Journal: opts.JournalPath, Notes: []string{}}
 	if rep.Journal == "" {
@@ -217,7 +241,11 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		if opts.DeleteSource {
 			// One read of the sessions: the precise check and the retention
 			// model that gc uses.
-			mark := gc.MarkOptions{Jobs: opts.Jobs, CopiedTo: opts.Template.CopyPrefixes(dst), Companion: opts.Companion}
+			srcDir := ""
+			if l, ok := opts.From.(store.Local); ok {
+				srcDir = l.Dir()
+			}
+			mark := gc.MarkOptions{Jobs: opts.Jobs, CopiedTo: opts.Template.CopyPrefixes(dst, srcDir), Companion: opts.Companion}
 			ck, ret, err = CheckRetained(ctx, opts.Sessions, opts.From, opts.Bases, migrated, opts.MaxListed, mark)
 		} else {
 			ck, err = Check(ctx, opts.Sessions, opts.From, opts.Bases, migrated, opts.MaxListed)

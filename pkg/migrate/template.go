@@ -12,8 +12,13 @@ import (
 
 // Template is the text a rewritten reference becomes, with placeholders for
 // the copy: {url} (the default: the object's URL), {scheme}, {bucket},
-// {prefix}, {key}, {name} (the key's last element) and {sha256}.
-type Template string
+// {prefix}, {key}, {name} (the key's last element) and {sha256}, plus the
+// variables it was parsed with (a layout's {files_dir}). The zero Template
+// is {url}.
+type Template struct {
+	text string
+	vars map[string]string
+}
 
 // TemplateError says why a template cannot be used.
 type TemplateError struct {
@@ -31,25 +36,46 @@ func (e *TemplateError) Error() string {
 	return fmt.Sprintf("the rewrite template %q would give every blob the same reference", e.Template)
 }
 
-var placeholderRE = regexp.MustCompile(`\{[a-z0-9]+\}`)
+var placeholderRE = regexp.MustCompile(`\{[a-z0-9_]+\}`)
 
-// ParseTemplate checks a template: every placeholder known, and one that
-// differs between blobs ({url}, {key}, {name} or {sha256}) present. The
-// empty template is {url}.
-func ParseTemplate(s string) (Template, error) {
+// ParseTemplate checks a template: every placeholder known (the copy's, or
+// one of vars, named without braces), and one that differs between blobs
+// ({url}, {key}, {name} or {sha256}) present. The empty text is {url}.
+func ParseTemplate(s string, vars map[string]string) (Template, error) {
 	if s == "" {
-		return "", nil
+		return Template{}, nil
 	}
 	known := map[string]bool{"{url}": true, "{scheme}": true, "{bucket}": true, "{prefix}": true, "{key}": true, "{name}": true, "{sha256}": true}
+	for v := range vars {
+		known["{"+v+"}"] = true
+	}
 	for _, p := range placeholderRE.FindAllString(s, -1) {
 		if !known[p] {
-			return "", &TemplateError{Template: s, Unknown: p}
+			return Template{}, &TemplateError{Template: s, Unknown: p}
 		}
 	}
 	if !strings.Contains(s, "{url}") && !strings.Contains(s, "{key}") && !strings.Contains(s, "{name}") && !strings.Contains(s, "{sha256}") {
-		return "", &TemplateError{Template: s}
+		return Template{}, &TemplateError{Template: s}
 	}
-	return Template(s), nil
+	return Template{text: s, vars: vars}, nil
+}
+
+// String is the template's text ("" for the default, {url}).
+func (t Template) String() string { return t.text }
+
+// Render is the reference text of the copy of key, whose content has the
+// sha256 digest.
+func (t Template) Render(dst store.Bucket, key, digest string) string {
+	url := ObjectURL(dst, key)
+	if t.text == "" {
+		return url
+	}
+	pairs := []string{"{url}", url, "{scheme}", dst.Scheme(), "{bucket}", dst.Name(), "{prefix}", dst.Prefix(),
+		"{key}", key, "{name}", path.Base(key), "{sha256}", digest}
+	for k, v := range t.vars {
+		pairs = append(pairs, "{"+k+"}", v)
+	}
+	return strings.NewReplacer(pairs...).Replace(t.text)
 }
 
 // Target gives the new reference text of a migrated key: false for a key
@@ -60,35 +86,54 @@ func (t Template) Target(proven map[string]Proof, dst store.Bucket) func(key str
 		if !ok {
 			return "", false
 		}
-		url := ObjectURL(dst, key)
-		if t == "" {
-			return url, true
-		}
-		r := strings.NewReplacer("{url}", url, "{scheme}", dst.Scheme(), "{bucket}", dst.Name(), "{prefix}", dst.Prefix(),
-			"{key}", key, "{name}", path.Base(key), "{sha256}", p.Digest())
-		return r.Replace(string(t)), true
+		return t.Render(dst, key, p.Digest()), true
 	}
 }
 
-// CopyPrefixes are the URL prefixes under which session text names a proven
+// CopyPrefixes are the prefixes under which session text names a proven
 // copy rather than its source: the destination's object URLs and, with a
 // template, the template's text before its first key-dependent placeholder
-// when that text names the destination's bucket (a looser prefix could match
-// links into the source store itself).
-func (t Template) CopyPrefixes(dst store.Bucket) []string {
+// when that text names the destination's bucket, or is an absolute folder
+// (a mount of the bucket) that neither holds nor lies in the source store
+// srcDir ("" for a bucket source): a looser prefix could match references
+// into the source store itself, and text under it must keep its source.
+func (t Template) CopyPrefixes(dst store.Bucket, srcDir string) []string {
 	base := ObjectURL(dst, "")
 	out := []string{base}
-	if t == "" {
+	if t.text == "" {
 		return out
 	}
 	const cut = "\x00"
-	r := strings.NewReplacer("{url}", base+cut, "{scheme}", dst.Scheme(), "{bucket}", dst.Name(), "{prefix}", dst.Prefix(),
-		"{key}", cut, "{name}", cut, "{sha256}", cut)
-	p, _, _ := strings.Cut(r.Replace(string(t)), cut)
-	if p != base && dst.Name() != "" && strings.Contains(p, dst.Name()) {
+	pairs := []string{"{url}", base + cut, "{scheme}", dst.Scheme(), "{bucket}", dst.Name(), "{prefix}", dst.Prefix(),
+		"{key}", cut, "{name}", cut, "{sha256}", cut}
+	for k, v := range t.vars {
+		pairs = append(pairs, "{"+k+"}", v)
+	}
+	p, _, _ := strings.Cut(strings.NewReplacer(pairs...).Replace(t.text), cut)
+	switch {
+	case p == base:
+	case dst.Name() != "" && strings.Contains(p, dst.Name()):
+		out = append(out, p)
+	case mountPrefix(p, srcDir):
 		out = append(out, p)
 	}
 	return out
+}
+
+// mountPrefix reports whether p is an absolute, clean folder (ending in a
+// separator) apart from the source store srcDir: neither inside it nor
+// holding it.
+func mountPrefix(p, srcDir string) bool {
+	sep := string(filepath.Separator)
+	dir, ok := strings.CutSuffix(p, sep)
+	if !ok || !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || dir == "" {
+		return false
+	}
+	if srcDir == "" {
+		return true
+	}
+	inside := func(a, b string) bool { return a == b || b == sep || strings.HasPrefix(a, b+sep) }
+	return !inside(dir, srcDir) && !inside(srcDir, dir)
 }
 
 // ErrNoJournalPlace is returned by DefaultJournal for a source that is not a

@@ -3,8 +3,10 @@ package sessions
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/mediactl/mediactl/pkg/store"
@@ -17,7 +19,7 @@ var ErrUsage = usage.Err
 
 // Options tune [Open].
 type Options struct {
-	// Query is the operator's SQL (--sessions-query). It is only valid with SQL
+	// Query is the operator's SQL (a session query). It is only valid with SQL
 	// sources (sqlite:, postgres://). When set, the source runs it, inside the same
 	// read-only snapshot, instead of reading every table: every text value of every
 	// result row becomes an [Item] with Place.Table "query", Place.Key the row's
@@ -110,12 +112,12 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 			return nil, usagef("unsupported scheme %q in %q: use sqlite:PATH, postgres://…, a bucket URL (%s) or a local path", scheme+"://", store.Redact(spec), store.SchemeList())
 		}
 		if query != "" {
-			return nil, usagef("--sessions-query only applies to SQL sources (sqlite:PATH, postgres://…), not to the bucket %s", store.Redact(spec))
+			return nil, &QueryError{Source: store.Redact(spec)}
 		}
 		return openBucket(ctx, spec, opts.Exclude)
 	}
 	if query != "" {
-		return nil, usagef("--sessions-query only applies to SQL sources (sqlite:PATH, postgres://…), not to the path %q", spec)
+		return nil, &QueryError{Source: strconv.Quote(spec)}
 	}
 	if looksLikeSQLite(spec) {
 		return nil, usagef("%s is a SQLite database, not a JSON file: write sqlite:%s", spec, spec)
@@ -127,6 +129,24 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 }
 
 func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
+
+// QueryError is the refusal of Options.Query by a source it cannot apply to:
+// one that is not SQL, or a rewrite (a query's result has no place to write
+// back to). It is a usage error (errors.Is(err, usage.Err)).
+type QueryError struct {
+	Source  string // the source, credentials redacted
+	Rewrite bool   // refused for a rewrite
+}
+
+func (e *QueryError) Error() string {
+	if e.Rewrite {
+		return fmt.Sprintf("a session query cannot be used to rewrite sessions: a query's result has no place to write back to; rewrite the whole source %s instead", e.Source)
+	}
+	return fmt.Sprintf("a session query only applies to SQL sources (sqlite:PATH, postgres://…), not to %s", e.Source)
+}
+
+// Is makes a QueryError a usage error.
+func (e *QueryError) Is(target error) bool { return target == usage.Err }
 
 // sqliteMagic is the first 16 bytes of every SQLite 3 database file.
 var sqliteMagic = []byte("SQLite format 3\x00")

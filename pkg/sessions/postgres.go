@@ -473,7 +473,7 @@ func pgTableSelect(t *pgTable) (q string, keyNames []string) {
 func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn func(Item) error, c *Counts) error {
 	rows, err := tx.Query(ctx, s.query, pgx.QueryExecModeDescribeExec, pgTextFormats)
 	if err != nil {
-		return s.fail("--sessions-query", err)
+		return s.fail("session query", err)
 	}
 	defer rows.Close()
 	fields := rows.FieldDescriptions()
@@ -500,7 +500,7 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 				}
 				if !ok || err != nil {
 					// bytea_output is hex: anything else is not what was asked for.
-					return s.fail("--sessions-query", fmt.Errorf("column %s (row %s): bytea not in hex form", f.Name, key))
+					return s.fail("session query", fmt.Errorf("column %s (row %s): bytea not in hex form", f.Name, key))
 				}
 			default:
 				text = arena.copy(raw[i])
@@ -515,7 +515,7 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return s.fail("--sessions-query", err)
+		return s.fail("session query", err)
 	}
 	return nil
 }

@@ -200,11 +200,11 @@ func plural(n int, one, many string) string {
 // would change which row the place names. A value the database refuses (a
 // constraint, a trigger) fails alone; the rest of its batch is written.
 //
-// Bucket sources and Options.Query (--sessions-query) are refused with an error
-// wrapping [ErrUsage].
+// Bucket sources are refused with an error wrapping [ErrUsage], Options.Query
+// with a *QueryError.
 func OpenRewriter(ctx context.Context, spec string, opts Options) (Rewriter, error) {
 	if strings.TrimSpace(opts.Query) != "" {
-		return nil, usagef("--sessions-query cannot be used to rewrite sessions: a query's result has no place to write back to; rewrite the whole source %s instead (drop --sessions-query)", store.Redact(spec))
+		return nil, &QueryError{Source: store.Redact(spec), Rewrite: true}
 	}
 	if store.IsBucketScheme(store.URLScheme(spec)) {
 		return nil, usagef("rewriting sessions kept in a bucket (%s) is not supported yet: stop the runtime, copy the session objects to a local folder, rewrite that folder, and copy them back", store.Redact(spec))

@@ -128,8 +128,8 @@ func TestOpenRewriterRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		spec, query, want string
 	}{
-		{"sqlite:" + db, "SELECT id, content FROM chat_messages", "--sessions-query"},
-		{dir, "SELECT 1", "--sessions-query"},
+		{"sqlite:" + db, "SELECT id, content FROM chat_messages", "session query"},
+		{dir, "SELECT 1", "session query"},
 		{"s3://bucket/sessions?region=us-east-1", "", "bucket"},
 		{"mem://", "", "not supported yet"},
 		{"ftp://host/x", "", "unsupported scheme"},

@@ -62,7 +62,7 @@
 // Edit: the numbers, bytea, composite and other values Walk also reads, and
 // Postgres materialized views (derived data, refreshed from their query), are
 // read-only and not offered at all. Sessions kept in a bucket, and
-// --sessions-query, cannot be rewritten.
+// a session query, cannot be rewritten.
 package sessions
 
 import (

@@ -369,12 +369,12 @@ func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, 
 func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) error, c *Counts) error {
 	rows, err := tx.QueryContext(ctx, s.query)
 	if err != nil {
-		return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
+		return fmt.Errorf("session query on %s: %w", s.path, err)
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
+		return fmt.Errorf("session query on %s: %w", s.path, err)
 	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
@@ -384,7 +384,7 @@ func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) 
 	var arena valueArena
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
+			return fmt.Errorf("session query on %s: %w", s.path, err)
 		}
 		c.Rows++
 		key := renderValue(vals[0])
@@ -394,7 +394,7 @@ func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) 
 			}
 			text, ok, err := arena.itemValue(v)
 			if err != nil {
-				return fmt.Errorf("--sessions-query on %s: column %s (row %s): %w", s.path, cols[i], key, err)
+				return fmt.Errorf("session query on %s: column %s (row %s): %w", s.path, cols[i], key, err)
 			}
 			if !ok {
 				continue
@@ -409,7 +409,7 @@ func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) 
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("--sessions-query on %s: %w", s.path, err)
+		return fmt.Errorf("session query on %s: %w", s.path, err)
 	}
 	return nil
 }

@@ -246,7 +246,7 @@ func TestSQLiteBadQuery(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "coffer.db")
 	createCofferDB(t, path)
 	src := openSQLiteSpec(t, "sqlite:"+path, "SELECT nope FROM nowhere")
-	if _, err := src.Walk(context.Background(), func(Item) error { return nil }); err == nil || !strings.Contains(err.Error(), "--sessions-query") {
+	if _, err := src.Walk(context.Background(), func(Item) error { return nil }); err == nil || !strings.Contains(err.Error(), "session query") {
 		t.Fatalf("err = %v", err)
 	}
 }

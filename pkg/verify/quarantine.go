@@ -25,6 +25,25 @@ type Quarantined struct {
 	How      string    `json:"how"`      // "rename" or "copy"
 	Time     time.Time `json:"time"`     // when it was moved
 	Err      string    `json:"error,omitempty"`
+	// Changed says a kept blob changed since it was hashed (a writer
+	// replaced it): a fact about the blob. A kept blob without it could not
+	// be moved (the quarantine or the store failed): a failure of the run.
+	Changed bool `json:"changed,omitempty"`
+}
+
+// errChanged marks a blob that is no longer the corrupt one hashed.
+var errChanged = errors.New("content changed since it was hashed")
+
+// Failed counts the corrupt blobs that could not be moved for another
+// reason than having changed: the quarantine or the store failed.
+func (r *QuarantineReport) Failed() int {
+	n := 0
+	for _, k := range r.Kept {
+		if !k.Changed {
+			n++
+		}
+	}
+	return n
 }
 
 // QuarantineReport is the outcome of Quarantine.
@@ -63,7 +82,7 @@ func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt
 		how, err := move(ctx, src, dst, c, q.Moved)
 		q.How = how
 		if err != nil {
-			q.Err = err.Error()
+			q.Err, q.Changed = err.Error(), errors.Is(err, errChanged)
 			rep.Kept = append(rep.Kept, q)
 			continue
 		}
@@ -86,7 +105,7 @@ func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (s
 	if sum, _, err := hashKey(ctx, src, c.Key); err != nil {
 		return "", fmt.Errorf("re-read before moving: %w", err)
 	} else if sum != c.Actual {
-		return "", fmt.Errorf("kept: content changed since it was hashed (now %s)", sum)
+		return "", fmt.Errorf("kept: %w (now %s)", errChanged, sum)
 	}
 	// A rename needs a source that offers one and a destination that is a
 	// local folder (the rename resolves its folders from that folder's own
@@ -114,7 +133,7 @@ func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (s
 		return "copy", fmt.Errorf("copy to quarantine: %w", err)
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != c.Actual {
-		return "copy", fmt.Errorf("kept: content changed while copying (now %s); the copy stays in quarantine", sum)
+		return "copy", fmt.Errorf("kept: %w, while copying (now %s); the copy stays in quarantine", errChanged, sum)
 	}
 	if sum, _, err := hashKey(ctx, dst, dstKey); err != nil || sum != c.Actual {
 		return "copy", fmt.Errorf("kept: the quarantine copy could not be proven (%v, %s)", err, sum)

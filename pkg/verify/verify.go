@@ -599,7 +599,7 @@ func (h *hasher) begin(ctx context.Context, e store.Entry) (b blobCheck, done bo
 			r.How = "metadata"
 			switch {
 			case stored == "":
-				r.Category, r.Err = Unverifiable, "no sha256 metadata: run without --fast to hash the content"
+				r.Category, r.Err = Unverifiable, "no sha256 metadata: only reading the content can check it"
 			case attrs.Size != e.Size || (contentAddressed && stored != r.Expected):
 				r.Category, r.Actual = Corrupt, stored
 				r.Err = fmt.Sprintf("stored sha256 %s, size %d (listed %d)", stored, attrs.Size, e.Size)

@@ -565,3 +565,44 @@ func TestQuarantineRenamesOnlyWhereOffered(t *testing.T) {
 		})
 	}
 }
+
+// TestQuarantineFailureIsNotAFact: a corrupt blob a writer replaced since it
+// was hashed is kept as changed (a fact); one the quarantine cannot take (its
+// run folder is a file) is kept as a failure of the run.
+func TestQuarantineFailureIsNotAFact(t *testing.T) {
+	ctx := context.Background()
+	dir, qdir := t.TempDir(), t.TempDir()
+	st, err := store.OpenLocal(dir)
+	must(t, err)
+	defer st.Close()
+	q, err := store.OpenLocal(qdir)
+	must(t, err)
+	defer q.Close()
+	replaced := name([]byte("meant one"), ".png")
+	stuck := name([]byte("meant two"), ".png")
+	put(t, st, replaced, []byte("got one"))
+	put(t, st, stuck, []byte("got two"))
+	rep := run(t, verify.Options{Store: st})
+	if len(rep.Corrupt) != 2 {
+		t.Fatalf("corrupt %+v", rep.Corrupt)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, replaced), []byte("meant one"), 0o600)) // a writer fixed it
+	now := time.Unix(1700000000, 0)
+	folder := now.UTC().Format("20060102T150405.000000000Z")
+	must(t, os.WriteFile(filepath.Join(qdir, folder), []byte("not a folder"), 0o600))
+	qr, err := verify.Quarantine(ctx, lockOf(t, st), q, rep.Corrupt, now)
+	if err == nil {
+		t.Fatal("the manifest was written into a file")
+	}
+	if len(qr.Moved) != 0 || len(qr.Kept) != 2 || qr.Failed() != 1 {
+		t.Fatalf("moved %+v kept %+v failed %d", qr.Moved, qr.Kept, qr.Failed())
+	}
+	for _, k := range qr.Kept {
+		if k.Changed != (k.Key == replaced) {
+			t.Errorf("%s: changed %v (%s)", k.Key, k.Changed, k.Err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, stuck)); err != nil {
+		t.Fatalf("the blob the quarantine could not take left the store: %v", err)
+	}
+}

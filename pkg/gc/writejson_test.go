@@ -1,8 +1,9 @@
-package main
+package gc_test
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -11,9 +12,10 @@ import (
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
-// TestGCJSONStreamed: the gc documents, written with the candidates streamed,
-// are byte for byte what the encoder writes for them whole.
-func TestGCJSONStreamed(t *testing.T) {
+// TestWriteJSONStreamed: documents written with the candidates streamed are
+// byte for byte what the encoder writes for them whole, also when a key or a
+// string elsewhere in the document spells the stub the writer looks for.
+func TestWriteJSONStreamed(t *testing.T) {
 	ctx := context.Background()
 	var plans []*gc.Plan
 	for i, keys := range [][]string{{"a.png", "b<&>.jpg", "u/candidates\":[].png"}, {}, {"x.png"}} {
@@ -33,24 +35,24 @@ func TestGCJSONStreamed(t *testing.T) {
 		}
 		plans = append(plans, p)
 	}
-	sr := func(p *gc.Plan) *gc.StoreReport { return &gc.StoreReport{Plan: p} }
-	reports := []*gcStoreJSON{{StoreReport: sr(plans[0])}, {StoreReport: sr(nil), Refused: "locked", ExitCode: 4}, {StoreReport: sr(plans[1])}, {StoreReport: sr(plans[2]), Refused: `"candidates": []`}}
+	type entry struct {
+		Plan    *gc.Plan `json:"plan"`
+		Refused string   `json:"refused,omitempty"`
+	}
 	doc := struct {
-		Schema string         `json:"schema"`
-		Stores []*gcStoreJSON `json:"stores"`
-	}{gcSchema, reports}
+		Schema string  `json:"schema"`
+		Stores []entry `json:"stores"`
+	}{"mediactl.gc/v1", []entry{{Plan: plans[0]}, {Refused: "locked"}, {Plan: plans[1]}, {Plan: plans[2], Refused: `"candidates": []`}}}
 	for _, indent := range []bool{true, false} {
 		var want, got bytes.Buffer
-		var err error
+		enc := json.NewEncoder(&want)
 		if indent {
-			err = writeJSON(&want, doc)
-		} else {
-			err = writeJSONLine(&want, doc)
+			enc.SetIndent("", "  ")
 		}
-		if err != nil {
+		if err := enc.Encode(doc); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeGCJSON(&got, doc, indent, plans); err != nil {
+		if err := gc.WriteJSON(&got, doc, indent, plans); err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != want.String() {

@@ -1,0 +1,371 @@
+// Package target opens what a run works on: the blob stores and session
+// sources named by a [Spec], either given one by one, or chosen by a layout
+// (forge, coffer) under a root, or found by detecting ./.forge when nothing is
+// given at all.
+//
+// [Open] refuses, before any session is read, a local store and a local
+// session source that are the same folder or lie inside one another (paths
+// compared with symlinks resolved; a sqlite:PATH source by its database file,
+// a file:// URL by its folder):
+// a store that holds the sessions would list session files as blobs, and a
+// store inside a sessions folder would be read as sessions.
+//
+// The opened [Targets] know, for each store, the resolver its references are
+// resolved with (the layout's, for a layout's local store) and the companion
+// rule of stores whose files have sidecars.
+//
+// Errors carry data ([OverlapError], [NothingToDetectError],
+// [RootWithoutLayoutError], [TooManySourcesError], [StoreError],
+// [SourceError]); layout errors are the layout package's, unwrapped. None
+// names a command-line flag: a CLI words its own hints.
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mediactl/mediactl/pkg/layout"
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// Spec says what a run works on.
+type Spec struct {
+	// Stores are blob stores as store.Open takes them: directories or bucket
+	// URLs. Given, they replace the layout's stores.
+	Stores []string
+	// Sessions are session sources as sessions.Open takes them. Given, they
+	// replace the layout's sources.
+	Sessions []string
+	// Query and Exclude are passed to every session source
+	// (sessions.Options).
+	Query   string
+	Exclude []string
+	// Layout is a layout name (layout.Forge, layout.Coffer) whose stores and
+	// sources under Root are used where Stores or Sessions are empty.
+	Layout string
+	// Root is the directory the layout lives in. With no Layout, no Stores
+	// and no Sessions, it is where .forge is looked for ("" is the current
+	// directory). With no Layout but Stores or Sessions, it must be empty.
+	Root string
+}
+
+// Targets are the opened stores and sources of one run. Close releases them.
+type Targets struct {
+	Stores  []store.Store
+	Sources []sessions.Source
+	// Bases are the directories relative references are relative to.
+	Bases []string
+	// Layout is the layout the stores and sources came from, if any: it
+	// knows the aliases, home and runtime folders their references are
+	// resolved with.
+	Layout *layout.Layout
+	// Detected is set when Layout was chosen by finding ./.forge, not asked
+	// for.
+	Detected bool
+	// StoreSpecs and SessionSpecs are the stores and sources as given, or as
+	// the layout chose them; commands that open the sources again for
+	// writing use SessionSpecs.
+	StoreSpecs   []string
+	SessionSpecs []string
+}
+
+// Open resolves spec and opens its stores, checks that no local store and
+// local session source contain one another, then opens its session sources.
+// On error everything opened is closed again.
+func Open(ctx context.Context, spec Spec) (*Targets, error) {
+	t, err := resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			t.Close()
+		}
+	}()
+	for _, s := range t.StoreSpecs {
+		st, err := store.Open(ctx, s)
+		if err != nil {
+			return nil, &StoreError{Spec: store.Redact(s), Err: err}
+		}
+		t.Stores = append(t.Stores, st)
+	}
+	if err := checkOverlap(ctx, t.Stores, t.SessionSpecs); err != nil {
+		return nil, err
+	}
+	opts := sessions.Options{Query: spec.Query, Exclude: spec.Exclude}
+	for _, s := range t.SessionSpecs {
+		src, err := sessions.Open(ctx, s, opts)
+		if err != nil {
+			return nil, &SourceError{Spec: store.Redact(s), Err: err}
+		}
+		t.Sources = append(t.Sources, src)
+	}
+	ok = true
+	return t, nil
+}
+
+// resolve decides the layout and the store and source specs, opening nothing.
+func resolve(spec Spec) (*Targets, error) {
+	t := &Targets{StoreSpecs: slices.Clone(spec.Stores), SessionSpecs: slices.Clone(spec.Sessions)}
+	name, root := spec.Layout, spec.Root
+	if name == "" && len(spec.Stores) == 0 && len(spec.Sessions) == 0 {
+		if root == "" {
+			root = "."
+		}
+		fi, err := os.Stat(filepath.Join(root, ".forge"))
+		if err != nil || !fi.IsDir() {
+			return nil, &NothingToDetectError{Dir: absOr(root)}
+		}
+		name, t.Detected = layout.Forge, true
+	}
+	switch {
+	case name != "":
+		l, err := layout.Find(name, root)
+		if err != nil {
+			return nil, err
+		}
+		if len(t.StoreSpecs) == 0 {
+			t.StoreSpecs = l.StoreDirs()
+		}
+		if len(t.SessionSpecs) == 0 {
+			t.SessionSpecs = l.Sessions
+		}
+		t.Bases = append(t.Bases, l.Bases...)
+		t.Layout = l
+	case root != "":
+		return nil, &RootWithoutLayoutError{Root: root}
+	}
+	if len(t.SessionSpecs) > scan.MaxSources {
+		return nil, &TooManySourcesError{Count: len(t.SessionSpecs), Max: scan.MaxSources}
+	}
+	return t, nil
+}
+
+// Close closes every store and source.
+func (t *Targets) Close() error {
+	var errs []error
+	for _, s := range t.Stores {
+		errs = append(errs, s.Close())
+	}
+	for _, s := range t.Sources {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// ScanTargets pairs every store with its resolver.
+func (t *Targets) ScanTargets() []scan.Target {
+	out := make([]scan.Target, 0, len(t.Stores))
+	for _, s := range t.Stores {
+		out = append(out, scan.Target{Store: s, Resolver: t.Resolver(s)})
+	}
+	return out
+}
+
+// Resolver is the resolver of a store of the run: the layout's, for a local
+// store of a layout run, else the plain one over Bases.
+func (t *Targets) Resolver(s store.Store) *ref.Resolver {
+	if ls, ok := s.(store.Local); ok && t.Layout != nil {
+		return t.Layout.Resolver(ls.Dir())
+	}
+	return scan.NewResolver(s, t.Bases)
+}
+
+// Companion is the layout's companion rule for a local store whose files
+// have sidecars (coffer's content/chat-media), else nil.
+func (t *Targets) Companion(s store.Store) func(key string) (string, bool) {
+	ls, ok := s.(store.Local)
+	if !ok || t.Layout == nil {
+		return nil
+	}
+	for _, l := range t.Layout.Stores {
+		if l.Sidecars && filepath.Clean(l.Dir) == filepath.Clean(ls.Dir()) {
+			return t.Layout.Companion
+		}
+	}
+	return nil
+}
+
+// Relations of a session source to a store in an [OverlapError].
+const (
+	// Inside: the source is the store's folder or below it.
+	Inside = "inside"
+	// Contains: the store's folder is below the source.
+	Contains = "contains"
+)
+
+// OverlapError refuses a local store and a local session source that contain
+// one another.
+type OverlapError struct {
+	// Store is the store's directory.
+	Store string
+	// Source is the session source as given.
+	Source string
+	// Relation is the source's relation to the store: Inside or Contains.
+	Relation string
+}
+
+func (e *OverlapError) Error() string {
+	if e.Relation == Contains {
+		return fmt.Sprintf("the store %s is inside the session source %s: its blobs would be read as sessions", e.Store, e.Source)
+	}
+	return fmt.Sprintf("the session source %s is inside the store %s: its files would be taken for blobs", e.Source, e.Store)
+}
+
+// NothingToDetectError is returned when a Spec names no layout, store or
+// source and Dir holds no .forge folder.
+type NothingToDetectError struct {
+	// Dir is the directory looked in, absolute.
+	Dir string
+}
+
+func (e *NothingToDetectError) Error() string {
+	return fmt.Sprintf("no store or session source given and no .forge folder in %s to detect", e.Dir)
+}
+
+// RootWithoutLayoutError is returned for a Spec with a Root, no Layout, and
+// stores or sources of its own: the root would be ignored.
+type RootWithoutLayoutError struct {
+	Root string
+}
+
+func (e *RootWithoutLayoutError) Error() string {
+	return fmt.Sprintf("root %s given without a layout", e.Root)
+}
+
+// TooManySourcesError is returned for more session sources than a scan reads.
+type TooManySourcesError struct {
+	Count, Max int
+}
+
+func (e *TooManySourcesError) Error() string {
+	return fmt.Sprintf("%d session sources given, at most %d are supported", e.Count, e.Max)
+}
+
+// StoreError is an error opening one store.
+type StoreError struct {
+	// Spec is the store as given, URLs redacted (store.Redact).
+	Spec string
+	Err  error
+}
+
+func (e *StoreError) Error() string { return fmt.Sprintf("store %s: %v", e.Spec, e.Err) }
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// SourceError is an error opening one session source.
+type SourceError struct {
+	// Spec is the source as given, URLs redacted (store.Redact).
+	Spec string
+	Err  error
+}
+
+func (e *SourceError) Error() string { return fmt.Sprintf("session source %s: %v", e.Spec, e.Err) }
+func (e *SourceError) Unwrap() error { return e.Err }
+
+// checkOverlap returns an OverlapError for the first local store and local
+// session source that are the same folder or lie inside one another. A
+// file:// URL, as a store or as a source, is the local folder it names. Paths
+// are compared with symlinks resolved, so another spelling of the same folder
+// is caught too.
+func checkOverlap(ctx context.Context, stores []store.Store, sessionSpecs []string) error {
+	for _, st := range stores {
+		dir, name, ok := localStoreDir(st)
+		if !ok {
+			continue
+		}
+		dir = realOr(dir)
+		for _, spec := range sessionSpecs {
+			p, ok := localSessionPath(ctx, spec)
+			if !ok {
+				continue
+			}
+			p = realOr(p)
+			switch {
+			case within(p, dir):
+				return &OverlapError{Store: name, Source: store.Redact(spec), Relation: Inside}
+			case within(dir, p):
+				return &OverlapError{Store: name, Source: store.Redact(spec), Relation: Contains}
+			}
+		}
+	}
+	return nil
+}
+
+// localStoreDir is the folder a store keeps its blobs in, and the name the
+// operator knows it by: a local store's directory, or a file:// bucket's
+// directory (below its prefix) and its URL. Other buckets have none.
+func localStoreDir(st store.Store) (dir, name string, ok bool) {
+	if ls, ok := st.(store.Local); ok {
+		return ls.Dir(), ls.Dir(), true
+	}
+	if b, ok := st.(store.Bucket); ok && b.Scheme() == "file" {
+		return filepath.Join(b.Name(), filepath.FromSlash(b.Prefix())), st.Location(), true
+	}
+	return "", "", false
+}
+
+// localSessionPath is the local path a session spec reads: a folder or file,
+// the database file of sqlite:PATH, or the folder of a file:// bucket URL.
+// Other URLs have none; so has a file:// URL that does not open, which
+// opening the source reports next.
+func localSessionPath(ctx context.Context, spec string) (string, bool) {
+	if p, ok := strings.CutPrefix(spec, "sqlite:"); ok {
+		return absOr(p), true
+	}
+	if strings.HasPrefix(strings.ToLower(spec), "file://") {
+		b, err := store.OpenBucket(ctx, spec)
+		if err != nil {
+			return "", false
+		}
+		defer b.Close()
+		dir, _, ok := localStoreDir(b)
+		return dir, ok
+	}
+	if strings.Contains(spec, "://") {
+		return "", false
+	}
+	return absOr(spec), true
+}
+
+// realOr is p (absolute) with symlinks resolved. Where p does not exist (a
+// database file not created yet), its nearest existing parent is resolved
+// and the rest joined to it, so a link on the way is still seen through.
+func realOr(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p
+	}
+	return filepath.Join(realOr(parent), filepath.Base(p))
+}
+
+// within reports whether path is dir or below it (both absolute and clean).
+func within(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	if !strings.HasSuffix(dir, string(filepath.Separator)) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(path, dir)
+}
+
+// absOr is p made absolute, or p where that fails.
+func absOr(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
