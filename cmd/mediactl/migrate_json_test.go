@@ -33,6 +33,7 @@ type migrateV1 struct {
 		Seconds                    float64
 		BytesRead                  int64 `json:"bytes_read"`
 		Interrupted                bool
+		Unfinished                 int64
 	} `json:"copy"`
 	Estimate *struct {
 		Bytes   int64   `json:"bytes"`

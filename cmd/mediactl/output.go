@@ -13,9 +13,10 @@ package main
 //     Every schema is versioned ("mediactl.<command>/v1") and pinned by a test
 //     that rejects unknown fields; a new field is a new version.
 //  4. -o ndjson streams typed records, one per line ({"type": "reference"},
-//     {"type": "candidate"}, …), as they are found, then one
-//     {"type": "summary"} record: the -o json document, on one line, with the
-//     streamed lists left out.
+//     {"type": "candidate"}, …), then one {"type": "summary"} record: the
+//     -o json document on one line. gc's summary leaves its candidates out
+//     (they can be millions, and were each streamed); the other summaries
+//     keep their capped lists, so that one line answers "what was wrong".
 //  5. Text from stores and sessions (keys, references, reasons quoting them)
 //     is untrusted: it goes through printable(), never raw to a terminal.
 //  6. A progress bar only on a terminal, never with --quiet, --no-progress,
@@ -23,8 +24,9 @@ package main
 //  7. Notes about how the run was set up (the layout found, a value taken
 //     from the environment) go to stderr and not with --quiet.
 //  8. An interrupted run prints the summary it has, then one line,
-//     "interrupted: N done; run the same command again to go on", and exits
-//     130. It never prints a line per item it did not get to.
+//     "interrupted after N …; run the same command again to go on", and exits
+//     130. It never prints a line per item it did not get to (nor per item
+//     the interrupt stopped midway: those are counted, not listed).
 //  9. Exit codes come from the report's outcome through exitFor, in one
 //     place; errors that stop a command before a report exists are usage
 //     errors (2) with a hint, or incomplete (3).
@@ -166,12 +168,24 @@ func onCommandLine(args []string, names []string) bool {
 	return false
 }
 
+// destructiveFlags are never read from the environment (main.go's help says
+// why): a variable left in a shell must not turn a dry run into a delete.
+var destructiveFlags = []string{"delete", "no-trash", "max-delete", "allow-no-references", "delete-source", "overwrite"}
+
 // noteEnvironment tells the operator which settings came from the
-// environment: a variable left in a shell changes a run silently otherwise.
+// environment, and which variables were ignored: a variable left in a shell
+// changes a run silently otherwise.
 func (g *global) noteEnvironment() {
 	for _, s := range g.settings {
 		if strings.HasPrefix(s.From, "environment ") {
 			g.note("--%s %s from the %s", s.Flag, printable(s.Value), s.From)
+		}
+	}
+	for _, f := range destructiveFlags {
+		for _, ev := range envVar(f) {
+			if os.Getenv(ev) != "" {
+				g.note("%s is ignored: --%s is only taken from the command line", ev, f)
+			}
 		}
 	}
 }
@@ -197,7 +211,7 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// interrupted is rule 8's line.
+// interrupted is rule 8's line: done things of what were finished.
 func (g *global) interrupted(done int64, what string) {
-	fmt.Fprintf(g.stderr, "mediactl: interrupted: %d %s done; run the same command again to go on\n", done, what)
+	fmt.Fprintf(g.stderr, "mediactl: interrupted after %d %s; run the same command again to go on\n", done, what)
 }

@@ -336,3 +336,30 @@ func TestOpaqueChangedDuringOverwrite(t *testing.T) {
 		t.Fatalf("object holds %q", got)
 	}
 }
+
+// TestInterruptedUploadsAreNotFailures: uploads an interrupt stops midway
+// are counted as unfinished, never listed as failures, and a rerun copies
+// them.
+func TestInterruptedUploadsAreNotFailures(t *testing.T) {
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	for i := range 8 {
+		writeBlob(t, dir, bytes.Repeat([]byte{byte(i)}, 256<<10), ".bin")
+	}
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
+	jpath := filepath.Join(t.TempDir(), "j")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(300*time.Millisecond, cancel) // as a Ctrl-C would
+	// 2 MiB at 256 KiB/s: every job is midway when the signal comes.
+	rep, err := migrate.Copy(ctx, migrate.Options{From: src, To: dst, Jobs: 4, Journal: journal(t, jpath), BandwidthLimit: 256 << 10})
+	must(t, err)
+	if !rep.Interrupted || rep.Failed != 0 || len(rep.FailedList) != 0 || rep.Unfinished == 0 {
+		t.Fatalf("interrupted %v, failed %d %v, unfinished %d", rep.Interrupted, rep.Failed, rep.FailedList, rep.Unfinished)
+	}
+	again := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, jpath)})
+	if again.Copied+again.Resumed+again.Existing != 8 || again.Failed != 0 {
+		t.Fatalf("rerun: %+v", again)
+	}
+}

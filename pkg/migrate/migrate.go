@@ -144,6 +144,9 @@ type Report struct {
 	BytesRead int64 `json:"bytes_read"`
 	// Interrupted is set when the context ended before every blob was handled.
 	Interrupted bool `json:"interrupted"`
+	// Unfinished counts the uploads the interrupt stopped midway: not
+	// failures, nothing of them is journaled, and a rerun copies them.
+	Unfinished int64 `json:"unfinished"`
 }
 
 // Complete reports whether every selected blob was handled: copied, found in
@@ -520,6 +523,12 @@ func (m *migration) existing(ctx context.Context, e store.Entry, want string) {
 }
 
 func (m *migration) fail(key string, err error) {
+	if errors.Is(err, context.Canceled) {
+		m.mu.Lock()
+		m.rep.Unfinished++
+		m.mu.Unlock()
+		return
+	}
 	m.problem(&m.rep.Failed, &m.rep.FailedList, Problem{Key: key, Reason: err.Error()})
 }
 
