@@ -115,8 +115,12 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 	if !cr.DryRun && cr.Seconds > 0 && cr.CopiedBytes > 0 {
 		fmt.Fprintf(w, " in %s (%s/s)", (time.Duration(cr.Seconds * float64(time.Second))).Round(time.Millisecond), humanize.IBytes(uint64(float64(cr.CopiedBytes)/cr.Seconds)))
 	}
-	fmt.Fprintf(w, "; %d already there, %d proven earlier, %d conflicts, %d corrupt, %d failed, %d skipped\n",
+	fmt.Fprintf(w, "; %d already there, %d proven earlier, %d conflicts, %d corrupt, %d failed, %d skipped",
 		cr.Existing, cr.Resumed, cr.Conflicts, cr.Corrupt, cr.Failed, cr.Skipped)
+	if cr.Unfinished > 0 {
+		fmt.Fprintf(w, ", %d stopped midway (not copied)", cr.Unfinished)
+	}
+	fmt.Fprintln(w)
 	if e := rep.Estimate; e != nil {
 		if e.Rate > 0 {
 			fmt.Fprintf(w, "estimate: %s at %s/s (%s)\n", (time.Duration(e.Seconds * float64(time.Second))).Round(time.Second), humanize.IBytes(uint64(e.Rate)), e.Basis)
