@@ -191,17 +191,17 @@ func withTrashLock(c *cli.Context, g *global, command string, do func(*storelock
 		return outcome.OK, err
 	}
 	defer closeAll()
-	lock, err := storelock.Acquire(c.Context, st, command)
+	var o outcome.Outcome
+	err = storelock.Do(c.Context, st, command, func(l *storelock.Lock) (err error) {
+		o, err = do(l)
+		return err
+	})
 	var le *storelock.LockedError
 	if errors.As(err, &le) {
 		*refused = lockedLine(le)
 		return outcome.Refused, nil
 	}
-	if err != nil {
-		return outcome.OK, err
-	}
-	defer lock.Release(c.Context)
-	return do(lock)
+	return o, err
 }
 
 // oneStore opens the targets of a trash subcommand, which works on one store.

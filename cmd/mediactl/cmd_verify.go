@@ -186,16 +186,15 @@ func runVerify(c *cli.Context) error {
 // quarantineCorrupt moves a store's corrupt blobs out, holding the store's
 // lock. A lock held by another run is a refusal, in words.
 func quarantineCorrupt(c *cli.Context, st, quarantine store.Store, rep *verify.Report) (*verify.QuarantineReport, string, error) {
-	lock, err := storelock.Acquire(c.Context, st, "mediactl verify --quarantine")
+	var qr *verify.QuarantineReport
+	err := storelock.Do(c.Context, st, "mediactl verify --quarantine", func(l *storelock.Lock) (err error) {
+		qr, err = verify.Quarantine(c.Context, l, quarantine, rep.Corrupt, time.Now())
+		return err
+	})
 	var le *storelock.LockedError
 	if errors.As(err, &le) {
 		return nil, lockedLine(le), nil
 	}
-	if err != nil {
-		return nil, "", err
-	}
-	defer lock.Release(c.Context)
-	qr, err := verify.Quarantine(c.Context, lock, quarantine, rep.Corrupt, time.Now())
 	return qr, "", err
 }
 

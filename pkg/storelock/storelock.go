@@ -216,3 +216,20 @@ func Check(ctx context.Context, st store.Store) error {
 	}
 	return &LockedError{Store: st.Location(), Holder: held}
 }
+
+// Do takes st's lock for command, calls fn with it and releases it, also
+// when fn fails or ctx was cancelled meanwhile. A lock another run holds is
+// returned as its *LockedError, without calling fn. An error of the release
+// is returned when fn succeeded.
+func Do(ctx context.Context, st store.Store, command string, fn func(*Lock) error) (err error) {
+	l, err := Acquire(ctx, st, command)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := l.Release(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	return fn(l)
+}

@@ -177,3 +177,32 @@ func mustInternal(t *testing.T, st store.Store) store.Internal {
 	}
 	return in
 }
+
+func TestDo(t *testing.T) {
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			err := storelock.Do(ctx, st, "restore", func(l *storelock.Lock) error {
+				if l.Held() != nil || l.Store() != st {
+					t.Fatal("fn got no held lock on the store")
+				}
+				// A second run meanwhile is refused with the holder.
+				var le *storelock.LockedError
+				if err := storelock.Do(context.Background(), st, "purge", func(*storelock.Lock) error {
+					t.Fatal("fn ran while another run held the lock")
+					return nil
+				}); !errors.As(err, &le) || le.Holder.Command != "restore" {
+					t.Fatalf("second Do = %v", err)
+				}
+				cancel() // interrupted while holding it
+				return ctx.Err()
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Do = %v, want fn's error", err)
+			}
+			if err := storelock.Check(context.Background(), st); err != nil {
+				t.Fatalf("the lock stayed: %v", err)
+			}
+		})
+	}
+}
