@@ -24,6 +24,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
 	"github.com/mediactl/mediactl/pkg/trash"
 )
 
@@ -158,7 +159,7 @@ func TestIncompletePlanDeletesNothing(t *testing.T) {
 	if err := p.Check(gc.Guards{}); !errors.Is(err, gc.ErrIncomplete) || !strings.Contains(err.Error(), "cut.json") {
 		t.Fatalf("Check = %v", err)
 	}
-	if _, err := p.Execute(context.Background(), lockOf(t, f.st), gc.ExecOptions{}); !errors.Is(err, gc.ErrIncomplete) {
+	if _, err := p.Execute(context.Background(), locktest.Of(t, f.st), gc.ExecOptions{}); !errors.Is(err, gc.ErrIncomplete) {
 		t.Fatalf("Execute = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(f.inbound, k)); err != nil {
@@ -202,7 +203,7 @@ func TestTrashRestorePurge(t *testing.T) {
 	}
 	p := f.plan(t, gc.Options{})
 	now := time.Now().Add(-10 * 24 * time.Hour) // a run ten days ago
-	res, err := p.Execute(context.Background(), lockOf(t, f.st), gc.ExecOptions{Now: now})
+	res, err := p.Execute(context.Background(), locktest.Of(t, f.st), gc.ExecOptions{Now: now})
 	must(t, err)
 	if res.Trashed != 2 || res.Bytes != 10 || len(res.Failed)+len(res.Skipped) != 0 {
 		t.Fatalf("result %+v", res)
@@ -220,7 +221,7 @@ func TestTrashRestorePurge(t *testing.T) {
 	if len(runs) != 1 || runs[0].Run != res.Run || runs[0].Blobs != 2 {
 		t.Fatalf("runs %+v", runs)
 	}
-	rr, err := trash.Restore(context.Background(), lockOf(t, f.st), res.Run)
+	rr, err := trash.Restore(context.Background(), locktest.Of(t, f.st), res.Run)
 	must(t, err)
 	if rr.Restored != 2 || len(rr.Kept) != 0 {
 		t.Fatalf("restore %+v", rr)
@@ -235,14 +236,14 @@ func TestTrashRestorePurge(t *testing.T) {
 	}
 	// Trash again, then purge runs older than a week.
 	p = f.plan(t, gc.Options{})
-	res, err = p.Execute(context.Background(), lockOf(t, f.st), gc.ExecOptions{Now: now})
+	res, err = p.Execute(context.Background(), locktest.Of(t, f.st), gc.ExecOptions{Now: now})
 	must(t, err)
-	fresh, err := f.plan(t, gc.Options{}).Execute(context.Background(), lockOf(t, f.st), gc.ExecOptions{})
+	fresh, err := f.plan(t, gc.Options{}).Execute(context.Background(), locktest.Of(t, f.st), gc.ExecOptions{})
 	must(t, err)
 	if fresh.Trashed != 0 {
 		t.Fatalf("second run trashed %d", fresh.Trashed)
 	}
-	pr, err := trash.Purge(context.Background(), lockOf(t, f.st), time.Now().Add(-7*24*time.Hour))
+	pr, err := trash.Purge(context.Background(), locktest.Of(t, f.st), time.Now().Add(-7*24*time.Hour))
 	must(t, err)
 	if len(pr.Runs) != 1 || pr.Runs[0] != res.Run || pr.Blobs != 2 {
 		t.Fatalf("purge %+v", pr)
@@ -262,7 +263,7 @@ func TestChangedSincePlanIsSkipped(t *testing.T) {
 	p := f.plan(t, gc.Options{})
 	// The writer writes the same content again (content-addressed: same name).
 	must(t, os.WriteFile(filepath.Join(f.inbound, a), []byte("rewritten"), 0o600))
-	res, err := p.Execute(context.Background(), lockOf(t, f.st), gc.ExecOptions{})
+	res, err := p.Execute(context.Background(), locktest.Of(t, f.st), gc.ExecOptions{})
 	must(t, err)
 	if res.Trashed != 1 || len(res.Skipped) != 1 || res.Skipped[0].Key != a {
 		t.Fatalf("result %+v", res)
@@ -304,7 +305,7 @@ func TestConcurrentWriterLosesNothing(t *testing.T) {
 	for round := 0; time.Now().Before(deadline); round++ {
 		p := f.plan(t, gc.Options{MinAge: 200 * time.Millisecond})
 		if p.Complete {
-			res, err := p.Execute(context.Background(), lockOf(t, f.st), gc.ExecOptions{})
+			res, err := p.Execute(context.Background(), locktest.Of(t, f.st), gc.ExecOptions{})
 			must(t, err)
 			trashed += res.Trashed
 		}
@@ -367,7 +368,7 @@ func TestKillNineAtAnyPoint(t *testing.T) {
 	}
 	// A rerun in this process completes the job.
 	p := f.plan(t, gc.Options{})
-	_, err := p.Execute(context.Background(), lockOf(t, f.st), gc.ExecOptions{})
+	_, err := p.Execute(context.Background(), locktest.Of(t, f.st), gc.ExecOptions{})
 	must(t, err)
 	left, _ := os.ReadDir(f.inbound)
 	var blobs []string
@@ -402,7 +403,7 @@ func TestGCChild(t *testing.T) {
 	must(t, err)
 	p, err := gc.MakePlan(ctx, gc.Options{Store: st, Sessions: []sessions.Source{src}})
 	must(t, err)
-	_, err = p.Execute(ctx, lockOf(t, st), gc.ExecOptions{})
+	_, err = p.Execute(ctx, locktest.Of(t, st), gc.ExecOptions{})
 	must(t, err)
 }
 
@@ -440,7 +441,7 @@ func TestBucket(t *testing.T) {
 	if capped.Candidates.Len() != 1 || !capped.CapMet {
 		t.Fatalf("size cap on S3: %v (met %v)", keys(capped), capped.CapMet)
 	}
-	res, err := p.Execute(ctx, lockOf(t, st), gc.ExecOptions{})
+	res, err := p.Execute(ctx, locktest.Of(t, st), gc.ExecOptions{})
 	must(t, err)
 	if res.Trashed != 2 {
 		t.Fatalf("S3 sweep %+v", res)
@@ -450,7 +451,7 @@ func TestBucket(t *testing.T) {
 	if fmt.Sprint(left) != "[u/t/uploads/used.png]" {
 		t.Fatalf("left on S3: %v", left)
 	}
-	rr, err := trash.Restore(ctx, lockOf(t, st), res.Run)
+	rr, err := trash.Restore(ctx, locktest.Of(t, st), res.Run)
 	must(t, err)
 	if rr.Restored != 2 {
 		t.Fatalf("S3 restore %+v", rr)
@@ -480,12 +481,12 @@ func TestBucketThrottled(t *testing.T) {
 	}
 	p, err := gc.MakePlan(ctx, gc.Options{Store: st, Policy: gc.Age, MaxAge: time.Hour, Now: time.Now().Add(2 * time.Hour)})
 	must(t, err)
-	res, err := p.Execute(ctx, lockOf(t, st), gc.ExecOptions{Jobs: 8})
+	res, err := p.Execute(ctx, locktest.Of(t, st), gc.ExecOptions{Jobs: 8})
 	must(t, err)
 	if res.Trashed != 2 || len(res.Failed) != 0 || th.Refused() < 6 {
 		t.Fatalf("trashed %d, failed %v, 503s answered %d", res.Trashed, res.Failed, th.Refused())
 	}
-	rr, err := trash.Restore(ctx, lockOf(t, st), res.Run)
+	rr, err := trash.Restore(ctx, locktest.Of(t, st), res.Run)
 	must(t, err)
 	if rr.Restored != 2 {
 		t.Fatalf("restored %d", rr.Restored)
@@ -508,7 +509,7 @@ func TestTrashDir(t *testing.T) {
 	st := trash.WithDir(f.st.(*store.LocalStore), td)
 	p, err := gc.MakePlan(context.Background(), gc.Options{Store: st, Sessions: []sessions.Source{f.src}})
 	must(t, err)
-	res, err := p.Execute(context.Background(), lockOf(t, st), gc.ExecOptions{})
+	res, err := p.Execute(context.Background(), locktest.Of(t, st), gc.ExecOptions{})
 	must(t, err)
 	if res.Trashed != 1 {
 		t.Fatalf("result %+v", res)
@@ -524,14 +525,14 @@ func TestTrashDir(t *testing.T) {
 	if len(runs) != 1 || runs[0].Blobs != 1 {
 		t.Fatalf("runs %+v", runs)
 	}
-	rr, err := trash.Restore(context.Background(), lockOf(t, st), res.Run)
+	rr, err := trash.Restore(context.Background(), locktest.Of(t, st), res.Run)
 	must(t, err)
 	if b, err := os.ReadFile(filepath.Join(f.inbound, a)); rr.Restored != 1 || err != nil || string(b) != "aaaa" {
 		t.Fatalf("restore %+v: %q %v", rr, b, err)
 	}
-	res, err = f.plan(t, gc.Options{}).Execute(context.Background(), lockOf(t, st), gc.ExecOptions{Now: time.Now().Add(-30 * 24 * time.Hour)})
+	res, err = f.plan(t, gc.Options{}).Execute(context.Background(), locktest.Of(t, st), gc.ExecOptions{Now: time.Now().Add(-30 * 24 * time.Hour)})
 	must(t, err)
-	pr, err := trash.Purge(context.Background(), lockOf(t, st), time.Now().Add(-7*24*time.Hour))
+	pr, err := trash.Purge(context.Background(), locktest.Of(t, st), time.Now().Add(-7*24*time.Hour))
 	must(t, err)
 	if len(pr.Runs) != 1 || pr.Blobs != 1 {
 		t.Fatalf("purge %+v", pr)

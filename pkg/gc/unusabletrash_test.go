@@ -13,6 +13,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
 	"github.com/mediactl/mediactl/pkg/trash"
 )
 
@@ -72,7 +73,7 @@ func TestUnusableTrashFailsTheRun(t *testing.T) {
 			if p.Candidates.Len() != len(blobs) {
 				t.Fatalf("plan has %d candidates, want %d", p.Candidates.Len(), len(blobs))
 			}
-			res, err := p.Execute(context.Background(), lockOf(t, st), gc.ExecOptions{Now: now})
+			res, err := p.Execute(context.Background(), locktest.Of(t, st), gc.ExecOptions{Now: now})
 			if !errors.Is(err, trash.ErrUnusable) || !errors.Is(err, store.ErrUnsafePath) {
 				t.Fatalf("Execute = %v, want ErrUnusableTrash wrapping store.ErrUnsafePath", err)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
 	"github.com/mediactl/mediactl/pkg/trash"
 )
 
@@ -30,7 +31,7 @@ func TestTrashBlobs(t *testing.T) {
 	st, err := store.Open(ctx, dir)
 	must(t, err)
 	defer st.Close()
-	res, err := trash.Move(ctx, lockOf(t, st), list, trash.Options{})
+	res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{})
 	must(t, err)
 	if res.Trashed != 2 || len(res.Skipped) != 1 || res.Skipped[0].Key != "c.png" {
 		t.Fatalf("result %+v", res)
@@ -38,7 +39,7 @@ func TestTrashBlobs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "a.png")); !os.IsNotExist(err) {
 		t.Fatalf("a.png still in the store: %v", err)
 	}
-	rr, err := trash.Restore(ctx, lockOf(t, st), res.Run)
+	rr, err := trash.Restore(ctx, locktest.Of(t, st), res.Run)
 	must(t, err)
 	if rr.Restored != 2 {
 		t.Fatalf("restore %+v", rr)
@@ -87,7 +88,7 @@ func TestMoveInterruptedMidBatch(t *testing.T) {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}()
-	res, err := trash.Move(ctx, lockOf(t, st), list, trash.Options{Now: now})
+	res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{Now: now})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Move = %v, want the context's error (moved %d)", err, res.Trashed)
 	}

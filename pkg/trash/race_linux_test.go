@@ -15,6 +15,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
 	"github.com/mediactl/mediactl/pkg/trash"
 )
 
@@ -173,7 +174,7 @@ func TestRaceSweep(t *testing.T) {
 		if len(cands) == 0 {
 			continue
 		}
-		res, err := trash.Move(ctx, lockOf(t, r.st), cands, trash.Options{Now: now})
+		res, err := trash.Move(ctx, locktest.Of(t, r.st), cands, trash.Options{Now: now})
 		if runStopped(t, err) {
 			unusable++
 		}
@@ -190,7 +191,7 @@ func TestRaceRestore(t *testing.T) {
 	r := newRaceStore(t)
 	victim := storetest.Tree(t, r.victim)
 	ctx := context.Background()
-	res, err := trash.Move(ctx, lockOf(t, r.st), r.candidates(t), trash.Options{})
+	res, err := trash.Move(ctx, locktest.Of(t, r.st), r.candidates(t), trash.Options{})
 	must(t, err)
 	if res.Trashed != raceBlobs {
 		t.Fatalf("trashed %d", res.Trashed)
@@ -201,7 +202,7 @@ func TestRaceRestore(t *testing.T) {
 	stop := storetest.SwapFolders(t, []string{filepath.Join(r.dir, "s03"), filepath.Join(r.dir, "s06"), filepath.Join(runDir, "s05"), filepath.Join(runDir, "s08")}, r.victim, raceAttack, raceMaxSwaps)
 	restored, failed := int64(0), 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
-		rr, err := trash.Restore(ctx, lockOf(t, r.st), res.Run)
+		rr, err := trash.Restore(ctx, locktest.Of(t, r.st), res.Run)
 		if rr != nil {
 			restored += rr.Restored
 		}
@@ -230,7 +231,7 @@ func TestRacePurge(t *testing.T) {
 			some = append(some, c)
 		}
 	}
-	res, err := trash.Move(ctx, lockOf(t, r.st), some, trash.Options{Now: time.Now().Add(-30 * 24 * time.Hour)})
+	res, err := trash.Move(ctx, locktest.Of(t, r.st), some, trash.Options{Now: time.Now().Add(-30 * 24 * time.Hour)})
 	must(t, err)
 	runDir := filepath.Join(r.dir, store.InternalDir, trash.Dir, res.Run)
 	// A link planted in the run is removed as a link, its target untouched.
@@ -238,7 +239,7 @@ func TestRacePurge(t *testing.T) {
 	stop := storetest.SwapFolders(t, []string{filepath.Join(runDir, "s02"), filepath.Join(runDir, "s09"), filepath.Join(runDir, "s12")}, r.victim, raceAttack, raceMaxSwaps)
 	purges, failed := 0, 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
-		pr, err := trash.Purge(ctx, lockOf(t, r.st), time.Now().Add(-7*24*time.Hour))
+		pr, err := trash.Purge(ctx, locktest.Of(t, r.st), time.Now().Add(-7*24*time.Hour))
 		if err != nil {
 			failed++
 			continue
@@ -250,7 +251,7 @@ func TestRacePurge(t *testing.T) {
 	}
 	swaps := stop()
 	// Whatever the swaps left, one more purge takes the rest.
-	if _, err := trash.Purge(ctx, lockOf(t, r.st), time.Now().Add(-7*24*time.Hour)); err != nil {
+	if _, err := trash.Purge(ctx, locktest.Of(t, r.st), time.Now().Add(-7*24*time.Hour)); err != nil {
 		t.Fatalf("final purge: %v", err)
 	}
 	t.Logf("%d swaps; %d purges, %d stopped", swaps, purges, failed)
@@ -283,7 +284,7 @@ func TestRaceTrashDir(t *testing.T) {
 		if len(cands) == 0 {
 			continue
 		}
-		res, err := trash.Move(ctx, lockOf(t, st), cands, trash.Options{Now: now})
+		res, err := trash.Move(ctx, locktest.Of(t, st), cands, trash.Options{Now: now})
 		if runStopped(t, err) {
 			unusable++
 		}
@@ -296,7 +297,7 @@ func TestRaceTrashDir(t *testing.T) {
 	stop = storetest.SwapFolders(t, []string{filepath.Join(r.dir, "s01"), filepath.Join(r.dir, "s02"), filepath.Join(tdPath, run, "s03")}, r.victim, raceAttack, raceMaxSwaps)
 	restored := int64(0)
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
-		rr, err := trash.Restore(ctx, lockOf(t, st), run)
+		rr, err := trash.Restore(ctx, locktest.Of(t, st), run)
 		if rr != nil {
 			restored += rr.Restored
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
 	"github.com/mediactl/mediactl/pkg/verify"
 )
 
@@ -203,7 +204,7 @@ func testEveryStoreKind(t *testing.T) {
 
 			// Quarantine moves exactly the corrupt set, with a manifest line each.
 			q := k.open(t)
-			qr, err := verify.Quarantine(context.Background(), lockOf(t, st), q, rep.Corrupt, time.Unix(1700000000, 0))
+			qr, err := verify.Quarantine(context.Background(), locktest.Of(t, st), q, rep.Corrupt, time.Unix(1700000000, 0))
 			must(t, err)
 			if len(qr.Moved) != len(injected) || len(qr.Kept) != 0 {
 				t.Fatalf("moved %d kept %+v", len(qr.Moved), qr.Kept)
@@ -396,7 +397,7 @@ func TestQuarantineAcrossFileSystems(t *testing.T) {
 	must(t, err)
 	defer q.Close()
 	rep := run(t, verify.Options{Store: st})
-	qr, err := verify.Quarantine(context.Background(), lockOf(t, st), q, rep.Corrupt, time.Now())
+	qr, err := verify.Quarantine(context.Background(), locktest.Of(t, st), q, rep.Corrupt, time.Now())
 	must(t, err)
 	if len(qr.Moved) != 1 || qr.Moved[0].How != "copy" || len(qr.Kept) != 0 {
 		t.Fatalf("moved %+v kept %+v", qr.Moved, qr.Kept)
@@ -551,7 +552,7 @@ func TestQuarantineRenamesOnlyWhereOffered(t *testing.T) {
 			put(t, st, corrupt, []byte("got"))
 			put(t, st, name([]byte("good"), ".png"), []byte("good"))
 			rep := run(t, verify.Options{Store: st})
-			qr, err := verify.Quarantine(ctx, lockOf(t, st), q, rep.Corrupt, time.Now())
+			qr, err := verify.Quarantine(ctx, locktest.Of(t, st), q, rep.Corrupt, time.Now())
 			must(t, err)
 			if len(qr.Moved) != 1 || qr.Moved[0].How != c.how || len(qr.Kept) != 0 {
 				t.Fatalf("moved %+v kept %+v; want one moved by %s", qr.Moved, qr.Kept, c.how)
@@ -590,7 +591,7 @@ func TestQuarantineFailureIsNotAFact(t *testing.T) {
 	now := time.Unix(1700000000, 0)
 	folder := now.UTC().Format("20060102T150405.000000000Z")
 	must(t, os.WriteFile(filepath.Join(qdir, folder), []byte("not a folder"), 0o600))
-	qr, err := verify.Quarantine(ctx, lockOf(t, st), q, rep.Corrupt, now)
+	qr, err := verify.Quarantine(ctx, locktest.Of(t, st), q, rep.Corrupt, now)
 	if err == nil {
 		t.Fatal("the manifest was written into a file")
 	}
