@@ -1,0 +1,125 @@
+package replay
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// cache is a content-addressed directory of verified copies: the entry of a
+// blob is named by the hex sha256 of its bytes. Entries are written under a
+// temporary name and renamed into place only after the bytes matched their
+// digest; an entry is hashed again before it is served and again while it is
+// read, so a file altered on disk (or a crash that left a torn entry: entries
+// are not fsync'ed, a re-fetch is cheaper than a sync) is never served.
+type cache struct {
+	dir  string
+	root *os.Root
+}
+
+// tmpPrefix starts the names of entries being written; such a name is never a
+// digest, so a torn write is never looked up.
+const tmpPrefix = ".tmp-"
+
+func openCache(dir string) (*cache, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("replay: cache %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("replay: cache %s: %w", abs, err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("replay: cache %s: %w", abs, err)
+	}
+	return &cache{dir: abs, root: root}, nil
+}
+
+func (c *cache) close() error { return c.root.Close() }
+
+// open returns the entry of want, verified once in full and verified again while
+// it is read (from the same descriptor), or ok false when there is none or the
+// one there is not want's bytes, a link or not a regular file: such an entry is
+// removed, so the caller fetches the blob again and refills it.
+func (c *cache) open(want [sha256.Size]byte) (rc io.ReadCloser, size int64, location string, ok bool) {
+	name := hex.EncodeToString(want[:])
+	location = filepath.Join(c.dir, name)
+	f, err := c.root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			_ = c.root.Remove(name) // a link (ELOOP) or unreadable: drop it
+		}
+		return nil, 0, "", false
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		_ = c.root.Remove(name)
+		return nil, 0, "", false
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	var got [sha256.Size]byte
+	h.Sum(got[:0])
+	if err != nil || got != want || n != fi.Size() {
+		f.Close()
+		_ = c.root.Remove(name)
+		return nil, 0, "", false
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, 0, "", false
+	}
+	return newVerifier(f, location, want, fi.Size()), fi.Size(), location, true
+}
+
+// cacheFill is an entry being written while its blob is read from the origin.
+type cacheFill struct {
+	c    *cache
+	f    *os.File
+	tmp  string
+	name string
+}
+
+// startFill begins the entry of want, or returns nil when the cache cannot
+// take it (the read then goes on without filling it).
+func (c *cache) startFill(want [sha256.Size]byte) *cacheFill {
+	var r [8]byte
+	rand.Read(r[:])
+	tmp := tmpPrefix + hex.EncodeToString(r[:])
+	f, err := c.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil
+	}
+	return &cacheFill{c: c, f: f, tmp: tmp, name: hex.EncodeToString(want[:])}
+}
+
+func (w *cacheFill) write(p []byte) bool {
+	if _, err := w.f.Write(p); err != nil {
+		w.abort()
+		return false
+	}
+	return true
+}
+
+// commit publishes the entry; the caller has verified every byte written.
+func (w *cacheFill) commit() {
+	if err := w.f.Close(); err != nil {
+		_ = w.c.root.Remove(w.tmp)
+		return
+	}
+	if err := w.c.root.Rename(w.tmp, w.name); err != nil {
+		_ = w.c.root.Remove(w.tmp)
+	}
+}
+
+func (w *cacheFill) abort() {
+	w.f.Close()
+	_ = w.c.root.Remove(w.tmp)
+}
