@@ -361,8 +361,12 @@ func (r *Replayer) openObject(ctx context.Context, ref string, t target) (io.Rea
 		return nil, Info{}, objectErr(ref, err)
 	}
 	info.Size = rd.Size()
-	if ct := rd.ContentType(); ct != "" {
+	if ct := rd.ContentType(); ct != "" && ct != "application/octet-stream" {
 		info.ContentType = ct
+	} else if info.ContentType == "" {
+		// A generic type (fileblob without attributes) says less than the
+		// name's extension.
+		info.ContentType = mediatype.ForExt(path.Ext(t.key))
 	}
 	v := newVerifier(readerWithContext{rd, ref}, info.Location, want, info.Size)
 	if r.cache != nil {
