@@ -55,7 +55,7 @@ func Example() {
 		return b, nil
 	}
 	for _, uri := range []string{
-		filepath.Join(files, "inbound", name),    // as the session was written
+		filepath.Join(files, "inbound", name),   // as the session was written
 		"file://" + bucket + "/inbound/" + name, // as migrate --rewrite left it
 		"file://" + bucket + "/inbound/" + name, // again: from the cache
 		"/etc/passwd",
