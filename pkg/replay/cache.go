@@ -1,13 +1,16 @@
 package replay
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 )
 
@@ -26,6 +29,10 @@ type cache struct {
 // digest, so a torn write is never looked up.
 const tmpPrefix = ".tmp-"
 
+// inMemory is the size up to which a cache entry is read into memory, hashed
+// and served from there; larger ones are hashed, then read again verified.
+const inMemory = 4 << 20
+
 func openCache(dir string) (*cache, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -43,8 +50,8 @@ func openCache(dir string) (*cache, error) {
 
 func (c *cache) close() error { return c.root.Close() }
 
-// open returns the entry of want, verified once in full and verified again while
-// it is read (from the same descriptor), or ok false when there is none or the
+// open returns the entry of want, verified in full before it is served (held in
+// memory up to inMemory, verified again while it is read beyond), or ok false when there is none or the
 // one there is not want's bytes, a link or not a regular file: such an entry is
 // removed, so the caller fetches the blob again and refills it.
 func (c *cache) open(want [sha256.Size]byte) (rc io.ReadCloser, size int64, location string, ok bool) {
@@ -63,6 +70,20 @@ func (c *cache) open(want [sha256.Size]byte) (rc io.ReadCloser, size int64, loca
 		_ = c.root.Remove(name)
 		return nil, 0, "", false
 	}
+	if fi.Size() <= inMemory {
+		// Read once, hash once, serve what was hashed.
+		buf := getBuf(int(fi.Size()) + 1)
+		n, err := io.ReadFull(f, buf)
+		f.Close()
+		if (err != io.ErrUnexpectedEOF && err != io.EOF) || sha256.Sum256(buf[:n]) != want {
+			putBuf(buf)
+			_ = c.root.Remove(name) // altered, grown or unreadable
+			return nil, 0, "", false
+		}
+		m := &memReader{buf: buf}
+		m.Reset(buf[:n])
+		return m, int64(n), location, true
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	var got [sha256.Size]byte
@@ -72,6 +93,8 @@ func (c *cache) open(want [sha256.Size]byte) (rc io.ReadCloser, size int64, loca
 		_ = c.root.Remove(name)
 		return nil, 0, "", false
 	}
+	// Too large to hold: served from the same descriptor and verified again
+	// as it is read, in case it changes in between.
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()
 		return nil, 0, "", false
@@ -122,4 +145,44 @@ func (w *cacheFill) commit() {
 func (w *cacheFill) abort() {
 	w.f.Close()
 	_ = w.c.root.Remove(w.tmp)
+}
+
+// memReader serves a verified cache entry from a pooled buffer, which Close
+// gives back.
+type memReader struct {
+	bytes.Reader
+	buf []byte
+}
+
+func (m *memReader) Close() error {
+	if m.buf != nil {
+		m.Reset(nil)
+		putBuf(m.buf)
+		m.buf = nil
+	}
+	return nil
+}
+
+// bufPools hold buffers for cache entries read into memory, by power-of-two
+// capacity: a warm cache then costs a read and a hash per hit, not an
+// allocation.
+var bufPools [bits.UintSize]sync.Pool
+
+func bufClass(n int) int { return bits.Len(uint(n - 1)) }
+
+func getBuf(n int) []byte {
+	c := bufClass(n)
+	if p, ok := bufPools[c].Get().(*[]byte); ok {
+		return (*p)[:n]
+	}
+	return make([]byte, n, 1<<c)
+}
+
+func putBuf(b []byte) {
+	c := bufClass(cap(b))
+	if cap(b) != 1<<c {
+		return
+	}
+	b = b[:cap(b)]
+	bufPools[c].Put(&b)
 }
