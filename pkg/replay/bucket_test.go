@@ -113,6 +113,7 @@ func bucketSuite(t *testing.T, mediaURL, otherURL string) {
 		{media, "/" + mine, u1, replay.ErrInvalidReference},
 		{media, "private/" + sum(blob) + ".png", nil, replay.ErrPrefixNotAllowed},
 		{media, ".mediactl/trash/" + sum(blob) + ".png", nil, replay.ErrInvalidReference},
+		{media, "inbound/.mediactl/trash/" + sum(blob) + ".png", nil, replay.ErrInvalidReference},
 		{media, "inbound/opaque.png", nil, replay.ErrNoDigest},
 		{other, ca, nil, replay.ErrBucketNotAllowed},
 		{"", ca, nil, replay.ErrInvalidReference},

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 )
 
 // cache is a content-addressed directory of verified copies: the entry of a
@@ -57,7 +56,7 @@ func (c *cache) close() error { return c.root.Close() }
 func (c *cache) open(want [sha256.Size]byte) (rc io.ReadCloser, size int64, location string, ok bool) {
 	name := hex.EncodeToString(want[:])
 	location = filepath.Join(c.dir, name)
-	f, err := c.root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := c.root.OpenFile(name, os.O_RDONLY|entryOpenFlags, 0)
 	if err != nil {
 		if !os.IsNotExist(err) {
 			_ = c.root.Remove(name) // a link (ELOOP) or unreadable: drop it

@@ -87,6 +87,8 @@ func TestLocalRefused(t *testing.T) {
 	os.WriteFile(files+"-evil/inbound/"+name, blob, 0o600)
 	os.MkdirAll(filepath.Join(files, ".mediactl", "trash"), 0o700)
 	os.WriteFile(filepath.Join(files, ".mediactl", "trash", name), blob, 0o600)
+	os.MkdirAll(filepath.Join(files, "inbound", ".mediactl", "trash", "run"), 0o700)
+	os.WriteFile(filepath.Join(files, "inbound", ".mediactl", "trash", "run", name), blob, 0o600)
 
 	r := newReplayer(t, replay.Config{Roots: []string{files}})
 	for _, c := range []struct {
@@ -110,6 +112,7 @@ func TestLocalRefused(t *testing.T) {
 		{"", replay.ErrInvalidReference},
 		{files, replay.ErrOutsideRoots},
 		{filepath.Join(files, ".mediactl", "trash", name), replay.ErrInvalidReference},
+		{filepath.Join(files, "inbound", ".mediactl", "trash", "run", name), replay.ErrInvalidReference},
 	} {
 		rc, _, err := r.Open(ctx, c.ref)
 		if err == nil {

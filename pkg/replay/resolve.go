@@ -119,7 +119,22 @@ func (r *Replayer) resolvePath(ref, p string, vars Vars) (target, error) {
 	if err := storekey.Valid(rel); err != nil {
 		return target{}, refuse(ref, ErrInvalidReference, "%v", err)
 	}
+	if internal(rel) {
+		return target{}, refuse(ref, ErrInvalidReference, "%s is mediactl's own folder (trash, journals), not media", storekey.InternalDir)
+	}
 	return target{root: best, rel: rel}, nil
+}
+
+// internal reports whether a segment of p is mediactl's internal folder: a
+// store's trash and journals may lie anywhere below a root or in a bucket,
+// wherever a store was opened, and are never media a session may name.
+func internal(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == storekey.InternalDir {
+			return true
+		}
+	}
+	return false
 }
 
 // below reports whether p lies strictly below dir (both clean and absolute).
@@ -180,6 +195,9 @@ func (r *Replayer) allowKey(ref string, b *allowedBucket, key string, vars Vars)
 	rel := key[len(b.store.Prefix()):]
 	if err := storekey.Valid(rel); err != nil {
 		return target{}, refuse(ref, ErrInvalidReference, "%v", err)
+	}
+	if internal(key) {
+		return target{}, refuse(ref, ErrInvalidReference, "%s is mediactl's own folder (trash, journals), not media", storekey.InternalDir)
 	}
 	for _, p := range b.prefixes {
 		if p.match(key, vars) {

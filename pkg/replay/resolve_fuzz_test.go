@@ -70,7 +70,7 @@ func check(t *testing.T, r *Replayer, ref string, tg target, err error, vars Var
 	}
 	switch {
 	case tg.root != nil:
-		if storekey.Valid(tg.rel) != nil {
+		if storekey.Valid(tg.rel) != nil || internal(tg.rel) {
 			t.Fatalf("resolve(%q) admitted the invalid key %q", ref, tg.rel)
 		}
 		p := filepath.Join(tg.root.dir, filepath.FromSlash(tg.rel))
@@ -82,7 +82,7 @@ func check(t *testing.T, r *Replayer, ref string, tg target, err error, vars Var
 		}
 	case tg.bucket != nil:
 		b := tg.bucket
-		if storekey.Valid(tg.bucketK) != nil || tg.key != b.store.Prefix()+tg.bucketK {
+		if storekey.Valid(tg.bucketK) != nil || internal(tg.key) || tg.key != b.store.Prefix()+tg.bucketK {
 			t.Fatalf("resolve(%q) admitted key %q (%q in the store) of %s", ref, tg.key, tg.bucketK, b.location)
 		}
 		ok := false
