@@ -34,8 +34,13 @@
 // With Config.Cache set, bucket objects are kept in a content-addressed
 // directory (entries named by their sha256, written to a temporary name and
 // renamed into place only once the digest matched). A cached entry is hashed
-// before it is served and verified again as it is read; an entry that does not
-// match is removed and the object fetched again, never served.
+// in full before a byte of it is served (up to 4 MiB from the very buffer that
+// was hashed; a larger one is verified again as it is read); an entry that does
+// not match is removed and the object fetched again, never served. The cache is
+// content-addressed: a reference whose digest it holds gets those proven bytes,
+// whatever the bucket holds now. It is never pruned by replay; any entry may be
+// removed at any time (it is fetched again), and so may the ".tmp-" files a
+// process that died while filling it leaves behind.
 //
 // A Replayer is safe for concurrent use.
 package replay
