@@ -10,7 +10,9 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 )
 
 // cache is a content-addressed directory of verified copies: the entry of a
@@ -44,7 +46,38 @@ func openCache(dir string) (*cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: cache %s: %w", abs, err)
 	}
-	return &cache{dir: abs, root: root}, nil
+	c := &cache{dir: abs, root: root}
+	c.sweep(time.Now().Add(-staleAfter))
+	return c, nil
+}
+
+// staleAfter is the age after which a temporary file of the cache, written to
+// at every read of its blob, is taken for the leftover of a process that died
+// while filling it. A fill stalled that long only loses its entry.
+const staleAfter = time.Hour
+
+// sweep removes the temporary files last written before cutoff. It reads the
+// directory once, in batches; errors only leave files behind.
+func (c *cache) sweep(cutoff time.Time) {
+	d, err := c.root.Open(".")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	for {
+		des, err := d.ReadDir(1024)
+		for _, de := range des {
+			if !strings.HasPrefix(de.Name(), tmpPrefix) {
+				continue
+			}
+			if fi, err := de.Info(); err == nil && fi.ModTime().Before(cutoff) {
+				_ = c.root.Remove(de.Name())
+			}
+		}
+		if err != nil || len(des) == 0 {
+			return
+		}
+	}
 }
 
 func (c *cache) close() error { return c.root.Close() }

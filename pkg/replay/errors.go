@@ -41,7 +41,8 @@ var (
 )
 
 // RefusedError is the error of a reference Open or OpenObject refuses before
-// reading anything. Ref is the reference as given; Reason says what is wrong in
+// reading anything. Ref is the reference as given (for OpenObject,
+// "BUCKET/PATH"); Reason says what is wrong in
 // words; Err is one of the sentinel errors above.
 type RefusedError struct {
 	Ref    string

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mediactl/mediactl/pkg/replay"
 )
@@ -52,6 +53,38 @@ func TestFileBucket(t *testing.T) {
 		}
 		wantRefused(t, c.ref, err, c.want)
 	}
+	// A cache entry too large to hold in memory is hashed, then streamed
+	// verified; altered, it is dropped and fetched again. Stale temporary
+	// files are swept when a Replayer opens the cache, fresh ones are not.
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	os.MkdirAll(cacheDir, 0o700)
+	stale, fresh := filepath.Join(cacheDir, ".tmp-stale"), filepath.Join(cacheDir, ".tmp-fresh")
+	os.WriteFile(stale, []byte("torn"), 0o600)
+	os.WriteFile(fresh, []byte("being written"), 0o600)
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(stale, old, old)
+	large := pngBlob(5 << 20)
+	largeKey := "inbound/" + sum(large) + ".png"
+	putObject(t, s, largeKey, large, large)
+	cached := newReplayer(t, replay.Config{Cache: cacheDir, Buckets: []replay.Bucket{{URL: u, Prefixes: []string{"inbound/"}}}})
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale temporary file is still there: %v", err)
+	}
+	os.Remove(fresh)
+	for i, src := range []replay.Source{replay.FromBucket, replay.FromCache} {
+		if info := wantBytes(t, cached, u+"/"+largeKey, large); info.Source != src {
+			t.Errorf("read %d of the 5 MiB object from %s, want %s", i+1, info.Source, src)
+		}
+	}
+	entry := filepath.Join(cacheDir, sum(large))
+	altered := append([]byte(nil), large...)
+	altered[3<<20] ^= 0x80
+	os.WriteFile(entry, altered, 0o600)
+	if info := wantBytes(t, cached, u+"/"+largeKey, large); info.Source != replay.FromBucket {
+		t.Errorf("read after the large entry was altered from %s, want the bucket", info.Source)
+	}
+	wantEntries(t, cacheDir, sum(large))
+
 	// fileblob's own attribute files are not objects.
 	if got, _, err := readRef(t, r, u+"/"+ca+".attrs"); err == nil || len(got) > 0 {
 		t.Errorf("reading the .attrs file of %s = %d bytes, %v; want an error", ca, len(got), err)

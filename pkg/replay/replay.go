@@ -373,7 +373,7 @@ func (r *Replayer) openObject(ctx context.Context, ref string, t target) (io.Rea
 		// name's extension.
 		info.ContentType = mediatype.ForExt(path.Ext(t.key))
 	}
-	v := newVerifier(readerWithContext{rd, ref}, info.Location, want, info.Size)
+	v := newVerifier(objectReader{rd, ref}, info.Location, want, info.Size)
 	if r.cache != nil {
 		v.fill = r.cache.startFill(want)
 	}
@@ -395,13 +395,13 @@ func objectErr(ref string, err error) error {
 	return fmt.Errorf("replay %q: %w", ref, err)
 }
 
-// readerWithContext gives read errors of a bucket object the reference.
-type readerWithContext struct {
+// objectReader gives read errors of a bucket object the reference.
+type objectReader struct {
 	r   *blob.Reader
 	ref string
 }
 
-func (r readerWithContext) Read(p []byte) (int, error) {
+func (r objectReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
 	if err != nil && err != io.EOF {
 		err = objectErr(r.ref, err)
@@ -409,4 +409,4 @@ func (r readerWithContext) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (r readerWithContext) Close() error { return r.r.Close() }
+func (r objectReader) Close() error { return r.r.Close() }
