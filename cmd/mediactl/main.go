@@ -98,6 +98,7 @@ Results go to stdout, logs to stderr.
 			verifyCommand(),
 			gcCommand(),
 			migrateCommand(),
+			catCommand(),
 			versionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
@@ -108,7 +109,7 @@ Results go to stdout, logs to stderr.
 		// so that a script calling a command this version lacks notices.
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("the commands are scan, verify, gc, migrate and version; see 'mediactl --help'", "no command %q", c.Args().First())
+				return usageErr("the commands are scan, verify, gc, migrate, cat and version; see 'mediactl --help'", "no command %q", c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},

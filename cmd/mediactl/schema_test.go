@@ -150,6 +150,22 @@ type versionV1 struct {
 	Arch    string `json:"arch"`
 }
 
+type catV1 struct {
+	envelopeV1
+	Ref  string `json:"ref"`
+	Info *struct {
+		SHA256      string `json:"sha256"`
+		Size        int64  `json:"size"`
+		ContentType string `json:"content_type"`
+		Source      string `json:"source"`
+		Location    string `json:"location"`
+		Verified    bool   `json:"verified"`
+	} `json:"info"`
+	Bytes   int64  `json:"bytes"`
+	Refused string `json:"refused"`
+	Error   string `json:"error"`
+}
+
 type gcRunsV1 struct {
 	envelopeV1
 	Store string `json:"store"`
@@ -296,6 +312,17 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 	checkEnvelope(t, purged.envelopeV1, "mediactl.gc-purge/v1", exitOK)
 	if purged.Runs == nil {
 		t.Fatalf("gc purge: %+v", purged)
+	}
+
+	blobs, err := filepath.Glob(filepath.Join(store, "*.png"))
+	if err != nil || len(blobs) == 0 {
+		t.Fatalf("no blob to cat: %v", err)
+	}
+	var cat catV1
+	runJSON(t, exitOK, &cat, "cat", "--layout", "forge", "--root", root, "-o", "json", blobs[0])
+	checkEnvelope(t, cat.envelopeV1, "mediactl.cat/v1", exitOK)
+	if cat.Info == nil || !cat.Info.Verified || cat.Info.Source != "local" || cat.Bytes == 0 || cat.Bytes != cat.Info.Size {
+		t.Fatalf("cat: %+v", cat)
 	}
 
 	var verified verifyV1

@@ -119,19 +119,19 @@ const (
 type Info struct {
 	// SHA256 is the hex digest the bytes are verified against ("" for an
 	// unverified local file).
-	SHA256 string
+	SHA256 string `json:"sha256"`
 	// Size is the size the source announces, or -1.
-	Size int64
+	Size int64 `json:"size"`
 	// ContentType is the object's content type, or the one its extension
 	// names, or "".
-	ContentType string
-	Source      Source
+	ContentType string `json:"content_type"`
+	Source      Source `json:"source"`
 	// Location is the file's absolute path, or the object's URL
 	// (scheme://bucket/key, without the allow-list URL's settings).
-	Location string
+	Location string `json:"location"`
 	// Verified is false only for a local file served under
 	// Config.AllowUnverifiedLocal.
-	Verified bool
+	Verified bool `json:"verified"`
 }
 
 // Replayer opens references as its Config allows.
