@@ -100,7 +100,15 @@ func exitCodeOf(err error) int {
 // libraryHint is the hint, with the flags to use, for an error a library
 // returned with its data only.
 func libraryHint(err error) string {
+	var ce *store.CredentialsError
+	var ee *store.EndpointError
 	var qe *sessions.QueryError
+	switch {
+	case errors.As(err, &ce):
+		return "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE with ~/.aws/credentials, or an instance role); see docs/stores.md"
+	case errors.As(err, &ee):
+		return "add use_path_style=true to the bucket URL's query (S3-compatible servers such as MinIO, SeaweedFS and Ceph want path-style addressing); see docs/stores.md"
+	}
 	if errors.As(err, &qe) {
 		if qe.Rewrite {
 			return "drop --sessions-query: rewriting works on the whole source"

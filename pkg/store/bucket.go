@@ -80,9 +80,12 @@ var _ Bucket = (*BucketStore)(nil)
 // store can be confined to a key prefix, given as the URL path for s3, gs and azblob
 // or as the generic prefix= parameter; a prefix is made to end in "/". A malformed
 // URL, an unsupported scheme or an unknown parameter returns an error wrapping
-// [ErrUsage] that says how to fix it. OpenBucket does not contact the service: a
-// missing bucket or bad credentials show up on first use.
-func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
+// [ErrUsage] that says how to fix it. OpenBucket lists nothing: a missing bucket
+// shows up on first use. On s3:// it resolves the credentials (a
+// *CredentialsError when there are none) and refuses a custom endpoint that
+// virtual-host addressing cannot reach (an *EndpointError); both are usage
+// errors.
+func parseBucketURL(rawURL string) (*BucketStore, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, usagef("bucket URL %q does not parse (%v); write it as SCHEME://BUCKET[/PREFIX/][?PARAM=VALUE...]", Redact(rawURL), plainURLErr(err))
@@ -171,15 +174,9 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 	s.openURL = open
 	s.unsummedOK = u.Scheme == "s3" && !q.Has("request_checksum_calculation")
 
-	b, putter, err := s.openPrefixed(ctx, false)
-	if err != nil {
-		return nil, fmt.Errorf("store %s: open bucket: %w", Redact(open.String()), err)
-	}
-	s.b, s.s3put = b, putter
-
 	// Location: the URL an operator would pass back, credentials-free (the
 	// parameter check above admits no secrets), with the prefix in its place.
-	loc := *open
+	loc := *s.openURL
 	switch {
 	case sch.named:
 		loc.Path = "/" + prefix
@@ -197,6 +194,46 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 	if u.Scheme == "mem" && loc.Host == "" {
 		s.location = strings.Replace(s.location, "mem:", "mem://", 1)
 	}
+	return s, nil
+}
+
+// CheckBucketURL reports what Open would refuse in a bucket URL (its
+// syntax, scheme, query parameters, prefix) without opening it: no request,
+// no credentials.
+func CheckBucketURL(rawURL string) error {
+	_, err := parseBucketURL(rawURL)
+	return err
+}
+
+// OpenBucket opens the bucket named by rawURL, one of
+//
+//	s3://BUCKET[/PREFIX/][?region=R&endpoint=URL&use_path_style=true...]
+//	gs://BUCKET[/PREFIX/][?...]
+//	azblob://CONTAINER[/PREFIX/][?storage_account=A&domain=D&protocol=http&localemu=true]
+//	file:///ABSOLUTE/DIR[?prefix=PREFIX/]
+//	mem://[?prefix=PREFIX/]
+//
+// The query parameters are those of the gocloud.dev drivers (gocloud v0.49). The
+// store can be confined to a key prefix, given as the URL path for s3, gs and azblob
+// or as the generic prefix= parameter; a prefix is made to end in "/". A malformed
+// URL, an unsupported scheme or an unknown parameter returns an error wrapping
+// [ErrUsage] that says how to fix it. OpenBucket lists nothing: a missing bucket
+// shows up on first use. On s3:// it resolves the credentials (a
+// *CredentialsError when there are none) and refuses a custom endpoint that
+// virtual-host addressing cannot reach (an *EndpointError); both are usage
+// errors.
+func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
+	s, err := parseBucketURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	open := s.openURL
+	b, putter, err := s.openPrefixed(ctx, false)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: open bucket: %w", Redact(open.String()), err)
+	}
+	s.b, s.s3put = b, putter
+
 	return s, nil
 }
 

@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -16,6 +19,8 @@ import (
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
+
+	"github.com/mediactl/mediactl/pkg/usage"
 )
 
 // openS3 opens an s3:// bucket URL as gocloud's s3blob.URLOpener does (same
@@ -49,6 +54,15 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 	if v := q.Get("kmskeyid"); v != "" {
 		q.Del("kmskeyid")
 		opts.KMSEncryptionID = v
+	}
+	pathStyle := false
+	for _, k := range []string{"use_path_style", "s3ForcePathStyle"} {
+		if v, err := strconv.ParseBool(q.Get(k)); err == nil && v {
+			pathStyle = true
+		}
+	}
+	if err := checkVirtualHost(ctx, u.Host, q.Get("endpoint"), pathStyle); err != nil {
+		return nil, nil, err
 	}
 	var clientOpts []func(*s3.Options)
 	for _, p := range []struct {
@@ -87,6 +101,13 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 		// second pass over the bytes and keep presetPayloadHash out.
 		cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 	}
+	if anon, _ := strconv.ParseBool(q.Get("anonymous")); !anon && cfg.Credentials != nil {
+		// Found now, a missing credential is one clear error naming the fix,
+		// instead of the SDK's chain on the first request of each listing.
+		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+			return nil, nil, &CredentialsError{Scheme: "s3", Err: err}
+		}
+	}
 	cfg.APIOptions = append(cfg.APIOptions, addPresetPayloadHash)
 	// s3blob hands its own setting to the transfer manager, which would
 	// otherwise override the client's.
@@ -97,6 +118,67 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 		return nil, nil, err
 	}
 	return b, &s3Putter{client: client, bucket: u.Host, sse: opts.EncryptionType, kmsKeyID: opts.KMSEncryptionID}, nil
+}
+
+// CredentialsError is returned by Open for a bucket whose service finds no
+// credentials (none in the environment, the shared files, or the instance's
+// role). It is a usage error (errors.Is(err, usage.Err)).
+type CredentialsError struct {
+	Scheme string // "s3"
+	Err    error
+}
+
+func (e *CredentialsError) Error() string {
+	return fmt.Sprintf("no credentials found for %s:// buckets: %v", e.Scheme, e.Err)
+}
+func (e *CredentialsError) Unwrap() error        { return e.Err }
+func (e *CredentialsError) Is(target error) bool { return target == usage.Err }
+
+// EndpointError is returned by Open for a custom endpoint that virtual-host
+// addressing (BUCKET.ENDPOINT) cannot reach: an IP address or a host whose
+// BUCKET. subdomain does not resolve. S3-compatible servers (MinIO,
+// SeaweedFS, Ceph) want path-style addressing. It is a usage error.
+type EndpointError struct {
+	Endpoint string
+	Bucket   string
+	Err      error // the failed lookup, or nil for an IP address
+}
+
+func (e *EndpointError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("endpoint %s is an address: %s.%s cannot be reached in virtual-host style", e.Endpoint, e.Bucket, hostOf(e.Endpoint))
+	}
+	return fmt.Sprintf("endpoint %s: %s.%s does not resolve (%v), so virtual-host addressing cannot reach the bucket", e.Endpoint, e.Bucket, hostOf(e.Endpoint), e.Err)
+}
+func (e *EndpointError) Is(target error) bool { return target == usage.Err }
+
+// hostOf is the host of an endpoint URL (or the endpoint as given).
+func hostOf(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		return u.Hostname()
+	}
+	return endpoint
+}
+
+// checkVirtualHost refuses a custom endpoint that virtual-host addressing
+// cannot reach, before any request.
+func checkVirtualHost(ctx context.Context, bucket, endpoint string, pathStyle bool) error {
+	if endpoint == "" || pathStyle {
+		return nil
+	}
+	host := hostOf(endpoint)
+	if net.ParseIP(host) != nil || host == "localhost" {
+		return &EndpointError{Endpoint: endpoint, Bucket: bucket}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := net.DefaultResolver.LookupHost(lctx, bucket+"."+host); err != nil {
+		var de *net.DNSError
+		if errors.As(err, &de) && de.IsNotFound {
+			return &EndpointError{Endpoint: endpoint, Bucket: bucket, Err: err}
+		}
+	}
+	return nil
 }
 
 type payloadSHA256Key struct{}
