@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Runs the whole mediactl test suite on a fresh machine: starts the servers the
-# tests talk to (PostgreSQL, Azurite and SeaweedFS on 127.0.0.1, installing or
-# building them first when missing), then gofmt, go vet and the race-enabled
-# tests. The in-process fakes (gofakes3, fake-gcs-server) need nothing installed.
-# Without a cache, building SeaweedFS's weed takes about 5 minutes.
+# Runs the whole mediactl test suite on a fresh machine: checks every
+# prerequisite first (and lists all that are missing at once), starts the
+# servers the tests talk to (PostgreSQL, Azurite and SeaweedFS on 127.0.0.1,
+# installing or building them first when missing), then gofmt, go vet and the
+# race-enabled tests. The in-process fakes (gofakes3, fake-gcs-server) need
+# nothing installed. Without a cache, building SeaweedFS's weed takes about 5
+# minutes (WEED_BIN=/path/to/weed skips it). Servers that were already running
+# are used and left running; the ones this run started are stopped at the end.
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh ./pkg/scan/...  # only these packages (servers are still started)
@@ -13,17 +16,53 @@ cd "$(dirname "$0")/.."
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
 
+# preflight: every missing prerequisite, in one list.
+missing=()
+root=false
+[ "$(id -u)" -eq 0 ] && root=true
+can_apt=false
+if command -v apt-get >/dev/null && { $root || sudo -n true 2>/dev/null; }; then can_apt=true; fi
+command -v go >/dev/null || missing+=("go (https://go.dev/dl/)")
+command -v git >/dev/null || missing+=("git")
+command -v gcc >/dev/null || missing+=("gcc, for go test -race (apt-get install -y gcc)")
+if ! command -v npm >/dev/null && ! $can_apt; then
+  missing+=("node and npm, for Azurite (apt-get install -y nodejs npm, or run as root to have them installed)")
+fi
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null && ! $can_apt; then
+  missing+=("PostgreSQL server binaries (apt-get install -y postgresql, or run as root to have them installed)")
+fi
+if [ -z "${WEED_BIN:-}" ] && ! scripts/services/seaweedfs.sh status >/dev/null 2>&1; then
+  weed=$(ls "${MEDIACTL_CACHE_DIR:-.cache}"/seaweedfs/*/weed 2>/dev/null | head -n 1 || true)
+  avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
+  if [ -z "$weed" ] && [ "${avail_kib:-0}" -lt $((3 * 1024 * 1024)) ]; then
+    missing+=("3 GiB of free memory to build SeaweedFS's weed ($((avail_kib / 1024)) MiB available), or WEED_BIN=/path/to/weed")
+  fi
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "scripts/test.sh: missing prerequisites:" >&2
+  printf '  - %s\n' "${missing[@]}" >&2
+  exit 2
+fi
+
+# Start what is not running; remember what to stop.
+started=()
 cleanup() {
-  scripts/services/azurite.sh stop >/dev/null 2>&1 || true
-  scripts/services/seaweedfs.sh stop >/dev/null 2>&1 || true
-  scripts/services/postgres.sh stop >/dev/null 2>&1 || true
+  for s in "${started[@]}"; do
+    scripts/services/"$s".sh stop >/dev/null 2>&1 || true
+  done
 }
 trap cleanup EXIT
 
 echo "== starting test services"
-eval "$(scripts/services/postgres.sh start)"
-eval "$(scripts/services/azurite.sh start)"
-eval "$(scripts/services/seaweedfs.sh start)"
+for s in postgres azurite seaweedfs; do
+  if exports=$(scripts/services/$s.sh status 2>/dev/null); then
+    echo "$s: already running, left running"
+  else
+    exports=$(scripts/services/$s.sh start)
+    started+=("$s")
+  fi
+  eval "$exports"
+done
 echo "postgres:  ${MEDIACTL_TEST_POSTGRES_URL:?postgres did not start}"
 echo "azurite:   ${MEDIACTL_TEST_AZURITE:?azurite did not start}"
 echo "seaweedfs: ${MEDIACTL_TEST_SEAWEEDFS:?seaweedfs did not start}"

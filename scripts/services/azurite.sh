@@ -39,7 +39,16 @@ install() {
 	if [[ -x $bin ]] && grep -q "\"version\": \"$AZURITE_VERSION\"" "$install_dir/node_modules/azurite/package.json" 2>/dev/null; then
 		return 0
 	fi
-	command -v npm >/dev/null || die "npm not found: install Node.js (>= 18) and npm first"
+	if ! command -v npm >/dev/null; then
+		# As postgres.sh does for PostgreSQL: from the distribution, as root.
+		[[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
+			die "npm not found: install Node.js (>= 18) and npm (e.g. sudo apt-get install -y nodejs npm), or run this script as root"
+		echo "azurite.sh: installing nodejs and npm with apt-get (log: $log_file)" >&2
+		mkdir -p "$run_dir"
+		{ DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm ||
+			{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; }; } >>"$log_file" 2>&1 ||
+			die "apt-get install nodejs npm failed; see $log_file"
+	fi
 	mkdir -p "$cache_root" "$run_dir"
 	# Keep the cache out of git without touching the repository's .gitignore.
 	[[ -e $cache_root/.gitignore ]] || printf '*\n' >"$cache_root/.gitignore"

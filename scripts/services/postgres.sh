@@ -31,6 +31,13 @@ script_dir=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd -- "$script_dir/../.." && pwd)
 cache_root=${MEDIACTL_CACHE_DIR:-$repo_root/.cache}
 pg_root=$cache_root/pg
+# As root, the server runs as another user, who cannot reach a clone under
+# /root (mode 0700): then, unless a cache folder is given, the cluster lives
+# in /var/tmp, in a folder named after the clone.
+if [[ -z ${MEDIACTL_CACHE_DIR:-} && $(id -u) -eq 0 ]] && id -u "${MEDIACTL_PG_OS_USER:-postgres}" >/dev/null 2>&1 &&
+	! runuser -u "${MEDIACTL_PG_OS_USER:-postgres}" -- test -x "$repo_root" 2>/dev/null; then
+	pg_root=/var/tmp/mediactl-pg-$(printf '%s' "$repo_root" | sha256sum | cut -c1-12)
+fi
 data_dir=$pg_root/data
 sock_dir=$pg_root/run
 log_file=$pg_root/postgres.log

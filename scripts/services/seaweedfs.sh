@@ -30,6 +30,7 @@
 # line is written to stdout.
 #
 # Environment:
+#   WEED_BIN                 a prebuilt weed to run instead of building one
 #   SEAWEEDFS_PORT           first S3 port to try (default 8333; the next free one is used if busy)
 #   SEAWEEDFS_START_TIMEOUT  seconds to wait for the server to be ready (default 120)
 #   SEAWEEDFS_RUN_DIR        folder of the server's pid, port, log and data (default
@@ -51,6 +52,11 @@ cache_root=${MEDIACTL_CACHE_DIR:-$repo_root/.cache}
 weed_root=$cache_root/seaweedfs
 src_dir=$weed_root/src
 bin=$weed_root/$WEED_VERSION/weed
+# WEED_BIN names a prebuilt weed to use instead of building one.
+if [[ -n ${WEED_BIN:-} ]]; then
+	[[ -x $WEED_BIN ]] || { echo "seaweedfs.sh: WEED_BIN=$WEED_BIN is not an executable" >&2; exit 1; }
+	bin=$WEED_BIN
+fi
 run_dir=$(realpath -m -- "${SEAWEEDFS_RUN_DIR:-$weed_root/run}")
 data_dir=$run_dir/data
 pid_file=$run_dir/weed.pid
