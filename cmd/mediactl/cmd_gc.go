@@ -57,7 +57,8 @@ the store's lock (exit 4, also for a dry run). A store that contains another sto
 			&cli.StringFlag{Name: "max-delete", Value: "50%", Usage: "refuse a plan that removes more than this many blobs, or this percentage of the store"},
 			&cli.BoolFlag{Name: "allow-no-references", Usage: "proceed although the sessions refer to none of a store's blobs (usually a wrong --sessions path)"},
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan as JSON to this file", EnvVars: envVar("plan-out")},
-			&cli.StringFlag{Name: "metrics-file", Usage: "write Prometheus text-format metrics here, atomically (node_exporter textfile collector)", EnvVars: envVar("metrics-file")},
+			metricsFileFlag(),
+			metricsLabelFlag(),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: 8 on buckets, 1 on local stores)", EnvVars: envVar("jobs")},
 		),
 		Action:      runGC,
@@ -90,6 +91,9 @@ func runGC(c *cli.Context) error {
 	defer t.Close()
 	if len(t.stores) == 0 {
 		return usageErr("add --store DIR|URL, or --layout", "gc needs a store")
+	}
+	if err := checkMetricsLabels(c, len(t.stores), true); err != nil {
+		return err
 	}
 	needSessions := opts.Policy == gc.Refcount || opts.KeepReferenced || opts.MaxSize > 0
 	if needSessions && len(t.sources) == 0 {

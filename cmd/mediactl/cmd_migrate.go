@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,6 +63,8 @@ agent (and pass --rewrite-min-idle 0), or run again later.
 			trashDirFlag("with --delete-source: "),
 			&cli.StringFlag{Name: "journal", Usage: "the journal file (default: .mediactl/migrate/<destination>.jsonl inside a local store)", EnvVars: envVar("journal")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many problems of each kind (counts stay exact)", EnvVars: envVar("max-listed")},
+			metricsFileFlag(),
+			metricsLabelFlag(),
 		),
 		Action:      runMigrate,
 		Subcommands: []*cli.Command{rollbackCommand()},
@@ -103,6 +106,9 @@ func runMigrate(c *cli.Context) error {
 		}
 	}
 	opts.From = t.stores[0]
+	if err := checkMetricsLabels(c, 1, true); err != nil { // one store is migrated
+		return err
+	}
 	if (opts.Rewrite || opts.DeleteSource) && len(t.sources) == 0 {
 		return usageErr("add --sessions SOURCE (or --layout)", "--rewrite and --delete-source need the sessions, to know which references to rewrite and which blobs are still in use")
 	}
@@ -148,6 +154,7 @@ func runMigrate(c *cli.Context) error {
 			return newProgress(g, "moving sources to the trash", total)
 		}
 	}
+	start := time.Now()
 	rep, err := migrate.Run(c.Context, opts)
 	if err != nil {
 		return migrateError(err)
@@ -155,7 +162,7 @@ func runMigrate(c *cli.Context) error {
 	if cr := rep.Copy; cr != nil {
 		g.log.Info("copy finished", "from", cr.From, "to", cr.To, "copied", cr.Copied, "existing", cr.Existing, "resumed", cr.Resumed, "failed", cr.Failed, "seconds", cr.Seconds)
 	}
-	return renderMigrate(g, rep)
+	return renderMigrate(c, g, rep, opts, time.Since(start))
 }
 
 // openRewriters opens a rewriter for each session spec. On a failure it closes

@@ -41,6 +41,8 @@ References are untrusted: they are resolved lexically and never followed out of 
 		Flags: append(targetFlags(),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "documents parsed at once (default: number of CPUs)", EnvVars: envVar("jobs")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many dangling references, outside references and problems (counts stay exact; -o ndjson streams all)", EnvVars: envVar("max-listed")},
+			metricsFileFlag(),
+			metricsLabelFlag(),
 		),
 		Action: runScan,
 	}
@@ -61,6 +63,9 @@ func runScan(c *cli.Context) error {
 	defer t.Close()
 	if len(t.sources) == 0 {
 		return usageErr("add --sessions SOURCE, or --layout", "scan needs at least one session source")
+	}
+	if err := checkMetricsLabels(c, len(t.stores), false); err != nil {
+		return err
 	}
 
 	bar := newProgress(g, "scanning", -1)
@@ -98,6 +103,9 @@ func runScan(c *cli.Context) error {
 	}
 	if o == outcome.Interrupted {
 		g.interrupted(rep.References, "references read")
+	}
+	if err := writeMetrics(c, scanMetrics(c, rep, o, time.Since(start))); err != nil {
+		return err
 	}
 	return ended(o)
 }

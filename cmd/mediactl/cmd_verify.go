@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mediactl/mediactl/pkg/metrics"
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
@@ -53,6 +54,8 @@ fail the run (exit 1).
 			&cli.StringFlag{Name: "quarantine", Usage: "move corrupt blobs to this directory or bucket URL, with a manifest (never a plain delete)", EnvVars: envVar("quarantine")},
 			&cli.BoolFlag{Name: "strict", Usage: "anomalies fail the run (exit 1) instead of warning", EnvVars: envVar("strict")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many corrupt blobs, anomalies and problems per store (counts stay exact)", EnvVars: envVar("max-listed")},
+			metricsFileFlag(),
+			metricsLabelFlag(),
 		),
 		Action: runVerify,
 	}
@@ -85,6 +88,9 @@ func runVerify(c *cli.Context) error {
 	if len(t.stores) == 0 {
 		return usageErr("add --store DIR|URL, or --layout", "verify needs a store")
 	}
+	if err := checkMetricsLabels(c, len(t.stores), true); err != nil {
+		return err
+	}
 	var quarantine store.Store
 	if q := c.String("quarantine"); q != "" {
 		if quarantine, err = openQuarantine(c, q, t.stores); err != nil {
@@ -96,6 +102,8 @@ func runVerify(c *cli.Context) error {
 	var reports []*verify.Report
 	var quarantined []*verify.QuarantineReport
 	var refused []string
+	// series are the metrics of each store, in the order of t.stores.
+	var series []metrics.Report
 	o := outcome.OK
 	strict := c.Bool("strict")
 	for _, st := range t.stores {
@@ -120,23 +128,27 @@ func runVerify(c *cli.Context) error {
 		reports = append(reports, rep)
 		g.log.Info("verify finished", "store", rep.Store, "blobs", rep.Selected, "corrupt", rep.Counts[verify.Corrupt],
 			"unreadable", rep.Counts[verify.Unreadable], "bytes", rep.BytesRead, "seconds", rep.Seconds)
-		o.Worsen(rep.Outcome(strict))
+		storeOutcome := rep.Outcome(strict)
+		var storeQuarantine *verify.QuarantineReport
 		if quarantine != nil && len(rep.Corrupt) > 0 && !rep.Interrupted {
 			qr, why, err := quarantineCorrupt(c, st, quarantine, rep)
 			if qr != nil {
 				quarantined = append(quarantined, qr)
+				storeQuarantine = qr
 				if qr.Failed() > 0 {
-					o.Worsen(outcome.Incomplete) // the destination failed, not the blobs
+					storeOutcome.Worsen(outcome.Incomplete) // the destination failed, not the blobs
 				}
 			}
 			if why != "" {
 				refused = append(refused, why)
-				o.Worsen(outcome.Refused)
+				storeOutcome.Worsen(outcome.Refused)
 			}
 			if err != nil {
 				return fmt.Errorf("quarantine into %s: %w", quarantine.Location(), err)
 			}
 		}
+		o.Worsen(storeOutcome)
+		series = append(series, verifyMetrics(c, len(series), rep, storeOutcome, storeQuarantine))
 	}
 
 	switch g.output {
@@ -179,6 +191,9 @@ func runVerify(c *cli.Context) error {
 			n += rep.Selected
 		}
 		g.interrupted(n, "blobs checked")
+	}
+	if err := writeMetrics(c, series...); err != nil {
+		return err
 	}
 	return ended(o)
 }

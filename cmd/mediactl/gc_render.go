@@ -90,11 +90,6 @@ func renderGC(c *cli.Context, g *global, rep *gc.Report, opts gc.RunOptions, too
 			return fmt.Errorf("--plan-out %s: %w", f, err)
 		}
 	}
-	if f := c.String("metrics-file"); f != "" {
-		if err := writeGCMetrics(f, view, exitFor(rep.Outcome), took); err != nil {
-			return fmt.Errorf("--metrics-file %s: %w", f, err)
-		}
-	}
 	doc := gcDocument{envelope: g.envelope(gcSchema, rep.Outcome), DryRun: rep.DryRun, Stores: view}
 	switch g.output {
 	case "json":
@@ -126,6 +121,11 @@ func renderGC(c *cli.Context, g *global, rep *gc.Report, opts gc.RunOptions, too
 	}
 	if rep.Outcome == outcome.Interrupted {
 		g.interrupted(rep.Done(), "blobs removed")
+	}
+	// After the report: a metrics file that cannot be written does not hide
+	// what the run did.
+	if err := writeMetrics(c, gcMetrics(c, rep, view, took)...); err != nil {
+		return err
 	}
 	return ended(rep.Outcome)
 }

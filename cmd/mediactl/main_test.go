@@ -70,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"pgexec":    cmdPgexec,
 			"s3put":     cmdS3put,
 			"jsonkeys":  cmdJSONKeys,
+			"metric":    cmdMetric,
 		},
 	})
 }

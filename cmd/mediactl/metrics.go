@@ -1,82 +1,218 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/metrics"
+	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/trash"
+	"github.com/mediactl/mediactl/pkg/verify"
 )
 
-// writeGCMetrics writes the Prometheus text format for node_exporter's
-// textfile collector. The last success time survives failed runs: it is
-// carried over from the previous file, and only a run that exited 0 moves it.
-func writeGCMetrics(path string, stores []*gcStoreJSON, code int, took time.Duration) error {
-	var scanned, bytesScanned, referenced, deleted, trashed, bytesRemoved, errs int64
-	for _, r := range stores {
-		if p := r.Plan; p != nil {
-			scanned += p.Blobs
-			bytesScanned += p.Bytes
-			referenced += p.Referenced
-		}
-		if res := r.Result; res != nil {
-			deleted += res.Deleted
-			trashed += res.Trashed
-			bytesRemoved += res.Bytes
-			errs += int64(len(res.Failed))
-		}
-		if r.ExitCode != exitOK {
-			errs++
-		}
-	}
-	last := previousMetric(path, "mediactl_gc_last_success_timestamp_seconds")
-	if code == exitOK {
-		last = strconv.FormatInt(time.Now().Unix(), 10)
-	}
-	var b strings.Builder
-	metric := func(name, help string, v any) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s %v\n", name, help, name, name, v)
-	}
-	metric("mediactl_gc_blobs_scanned", "Blobs in the store when the last run planned.", scanned)
-	metric("mediactl_gc_bytes_scanned", "Bytes of those blobs.", bytesScanned)
-	metric("mediactl_gc_blobs_referenced", "Blobs that sessions refer to.", referenced)
-	metric("mediactl_gc_blobs_deleted", "Blobs deleted permanently by the last run.", deleted)
-	metric("mediactl_gc_blobs_trashed", "Blobs moved to the trash by the last run.", trashed)
-	metric("mediactl_gc_bytes_removed", "Bytes deleted or trashed by the last run.", bytesRemoved)
-	metric("mediactl_gc_errors", "Problems in the last run (refusals, unreadable sessions, failed removals).", errs)
-	metric("mediactl_gc_exit_code", "Exit code of the last run.", code)
-	metric("mediactl_gc_duration_seconds", "Duration of the last run.", took.Seconds())
-	if last != "" {
-		metric("mediactl_gc_last_success_timestamp_seconds", "Unix time of the last run that exited 0.", last)
-	}
-	return writeFileAtomic(path, []byte(b.String()))
+// metricsFileFlag and metricsLabelFlag are the same on scan, verify, gc and
+// migrate.
+func metricsFileFlag() cli.Flag {
+	return &cli.StringFlag{Name: "metrics-file", Usage: "write Prometheus text-format metrics into this file, atomically, keeping the series of other runs in it (node_exporter textfile collector)", EnvVars: envVar("metrics-file")}
 }
 
-func previousMetric(path, name string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
+func metricsLabelFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "metrics-label", Usage: "the store label of the metrics instead of the store's location: one per store, in the order of --store (or of the layout's stores)", EnvVars: envVar("metrics-label")}
+}
+
+// checkMetricsLabels refuses, before the run does anything, a --metrics-label
+// count that does not name each of the run's stores once. scan sums over its
+// stores, so it takes one label for all of them (perStore false).
+func checkMetricsLabels(c *cli.Context, stores int, perStore bool) error {
+	labels := c.StringSlice("metrics-label")
+	if len(labels) == 0 {
+		return nil
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			return strings.TrimSpace(v)
+	if c.String("metrics-file") == "" {
+		return usageErr("add --metrics-file FILE, or drop --metrics-label", "--metrics-label without --metrics-file")
+	}
+	for _, l := range labels {
+		if strings.TrimSpace(l) == "" {
+			return usageErr("give each store a name, e.g. --metrics-label media", "empty --metrics-label")
 		}
 	}
-	return ""
+	switch {
+	case !perStore && len(labels) != 1:
+		return usageErr("give one --metrics-label: "+c.Command.Name+" reports its stores together", "%d --metrics-label given", len(labels))
+	case perStore && len(labels) != stores:
+		return usageErr("give one --metrics-label per store, in the order of the stores", "%d --metrics-label for %d stores", len(labels), stores)
+	}
+	return nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so readers never see a partial file.
-func writeFileAtomic(path string, data []byte) error {
-	return writeFileAtomicFunc(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+// metricsStore is the store label of the i-th store: its --metrics-label, or
+// its location with any secret removed.
+func metricsStore(c *cli.Context, i int, location string) string {
+	if labels := c.StringSlice("metrics-label"); i < len(labels) {
+		return labels[i]
+	}
+	return store.Redact(location)
 }
 
-// writeFileAtomicFunc is writeFileAtomic with the content written by write.
+// writeMetrics merges the reports into --metrics-file, when given.
+func writeMetrics(c *cli.Context, reports ...metrics.Report) error {
+	path := c.String("metrics-file")
+	if path == "" {
+		return nil
+	}
+	for i := range reports {
+		reports[i].Command = c.Command.Name
+	}
+	err := metrics.Write(path, time.Now(), reports...)
+	if err == nil {
+		return nil
+	}
+	hint := "check that the directory exists and is writable"
+	if errors.Is(err, metrics.ErrNotMetrics) {
+		hint = "the file is left as it is: remove it, or give --metrics-file a file of its own"
+	}
+	return &exitError{code: exitIncomplete, err: fmt.Errorf("--metrics-file %s: %w", path, err), hint: hint}
+}
+
+// scanMetrics is one series for the whole scan: its counts are sums over
+// the stores.
+func scanMetrics(c *cli.Context, rep *scan.Report, o outcome.Outcome, took time.Duration) metrics.Report {
+	name := ""
+	if len(c.StringSlice("metrics-label")) > 0 {
+		name = c.StringSlice("metrics-label")[0]
+	} else {
+		locs := make([]string, len(rep.Stores))
+		for i, s := range rep.Stores {
+			locs[i] = store.Redact(s)
+		}
+		name = strings.Join(locs, ",")
+	}
+	counts := map[metrics.Gauge]int64{
+		metrics.References: rep.References,
+		metrics.Problems:   int64(len(rep.Problems)),
+	}
+	if len(rep.Stores) > 0 {
+		counts[metrics.Dangling] = rep.DanglingReferences
+	}
+	return metrics.Report{Store: name, Outcome: o, ExitCode: exitFor(o), Duration: took, Counts: counts}
+}
+
+// verifyMetrics is one store's series; qr is its quarantine, if any.
+func verifyMetrics(c *cli.Context, i int, rep *verify.Report, o outcome.Outcome, qr *verify.QuarantineReport) metrics.Report {
+	counts := map[metrics.Gauge]int64{
+		metrics.Blobs:      rep.Blobs,
+		metrics.Checked:    rep.Selected,
+		metrics.Corrupt:    rep.Counts[verify.Corrupt],
+		metrics.Unreadable: rep.Counts[verify.Unreadable],
+	}
+	problems := int64(0)
+	if rep.ListError != "" {
+		problems++
+	}
+	if s := rep.Sessions; s != nil {
+		counts[metrics.Orphans] = s.Orphans
+		counts[metrics.OrphanBytes] = s.OrphanBytes
+		if s.Scan != nil {
+			counts[metrics.Dangling] = s.Scan.DanglingReferences
+			problems += int64(len(s.Scan.Problems))
+		}
+	}
+	counts[metrics.Problems] = problems
+	if qr != nil {
+		counts[metrics.Quarantined] = int64(len(qr.Moved))
+		counts[metrics.Failed] = int64(len(qr.Kept))
+	}
+	return metrics.Report{
+		Store: metricsStore(c, i, rep.Store), Outcome: o, ExitCode: exitFor(o),
+		Duration: time.Duration(rep.Seconds * float64(time.Second)), Counts: counts,
+	}
+}
+
+// gcMetrics is a series per store. planned_* is the plan, in a dry run and
+// a real one; removed_* what the run removed (0 in a dry run).
+func gcMetrics(c *cli.Context, rep *gc.Report, view []*gcStoreJSON, took time.Duration) []metrics.Report {
+	out := make([]metrics.Report, 0, len(view))
+	for i, v := range view {
+		counts := map[metrics.Gauge]int64{}
+		if p := v.Plan; p != nil {
+			counts[metrics.Blobs] = p.Blobs
+			counts[metrics.Bytes] = p.Bytes
+			counts[metrics.Planned] = int64(p.Candidates.Len())
+			counts[metrics.PlannedBytes] = p.CandidateBytes
+			counts[metrics.Problems] = int64(len(p.Problems))
+			if p.SessionsRead {
+				counts[metrics.Referenced] = p.Referenced
+			}
+			if p.Scan != nil {
+				counts[metrics.Dangling] = p.Scan.DanglingReferences
+			}
+		}
+		if !rep.DryRun {
+			// A refused or incomplete store removed nothing: its zeros are
+			// reported, not left out.
+			res := v.Result
+			if res == nil {
+				res = &trash.Result{}
+			}
+			counts[metrics.Removed] = res.Deleted + res.Trashed
+			counts[metrics.RemovedBytes] = res.Bytes
+			counts[metrics.Trashed] = res.Trashed
+			counts[metrics.Deleted] = res.Deleted
+			counts[metrics.Failed] = int64(len(res.Failed))
+		}
+		out = append(out, metrics.Report{
+			Store: metricsStore(c, i, v.Store), DryRun: rep.DryRun, Outcome: v.Outcome,
+			ExitCode: v.ExitCode, Duration: took, Counts: counts,
+		})
+	}
+	return out
+}
+
+// migrateMetrics is the series of the migrated store. A dry run reports what
+// it would copy as planned_*; copied_* stays for runs that copied.
+func migrateMetrics(c *cli.Context, rep *migrate.RunReport, from string, dryRun bool, took time.Duration) metrics.Report {
+	counts := map[metrics.Gauge]int64{}
+	if cr := rep.Copy; cr != nil {
+		from = cr.From
+		if dryRun {
+			counts[metrics.Planned] = cr.Copied
+			counts[metrics.PlannedBytes] = cr.CopiedBytes
+		} else {
+			counts[metrics.Copied] = cr.Copied
+			counts[metrics.CopiedBytes] = cr.CopiedBytes
+		}
+		counts[metrics.Corrupt] = cr.Corrupt
+		counts[metrics.Conflicts] = cr.Conflicts
+		counts[metrics.Failed] = cr.Failed
+	}
+	if ck := rep.Check; ck != nil {
+		counts[metrics.StillLocal] = ck.StillLocal
+	}
+	if d := rep.Delete; d != nil && d.Result != nil {
+		counts[metrics.Removed] = d.Result.Trashed + d.Result.Deleted
+		counts[metrics.RemovedBytes] = d.Result.Bytes
+		counts[metrics.Trashed] = d.Result.Trashed
+		counts[metrics.Failed] += int64(len(d.Result.Failed))
+	}
+	return metrics.Report{
+		Store: metricsStore(c, 0, from), DryRun: dryRun, Outcome: rep.Outcome,
+		ExitCode: exitFor(rep.Outcome), Duration: took, Counts: counts,
+	}
+}
+
+// writeFileAtomicFunc writes path with write through a temporary file in
+// the same directory and a rename, so readers never see a partial file.
 func writeFileAtomicFunc(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/urfave/cli/v2"
 
 	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/outcome"
@@ -20,7 +21,7 @@ type migrateDocument struct {
 	Refused string `json:"refused,omitempty"`
 }
 
-func renderMigrate(g *global, rep *migrate.RunReport) error {
+func renderMigrate(c *cli.Context, g *global, rep *migrate.RunReport, opts migrate.RunOptions, took time.Duration) error {
 	doc := migrateDocument{envelope: g.envelope(migrateSchema, rep.Outcome), RunReport: rep}
 	if rep.Locked != nil {
 		doc.Refused = lockedLine(rep.Locked)
@@ -42,6 +43,9 @@ func renderMigrate(g *global, rep *migrate.RunReport) error {
 	}
 	if rep.Outcome == outcome.Interrupted && rep.Copy != nil {
 		g.interrupted(rep.Copy.Copied, "blobs copied")
+	}
+	if err := writeMetrics(c, migrateMetrics(c, rep, opts.From.Location(), opts.DryRun, took)); err != nil {
+		return err
 	}
 	return ended(rep.Outcome)
 }
