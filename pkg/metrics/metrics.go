@@ -23,6 +23,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -107,6 +108,17 @@ var help = map[Gauge]string{
 	lastRun:      "Unix time the run ended.",
 	lastSuccess:  "Unix time of the last run that did its job (not a dry run) with outcome ok.",
 	lastDryRun:   "Unix time of the last dry run with outcome ok.",
+}
+
+// Gauges lists every gauge a run may write, sorted by name: alert rules and
+// dashboards can be checked against it.
+func Gauges() []Gauge {
+	out := make([]Gauge, 0, len(help))
+	for g := range help {
+		out = append(out, g)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Report is one run on one store: one series of each gauge it reports.
