@@ -5,6 +5,7 @@ package main
 // and one default per flag.
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -267,6 +268,9 @@ func applyCommandConventions(parent string, cmd *cli.Command) {
 	cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 		return flagUsageErr(path, flags, err)
 	}
+	if action := cmd.Action; action != nil {
+		cmd.Action = func(c *cli.Context) error { return withPathHint(path, action(c)) }
+	}
 	if len(cmd.Subcommands) > 0 && cmd.Action != nil {
 		// A word that is not a subcommand reaches the command's own action;
 		// when it is close to a subcommand's name it was a typo.
@@ -287,6 +291,22 @@ func applyCommandConventions(parent string, cmd *cli.Command) {
 	for _, sub := range cmd.Subcommands {
 		applyCommandConventions(path, sub)
 	}
+}
+
+// withPathHint gives a usage error that came without a hint one naming the
+// help of the command path it came from.
+func withPathHint(path string, err error) error {
+	var ee *exitError
+	if err == nil || exitCodeOf(err) != exitUsage || libraryHint(err) != "" {
+		return err
+	}
+	if errors.As(err, &ee) {
+		if ee.hint != "" || ee.err == nil {
+			return err
+		}
+		return &exitError{code: exitUsage, err: ee.err, hint: fmt.Sprintf("see '%s --help'", path)}
+	}
+	return &exitError{code: exitUsage, err: err, hint: fmt.Sprintf("see '%s --help'", path)}
 }
 
 // flagUsageErr is the usage error for a flag the command line got wrong at
