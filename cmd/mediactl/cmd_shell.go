@@ -22,6 +22,24 @@ func shellCommands() []*cli.Command {
 			Usage:     "show the help of mediactl, a command or a subcommand",
 			ArgsUsage: "[COMMAND [SUBCOMMAND]]",
 			Action:    runHelp,
+			// 'mediactl help gc <TAB>' offers gc's subcommands.
+			BashComplete: func(c *cli.Context) {
+				cmds := c.App.Commands
+				for _, name := range c.Args().Slice() {
+					var next []*cli.Command
+					for _, cmd := range cmds {
+						if cmd.HasName(name) {
+							next = cmd.Subcommands
+						}
+					}
+					cmds = next
+				}
+				for _, cmd := range cmds {
+					if !cmd.Hidden && cmd.Name != "help" {
+						fmt.Fprintln(c.App.Writer, cmd.Name)
+					}
+				}
+			},
 		},
 		{
 			Name:      "completion",
@@ -224,9 +242,9 @@ _mediactl() {
   local -a typed candidates
   typed=("${(@)words[1,CURRENT-1]}")
   if [[ "$cur" == -* ]]; then
-    candidates=("${(@f)$(_CLI_ZSH_AUTOCOMPLETE_HACK=1 ${typed[@]} $cur --generate-bash-completion 2>/dev/null)}")
+    candidates=("${(@f)$(${typed[@]} $cur --generate-bash-completion 2>/dev/null)}")
   else
-    candidates=("${(@f)$(_CLI_ZSH_AUTOCOMPLETE_HACK=1 ${typed[@]} --generate-bash-completion 2>/dev/null)}")
+    candidates=("${(@f)$(${typed[@]} --generate-bash-completion 2>/dev/null)}")
   fi
   if [[ -n "${candidates[1]}" ]]; then
     _describe 'mediactl' candidates
