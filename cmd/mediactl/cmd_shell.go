@@ -155,12 +155,40 @@ func runMan(c *cli.Context) error {
 	// The page is made from markdown: the description's <words> and indented
 	// examples must read there as they do in --help.
 	c.App.Description = manMarkdown(c.App.Description)
+	// urfave/cli's page shows a command's usage line but not its
+	// description: append the description there, without the exit code
+	// table, which the page has once.
+	var describe func(cmds []*cli.Command)
+	describe = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			desc := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cmd.Description), exitCodesHelp))
+			if desc != "" {
+				cmd.Usage += "\n\n" + manMarkdown(desc)
+			}
+			describe(cmd.Subcommands)
+		}
+	}
+	describe(c.App.Commands)
 	page, err := c.App.ToManWithSection(1)
 	if err != nil {
 		return fmt.Errorf("making the man page: %w", err)
 	}
-	_, err = fmt.Fprint(c.App.Writer, page)
+	_, err = fmt.Fprint(c.App.Writer, roffASCII(page))
 	return err
+}
+
+// roffASCII writes each non-ASCII character (the help's dashes and ellipses)
+// as a roff escape: troff without a preprocessor reads bytes, not UTF-8.
+func roffASCII(page string) string {
+	var b strings.Builder
+	for _, r := range page {
+		if r < 0x80 {
+			b.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&b, `\[u%04X]`, r)
+	}
+	return b.String()
 }
 
 // withoutRepeats drops a completion line given before: urfave/cli's fish

@@ -48,6 +48,11 @@ func TestManPageCoversEveryCommandAndFlag(t *testing.T) {
 	if !strings.HasPrefix(page, ".nh\n.TH mediactl 1") {
 		t.Fatalf("not a section-1 page of mediactl: %.60q", page)
 	}
+	for i, r := range page {
+		if r >= 0x80 {
+			t.Fatalf("non-ASCII %q at %d: troff reads bytes", r, i)
+		}
+	}
 	secs := parseMan(t, page)
 	index := map[string]int{}
 	for i, s := range secs {
@@ -91,6 +96,10 @@ func TestManPageCoversEveryCommandAndFlag(t *testing.T) {
 		seen++
 		if !strings.Contains(secs[i].body, cmd.Usage) {
 			t.Errorf("section %s lacks the usage %q", cmd.Name, cmd.Usage)
+		}
+		// The description is there too, not only the one-line usage.
+		if first, _, _ := strings.Cut(cmd.Description, "\n"); first != "" && !strings.Contains(secs[i].body, roffASCII(first)) {
+			t.Errorf("section %s lacks the description's first line %q", cmd.Name, first)
 		}
 		for _, f := range cmd.Flags {
 			flagNamed(secs[i], f)
