@@ -52,6 +52,7 @@ the store's lock (exit 4, also for a dry run). A store that contains another sto
 			&cli.BoolFlag{Name: "keep-referenced", Usage: "age policy: keep blobs that sessions refer to (needs --sessions)", EnvVars: envVar("keep-referenced")},
 			&cli.StringFlag{Name: "max-size", Usage: "cap the store at this size (e.g. 50GiB), removing unreferenced blobs oldest first", EnvVars: envVar("max-size")},
 			&cli.BoolFlag{Name: "delete", Usage: "remove the planned blobs (without it, only the plan is shown)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "show the plan and change nothing: the default, said explicitly (contradicts --delete)"},
 			trashDirFlag(""),
 			&cli.BoolFlag{Name: "no-trash", Usage: "delete permanently instead of moving into the trash (not reversible)"},
 			&cli.StringFlag{Name: "max-delete", Value: "50%", Usage: "refuse a plan that removes more than this many blobs, or this percentage of the store"},
@@ -135,6 +136,9 @@ func runGC(c *cli.Context) error {
 func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 	var o gc.RunOptions
 	o.Command, o.Delete, o.NoTrash = "mediactl gc", c.Bool("delete"), c.Bool("no-trash")
+	if o.Delete && c.Bool("dry-run") {
+		return o, usageErr("drop --dry-run to remove the planned blobs, or --delete to only plan (gc is dry without --delete)", "--dry-run and --delete contradict each other")
+	}
 	switch p := gc.Policy(c.String("policy")); p {
 	case gc.Refcount, gc.Age:
 		o.Policy = p

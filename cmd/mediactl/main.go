@@ -89,10 +89,10 @@ Results go to stdout, logs to stderr.
 		Version:              version(),
 		Writer:               stdout,
 		ErrWriter:            stderr,
-		HideHelpCommand:      true,
 		EnableBashCompletion: true,
-		Suggest:              true,
-		Flags:                commonFlags(),
+		// --help is appended by hand: urfave/cli adds it only when the app
+		// has no command named help, and mediactl has its own.
+		Flags: append(commonFlags(), cli.HelpFlag),
 		Commands: []*cli.Command{
 			scanCommand(),
 			verifyCommand(),
@@ -102,26 +102,21 @@ Results go to stdout, logs to stderr.
 			versionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("see 'mediactl --help'", "%v", err)
-		},
 		// Without a command: help; with an unknown one: a usage error (exit 2),
 		// so that a script calling a command this version lacks notices.
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("the commands are scan, verify, gc, migrate, cat and version; see 'mediactl --help'", "no command %q", c.Args().First())
+				return unknownCommand(c.App.Name, c.Args().First(), c.App.Commands)
 			}
 			return cli.ShowAppHelp(c)
 		},
 	}
 	for _, cmd := range app.Commands {
 		cmd.Flags = append(cmd.Flags, commonFlags()...)
-		if cmd.OnUsageError == nil {
-			cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
-				return usageErr(fmt.Sprintf("see 'mediactl %s --help'", c.Command.Name), "%v", err)
-			}
-		}
 	}
+	app.Commands = append(app.Commands, shellCommands()...)
+	// Usage errors, suggestions and defaults, the same at every level.
+	applyConventions(app)
 	return app
 }
 

@@ -107,7 +107,7 @@ func targetError(c *cli.Context, err error) error {
 	)
 	switch {
 	case errors.As(err, &nothing):
-		return usageErr("pass --store and --sessions, or --layout forge|coffer --root DIR (see 'mediactl "+c.Command.Name+" --help')",
+		return usageErr("pass --store and --sessions, or --layout forge|coffer --root DIR (see '"+c.Command.HelpName+" --help')",
 			"no --store or --sessions given and no .forge folder in %s to detect", nothing.Dir)
 	case errors.As(err, &rootOnly):
 		return usageErr("add --layout forge or --layout coffer", "--root %s given without --layout", rootOnly.Root)
