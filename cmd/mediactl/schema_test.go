@@ -142,12 +142,15 @@ type gcPlanFileV1 struct {
 	Plans  []*planV1 `json:"plans"`
 }
 
-type versionV1 struct {
+type versionV2 struct {
 	envelopeV1
-	Version string `json:"version"`
-	Go      string `json:"go"`
-	OS      string `json:"os"`
-	Arch    string `json:"arch"`
+	Version  string `json:"version"`
+	Commit   string `json:"commit"`
+	Date     string `json:"date"`
+	Modified bool   `json:"modified"`
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
 }
 
 type catV1 struct {
@@ -264,9 +267,9 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 	root := exampleStore(t)
 	store := filepath.Join(root, ".forge", "files", "inbound")
 
-	var v versionV1
+	var v versionV2
 	runJSON(t, exitOK, &v, "version", "-o", "json")
-	checkEnvelope(t, v.envelopeV1, "mediactl.version/v1", exitOK)
+	checkEnvelope(t, v.envelopeV1, "mediactl.version/v2", exitOK)
 
 	var plan gcV1
 	planFile := filepath.Join(t.TempDir(), "plan.json")
