@@ -14,7 +14,7 @@ import (
 // not a Replayer that allows more or less than it says.
 func TestNewRefused(t *testing.T) {
 	dir := t.TempDir()
-	s3 := "s3://media?endpoint=http://127.0.0.1:1&region=us-east-1&use_path_style=true"
+	s3 := "s3://media?endpoint=http://127.0.0.1:1&region=us-east-1&use_path_style=true&anonymous=true"
 	for _, c := range []struct {
 		name string
 		cfg  replay.Config

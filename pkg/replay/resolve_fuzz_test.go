@@ -28,8 +28,8 @@ func FuzzResolve(f *testing.F) {
 	r, err := New(Config{
 		Roots: []string{root},
 		Buckets: []Bucket{
-			{URL: "s3://media?endpoint=http://127.0.0.1:1&region=us-east-1&use_path_style=true", Prefixes: []string{"inbound/", "agent-inputs/{user}/{thread}/uploads/"}},
-			{URL: "s3://scoped/media/?endpoint=http://127.0.0.1:1&region=us-east-1&use_path_style=true", Prefixes: []string{"media/inbound/"}},
+			{URL: "s3://media?endpoint=http://127.0.0.1:1&region=us-east-1&use_path_style=true&anonymous=true", Prefixes: []string{"inbound/", "agent-inputs/{user}/{thread}/uploads/"}},
+			{URL: "s3://scoped/media/?endpoint=http://127.0.0.1:1&region=us-east-1&use_path_style=true&anonymous=true", Prefixes: []string{"media/inbound/"}},
 			{URL: "file://" + bucketDir, Prefixes: []string{"agent-inputs/{user}/"}},
 		},
 	})
