@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -162,7 +164,41 @@ func runMigrate(c *cli.Context) error {
 	if cr := rep.Copy; cr != nil {
 		g.log.Info("copy finished", "from", cr.From, "to", cr.To, "copied", cr.Copied, "existing", cr.Existing, "resumed", cr.Resumed, "failed", cr.Failed, "seconds", cr.Seconds)
 	}
-	return renderMigrate(c, g, rep, opts, time.Since(start))
+	return renderMigrate(c, g, rep, opts, time.Since(start), rollbackLine(t, rep.Journal))
+}
+
+// rollbackLine is the command that undoes this migration, to be run as
+// printed: rollback needs the sessions the run rewrote, named as the run
+// named them (credentials in a URL are redacted: give them through the
+// environment, e.g. PGPASSWORD).
+func rollbackLine(t *targets, journal string) string {
+	args := []string{"mediactl", "migrate", "rollback"}
+	var fromLayout []string
+	if l := t.layout; l != nil {
+		args = append(args, "--layout", l.Name, "--root", l.Root)
+		fromLayout = l.Sessions
+	}
+	for _, s := range t.sessionSpecs {
+		if !slices.Contains(fromLayout, s) {
+			args = append(args, "--sessions", store.Redact(s))
+		}
+	}
+	args = append(args, "--journal", absOr(journal))
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but the
+// characters of plain paths and flags.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // openRewriters opens a rewriter for each session spec. On a failure it closes

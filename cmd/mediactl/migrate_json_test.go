@@ -78,6 +78,7 @@ type migrateV1 struct {
 	} `json:"delete_source"`
 	Notes   []string `json:"notes"`
 	Refused string   `json:"refused"`
+	Undo    string   `json:"undo"`
 }
 
 type problemV1 struct {

@@ -19,10 +19,12 @@ type migrateDocument struct {
 	envelope
 	*migrate.RunReport
 	Refused string `json:"refused,omitempty"`
+	// Undo is the command that rolls this migration back, as it is to be run.
+	Undo string `json:"undo"`
 }
 
-func renderMigrate(c *cli.Context, g *global, rep *migrate.RunReport, opts migrate.RunOptions, took time.Duration) error {
-	doc := migrateDocument{envelope: g.envelope(migrateSchema, rep.Outcome), RunReport: rep}
+func renderMigrate(c *cli.Context, g *global, rep *migrate.RunReport, opts migrate.RunOptions, took time.Duration, undo string) error {
+	doc := migrateDocument{envelope: g.envelope(migrateSchema, rep.Outcome), RunReport: rep, Undo: undo}
 	if rep.Locked != nil {
 		doc.Refused = lockedLine(rep.Locked)
 	}
@@ -134,6 +136,9 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 	}
 	if rr := rep.Rewrite; rr != nil {
 		fmt.Fprintf(w, "rewrote %d references in %d of %d session units; %d kept, %d busy, %d units not rewritten\n", rr.References, rr.Changed, rr.Units, rr.Kept, rr.Busy, rr.Problems)
+		if rr.Changed > 0 && rep.Delete == nil {
+			fmt.Fprintf(w, "undo with: %s\n", printable(doc.Undo))
+		}
 	}
 	if ck := rep.Check; ck != nil {
 		if ck.StillLocal == 0 && ck.Complete {
@@ -143,12 +148,12 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 		}
 	}
 	if d := rep.Delete; d != nil {
-		printDelete(w, d, rep.Journal)
+		printDelete(w, d, doc.Undo)
 	}
 	fmt.Fprintf(w, "journal: %s\n", printable(rep.Journal))
 }
 
-func printDelete(w io.Writer, d *migrate.DeleteReport, journal string) {
+func printDelete(w io.Writer, d *migrate.DeleteReport, undo string) {
 	if d.Refused != "" && d.Result == nil {
 		fmt.Fprintf(w, "delete-source refused: %s\n", printable(d.Refused))
 		return
@@ -163,8 +168,8 @@ func printDelete(w io.Writer, d *migrate.DeleteReport, journal string) {
 		if d.Refused != "" {
 			fmt.Fprintf(w, "delete-source stopped: %s\n", printable(d.Refused))
 		}
-		fmt.Fprintf(w, "moved %d sources (%s) to trash run %s; %d still referenced and kept, %d changed since the copy and kept; undo with: mediactl migrate rollback --journal %s\n",
-			d.Result.Trashed, humanize.IBytes(uint64(d.Result.Bytes)), d.Result.Run, d.Kept, len(d.Result.Skipped), printable(journal))
+		fmt.Fprintf(w, "moved %d sources (%s) to trash run %s; %d still referenced and kept, %d changed since the copy and kept; undo with: %s\n",
+			d.Result.Trashed, humanize.IBytes(uint64(d.Result.Bytes)), d.Result.Run, d.Kept, len(d.Result.Skipped), printable(undo))
 	}
 	if d.KeptRetained > 0 || d.KeptYoung > 0 || d.KeptUnlisted > 0 {
 		fmt.Fprintf(w, "kept: %d referenced by the retention rule (as gc keeps them), %d younger than --min-age %s, %d no longer in the store\n",
