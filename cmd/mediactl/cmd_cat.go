@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -132,9 +131,9 @@ func runCat(c *cli.Context) error {
 	}
 	switch {
 	case doc.Refused != "":
-		fmt.Fprintf(g.stderr, "mediactl: refused: %s\n", printable(doc.Refused))
+		g.problem("refused: %s", printable(doc.Refused))
 	case doc.Error != "":
-		fmt.Fprintf(g.stderr, "mediactl: %s: %s\n", printable(ref), printable(doc.Error))
+		g.problem("%s: %s", printable(ref), printable(doc.Error))
 	case o == outcome.OK:
 		if _, err := spool.Seek(0, io.SeekStart); err != nil {
 			return err

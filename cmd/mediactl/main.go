@@ -50,16 +50,45 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ee) && ee.err == nil:
 		// The command printed its report; only the code is left.
 	default:
-		fmt.Fprintf(stderr, "mediactl: error: %s\n", err)
+		hint := ""
 		if errors.As(err, &ee) && ee.hint != "" {
-			fmt.Fprintf(stderr, "mediactl: hint: %s\n", ee.hint)
+			hint = ee.hint
 		} else if h := libraryHint(err); h != "" {
-			fmt.Fprintf(stderr, "mediactl: hint: %s\n", h)
+			hint = h
 		} else if code == exitUsage {
-			fmt.Fprintln(stderr, "mediactl: hint: see 'mediactl --help' or 'mediactl COMMAND --help'")
+			hint = "see 'mediactl --help' or 'mediactl COMMAND --help'"
+		}
+		if wantsJSONLog(args) {
+			// --log-format json: every line on stderr is a JSON record.
+			slog.New(slog.NewJSONHandler(stderr, nil)).Error(err.Error(), "kind", "error", "hint", hint, "exit_code", code)
+			break
+		}
+		fmt.Fprintf(stderr, "mediactl: error: %s\n", err)
+		if hint != "" {
+			fmt.Fprintf(stderr, "mediactl: hint: %s\n", hint)
 		}
 	}
 	return code
+}
+
+// wantsJSONLog reports whether the command line or the environment asks for
+// --log-format json, for the lines written before (or without) the flags
+// being parsed.
+func wantsJSONLog(args []string) bool {
+	v := os.Getenv("MEDIACTL_LOG_FORMAT")
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return v == "json"
+		case a == "--log-format" || a == "-log-format":
+			if i+1 < len(args) {
+				v = args[i+1]
+			}
+		case strings.HasPrefix(a, "--log-format=") || strings.HasPrefix(a, "-log-format="):
+			v = a[strings.Index(a, "=")+1:]
+		}
+	}
+	return v == "json"
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
@@ -147,6 +176,9 @@ type global struct {
 	stderr     io.Writer
 	// settings are the flags set, and where each came from.
 	settings []setting
+	// lines, with --log-format json, writes the notes and the interrupt
+	// line as JSON records too, whatever the log level.
+	lines *slog.Logger
 }
 
 func globals(c *cli.Context) (*global, error) {
@@ -188,6 +220,7 @@ func globals(c *cli.Context) (*global, error) {
 		g.log = slog.New(slog.NewTextHandler(g.stderr, hopts))
 	case "json":
 		g.log = slog.New(slog.NewJSONHandler(g.stderr, hopts))
+		g.lines = slog.New(slog.NewJSONHandler(g.stderr, nil))
 	default:
 		return nil, usageErr("use --log-format text or json", "unknown log format %q", f)
 	}
@@ -202,10 +235,24 @@ func globals(c *cli.Context) (*global, error) {
 	return g, nil
 }
 
+// problem is a line on stderr about what went wrong, also with --quiet (as
+// a JSON record with --log-format json).
+func (g *global) problem(format string, args ...any) {
+	if g.lines != nil {
+		g.lines.Error(fmt.Sprintf(format, args...), "kind", "problem")
+		return
+	}
+	fmt.Fprintf(g.stderr, "mediactl: "+format+"\n", args...)
+}
+
 // note tells the operator something about how the command was set up (which
 // layout was picked); --quiet and machine output keep stderr for problems only.
 func (g *global) note(format string, args ...any) {
 	if g.quiet {
+		return
+	}
+	if g.lines != nil {
+		g.lines.Info(fmt.Sprintf(format, args...), "kind", "note")
 		return
 	}
 	fmt.Fprintf(g.stderr, "mediactl: "+format+"\n", args...)

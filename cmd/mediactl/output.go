@@ -213,5 +213,9 @@ func writeJSON(w io.Writer, v any) error {
 
 // interrupted is rule 8's line: done things of what were finished.
 func (g *global) interrupted(done int64, what string) {
+	if g.lines != nil {
+		g.lines.Warn(fmt.Sprintf("interrupted after %d %s; run the same command again to go on", done, what), "kind", "interrupted", "done", done)
+		return
+	}
 	fmt.Fprintf(g.stderr, "mediactl: interrupted after %d %s; run the same command again to go on\n", done, what)
 }

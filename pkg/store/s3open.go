@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/url"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
@@ -89,6 +91,11 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 	if err != nil {
 		return nil, nil, fmt.Errorf("open bucket %v: %w", u, err)
 	}
+	// The S3 client's warnings go to the standard logger, which the command
+	// routes into its log at debug level, instead of raw lines on stderr.
+	// (The credential chain was built by the config loader with the SDK's
+	// default logger: its instance-metadata warnings still print as they are.)
+	cfg.Logger = logging.NewStandardLogger(log.Writer())
 	if !q.Has("response_checksum_validation") {
 		// Every reader here hashes what it reads against the blob's name or its
 		// sha256 metadata; the SDK's own check adds nothing but a warning on
