@@ -19,8 +19,8 @@ func TestWithin(t *testing.T) {
 		{"/a", "/", true},
 		{"/", "/", true},
 	} {
-		if got := within(c.path, c.dir); got != c.want {
-			t.Errorf("within(%q, %q) = %v, want %v", c.path, c.dir, got, c.want)
+		if got := store.Within(c.path, c.dir); got != c.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", c.path, c.dir, got, c.want)
 		}
 	}
 }

@@ -290,9 +290,9 @@ func checkOverlap(ctx context.Context, stores []store.Store, sessionSpecs []stri
 			}
 			p = realOr(p)
 			switch {
-			case within(p, dir):
+			case store.Within(p, dir):
 				return &OverlapError{Store: name, Source: store.Redact(spec), Relation: Inside}
-			case within(dir, p):
+			case store.Within(dir, p):
 				return &OverlapError{Store: name, Source: store.Redact(spec), Relation: Contains}
 			}
 		}
@@ -336,30 +336,14 @@ func localSessionPath(ctx context.Context, spec string) (string, bool) {
 	return absOr(spec), true
 }
 
-// realOr is p (absolute) with symlinks resolved. Where p does not exist (a
-// database file not created yet), its nearest existing parent is resolved
-// and the rest joined to it, so a link on the way is still seen through.
+// realOr is p (absolute) with symlinks resolved (see store.RealPath: a
+// path not created yet is resolved through its nearest existing parent, a
+// link on the way followed), or p cleaned where that fails.
 func realOr(p string) string {
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
+	if r, err := store.RealPath(p); err == nil {
 		return r
 	}
-	parent := filepath.Dir(p)
-	if parent == p {
-		return p
-	}
-	return filepath.Join(realOr(parent), filepath.Base(p))
-}
-
-// within reports whether path is dir or below it (both absolute and clean).
-func within(path, dir string) bool {
-	if path == dir {
-		return true
-	}
-	if !strings.HasSuffix(dir, string(filepath.Separator)) {
-		dir += string(filepath.Separator)
-	}
-	return strings.HasPrefix(path, dir)
+	return filepath.Clean(p)
 }
 
 // absOr is p made absolute, or p where that fails.

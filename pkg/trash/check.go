@@ -2,9 +2,9 @@ package trash
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/mediactl/mediactl/pkg/store"
 )
 
 // PlaceError says why a folder cannot hold removed blobs of a store.
@@ -33,11 +33,11 @@ func (e *PlaceError) Error() string {
 // inside it, contains it, or is /. The folder need not exist yet: its
 // nearest existing ancestor is resolved. It returns a *PlaceError.
 func CheckDir(storeDir, dir string) error {
-	real, err := realPath(dir)
+	real, err := store.RealPath(dir)
 	if err != nil {
 		return fmt.Errorf("trash: %s: %w", dir, err)
 	}
-	st, err := realPath(storeDir)
+	st, err := store.RealPath(storeDir)
 	if err != nil {
 		return fmt.Errorf("trash: %s: %w", storeDir, err)
 	}
@@ -45,55 +45,12 @@ func CheckDir(storeDir, dir string) error {
 	switch {
 	case real == string(filepath.Separator):
 		e.Relation = "root"
-	case within(real, st):
+	case store.Within(real, st):
 		e.Relation = "inside"
-	case within(st, real):
+	case store.Within(st, real):
 		e.Relation = "contains"
 	default:
 		return nil
 	}
 	return e
-}
-
-// realPath is p, absolute, with symbolic links resolved in its longest
-// existing prefix. A link whose target does not exist yet (MkdirAll would
-// create it) is followed too: the folder would be made where it points.
-func realPath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	rest := ""
-	cur := abs
-	for hops := 0; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest), nil
-		} else if !os.IsNotExist(err) {
-			return "", err
-		}
-		if fi, err := os.Lstat(cur); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			if hops++; hops > 40 {
-				return "", fmt.Errorf("%s: too many links", p)
-			}
-			target, err := os.Readlink(cur)
-			if err != nil {
-				return "", err
-			}
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(cur), target)
-			}
-			cur = filepath.Clean(target)
-			continue
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return filepath.Join(cur, rest), nil
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
-
-func within(path, dir string) bool {
-	return path == dir || dir == string(filepath.Separator) || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
