@@ -160,6 +160,12 @@ func Rollback(ctx context.Context, opts RollbackOptions) (*RollbackReport, error
 	}
 
 	if err := restoreFromCopies(ctx, lock, &opts, js, rep); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Interrupted: no session is changed before every source it
+			// would point back at is there.
+			rep.Outcome.Worsen(outcome.Interrupted)
+			return rep, nil
+		}
 		return rep, err
 	}
 	if len(rep.Missing) > 0 {
@@ -192,22 +198,21 @@ func outcomeOf(ctx context.Context, err error) outcome.Outcome {
 // digest is not written; the source is then Missing.
 func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *RollbackOptions, js *JournalState, rep *RollbackReport) error {
 	src := lock.Store()
-	var texts []string
+	// A rewritten reference names its copy by URL, key, name or digest; the
+	// URL and the key end in the name, so the name or the digest appearing
+	// in any edit's new text is what says a session will point back here.
+	var texts strings.Builder
 	for _, id := range js.Order {
 		for _, e := range js.Units[id].Edits {
-			texts = append(texts, e.New)
+			texts.WriteString(e.New)
+			texts.WriteByte(0)
 		}
 	}
-	named := func(key string, p Proof, url string) bool {
-		for _, t := range texts {
-			if (url != "" && strings.Contains(t, url)) || strings.Contains(t, key) || strings.Contains(t, path.Base(key)) || strings.Contains(t, p.Digest()) {
-				return true
-			}
-		}
-		return false
+	all := texts.String()
+	named := func(key string, p Proof) bool {
+		return strings.Contains(all, path.Base(key)) || strings.Contains(all, p.Digest())
 	}
 	var dst store.Store
-	var dstBucket store.Bucket
 	defer func() {
 		if dst != nil {
 			dst.Close()
@@ -221,7 +226,7 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 	for _, key := range keys {
 		p := js.Copied[key]
 		if err := ctx.Err(); err != nil {
-			return nil
+			return err
 		}
 		_, err := src.Stat(ctx, key)
 		if err == nil {
@@ -230,20 +235,15 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 		if !errors.Is(err, store.ErrNotExist) {
 			return fmt.Errorf("migrate: %s: %w", key, err)
 		}
+		if !named(key, p) {
+			continue // no session will point at it again
+		}
 		if dst == nil {
 			if dst, err = opts.Open(ctx, js.To); err != nil {
 				dst = nil
 				rep.Missing = append(rep.Missing, Problem{Key: key, Reason: fmt.Sprintf("gone from the store, and the destination %s cannot be opened: %v", js.To, err)})
 				continue
 			}
-			dstBucket, _ = dst.(store.Bucket)
-		}
-		url := ""
-		if dstBucket != nil {
-			url = ObjectURL(dstBucket, key)
-		}
-		if !named(key, p, url) {
-			continue // no session will point at it again
 		}
 		if err := copyBack(ctx, dst, src, key, p); err != nil {
 			rep.Missing = append(rep.Missing, Problem{Key: key, Reason: "gone from the store, and its copy cannot be brought back: " + err.Error(), Expected: p.Digest()})
