@@ -121,5 +121,9 @@ func libraryHint(err error) string {
 // lockedLine is what every command says about a store whose lock another run
 // holds, written once.
 func lockedLine(le *storelock.LockedError) string {
-	return fmt.Sprintf("%v; if that run is gone, remove %s", le, filepath.Join(le.Store, store.InternalDir, storelock.Name))
+	file := le.File
+	if file == "" {
+		file = storelock.Name
+	}
+	return fmt.Sprintf("%v; if that run is gone, remove %s", le, filepath.Join(le.Store, store.InternalDir, file))
 }

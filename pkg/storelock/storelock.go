@@ -9,6 +9,14 @@
 // lock whose process is gone — same host, no such process — is stale and is
 // broken; a lock held from another host is never broken automatically, since
 // this host cannot tell whether that process still runs.
+//
+// A sharded run (one shard of N, see package shard) takes "lock.shard-K-of-N"
+// instead: shards of one split run side by side, but a shard excludes a
+// second run of the same shard, any unsharded mutating run, and the shards of
+// a split into another N (whose parts overlap its own). Each run creates its
+// own file first and then looks for the files that exclude it, giving up its
+// own when it finds one: two runs that start at once may both give up, but
+// never both go on.
 package storelock
 
 import (
@@ -19,14 +27,42 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
-// Name is the lock file's name inside the store's internal folder.
+// Name is the lock file's name inside the store's internal folder, for a run
+// on the whole store.
 const Name = "lock"
+
+// shardPrefix starts the name of every shard's lock file.
+const shardPrefix = Name + ".shard-"
+
+// FileName is the lock file a run on shard s takes: Name for the whole store.
+func FileName(s shard.Spec) string {
+	if !s.Sharded() {
+		return Name
+	}
+	return fmt.Sprintf("%s%d-of-%d", shardPrefix, s.K, s.N)
+}
+
+// parseFileName is FileName's inverse for a shard's lock file.
+func parseFileName(name string) (shard.Spec, bool) {
+	rest, ok := strings.CutPrefix(name, shardPrefix)
+	if !ok {
+		return shard.All, false
+	}
+	k, n, ok := strings.Cut(rest, "-of-")
+	if !ok {
+		return shard.All, false
+	}
+	s, err := shard.Parse(k+"/"+n, nil)
+	return s, err == nil && s.Sharded() && FileName(s) == name
+}
 
 // releaseTimeout bounds Release: a bucket that does not answer must not keep
 // an interrupted run from exiting.
@@ -48,9 +84,17 @@ func (h Holder) String() string {
 type LockedError struct {
 	Store  string
 	Holder Holder
+	// File is the lock file that excludes this run, in the store's internal
+	// folder: Name, or a shard's (see FileName).
+	File string
+	// Shard is the part of the store the holder works on ("" for all of it).
+	Shard string
 }
 
 func (e *LockedError) Error() string {
+	if e.Shard != "" {
+		return fmt.Sprintf("store %s is locked by %s on shard %s", e.Store, e.Holder, e.Shard)
+	}
 	return fmt.Sprintf("store %s is locked by %s", e.Store, e.Holder)
 }
 
@@ -67,6 +111,8 @@ var ErrLocked = errors.New("store is locked")
 type Lock struct {
 	st       store.Store
 	in       store.Internal
+	name     string // the lock file
+	shard    shard.Spec
 	holder   Holder
 	body     []byte
 	released *atomic.Bool // shared with the views of Through
@@ -77,6 +123,9 @@ func (l *Lock) Holder() Holder { return l.holder }
 
 // Store is the store the lock is held on.
 func (l *Lock) Store() store.Store { return l.st }
+
+// Shard is the part of the store the lock is held for (shard.All for all).
+func (l *Lock) Shard() shard.Spec { return l.shard }
 
 // ErrReleased is returned by [Lock.Held] once the lock was released.
 var ErrReleased = errors.New("the store lock was released")
@@ -96,6 +145,13 @@ func (l *Lock) Held() error {
 // Acquire takes the store's lock for command, breaking a stale one. The store
 // must keep an internal folder (every store of package store does).
 func Acquire(ctx context.Context, st store.Store, command string) (*Lock, error) {
+	return AcquireShard(ctx, st, command, shard.All)
+}
+
+// AcquireShard takes the lock of shard s of st for command (the whole
+// store's lock for shard.All): it is refused while a run on the same shard,
+// on the whole store, or on a shard of another split holds one.
+func AcquireShard(ctx context.Context, st store.Store, command string, s shard.Spec) (*Lock, error) {
 	in, ok := store.AsInternal(st)
 	if !ok {
 		return nil, fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
@@ -103,32 +159,91 @@ func Acquire(ctx context.Context, st store.Store, command string) (*Lock, error)
 	host, _ := os.Hostname()
 	h := Holder{Command: command, PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}
 	body, _ := json.Marshal(h)
+	name := FileName(s)
+	l := &Lock{st: st, in: in, name: name, shard: s, holder: h, body: body, released: new(atomic.Bool)}
+	if err := create(ctx, st, in, name, body, host); err != nil {
+		return nil, err
+	}
+	// Ours exists now; a run that starts later sees it. Then look for the
+	// ones that started earlier.
+	if err := excluded(ctx, st, in, s, host); err != nil {
+		if rerr := l.Release(ctx); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// create makes the lock file name, breaking a stale one in its way.
+func create(ctx context.Context, st store.Store, in store.Internal, name string, body []byte, host string) error {
 	for attempt := 0; ; attempt++ {
-		err := in.PutInternal(ctx, Name, bytes.NewReader(body), store.PutOptions{IfNotExist: true, ContentType: "application/json"})
+		err := in.PutInternal(ctx, name, bytes.NewReader(body), store.PutOptions{IfNotExist: true, ContentType: "application/json"})
 		if err == nil {
-			return &Lock{st: st, in: in, holder: h, body: body, released: new(atomic.Bool)}, nil
+			return nil
 		}
 		if !errors.Is(err, store.ErrExist) {
-			return nil, fmt.Errorf("lock %s: %w", st.Location(), err)
+			return fmt.Errorf("lock %s: %w", st.Location(), err)
 		}
-		held, raw, rerr := read(ctx, in)
+		held, raw, rerr := read(ctx, in, name)
 		if errors.Is(rerr, store.ErrNotExist) && attempt < 3 {
 			continue // released meanwhile: try again
 		}
 		if rerr != nil {
-			return nil, fmt.Errorf("lock %s: the lock exists but cannot be read: %w", st.Location(), rerr)
+			return fmt.Errorf("lock %s: the lock %s exists but cannot be read: %w", st.Location(), name, rerr)
 		}
 		if attempt >= 3 || !stale(held, host) {
-			return nil, &LockedError{Store: st.Location(), Holder: held}
+			return lockedBy(st, name, held)
 		}
 		// Stale: its process is gone. Remove it only if it is still the very
 		// lock that was read, then try to take it again.
-		if _, again, err := read(ctx, in); err == nil && bytes.Equal(again, raw) {
-			if err := in.DeleteInternal(ctx, Name); err != nil && !errors.Is(err, store.ErrNotExist) {
-				return nil, fmt.Errorf("lock %s: break stale lock of %s: %w", st.Location(), held, err)
+		if _, again, err := read(ctx, in, name); err == nil && bytes.Equal(again, raw) {
+			if err := in.DeleteInternal(ctx, name); err != nil && !errors.Is(err, store.ErrNotExist) {
+				return fmt.Errorf("lock %s: break stale lock of %s: %w", st.Location(), held, err)
 			}
 		}
 	}
+}
+
+func lockedBy(st store.Store, name string, h Holder) *LockedError {
+	e := &LockedError{Store: st.Location(), Holder: h, File: name}
+	if s, ok := parseFileName(name); ok {
+		e.Shard = s.String()
+	}
+	return e
+}
+
+// excluded returns a *LockedError for a live lock, other than shard s's own,
+// that excludes a run on s: for the whole store, any shard's; for a shard,
+// the whole store's or a shard's of another split.
+func excluded(ctx context.Context, st store.Store, in store.Internal, s shard.Spec, host string) error {
+	var names []string
+	if s.Sharded() {
+		names = append(names, Name)
+	}
+	err := in.ListInternal(ctx, shardPrefix, func(e store.Entry) error {
+		other, ok := parseFileName(e.Key)
+		if ok && other != s && (!s.Sharded() || other.N != s.N) {
+			names = append(names, e.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("lock %s: list the shards' locks: %w", st.Location(), err)
+	}
+	for _, name := range names {
+		held, _, err := read(ctx, in, name)
+		switch {
+		case errors.Is(err, store.ErrNotExist):
+			continue
+		case err != nil:
+			return fmt.Errorf("lock %s: the lock %s exists but cannot be read: %w", st.Location(), name, err)
+		case stale(held, host):
+			continue
+		}
+		return lockedBy(st, name, held)
+	}
+	return nil
 }
 
 // Through is the held lock as a lock on st, a wrapper of the locked store
@@ -154,7 +269,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.released.Store(true)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	_, raw, err := read(ctx, l.in)
+	_, raw, err := read(ctx, l.in, l.name)
 	if errors.Is(err, store.ErrNotExist) {
 		return nil
 	}
@@ -164,14 +279,14 @@ func (l *Lock) Release(ctx context.Context) error {
 	if !bytes.Equal(raw, l.body) {
 		return fmt.Errorf("release lock: the lock is no longer ours (held by another run), left in place")
 	}
-	if err := l.in.DeleteInternal(ctx, Name); err != nil && !errors.Is(err, store.ErrNotExist) {
+	if err := l.in.DeleteInternal(ctx, l.name); err != nil && !errors.Is(err, store.ErrNotExist) {
 		return fmt.Errorf("release lock: %w", err)
 	}
 	return nil
 }
 
-func read(ctx context.Context, in store.Internal) (Holder, []byte, error) {
-	rc, err := in.OpenInternal(ctx, Name)
+func read(ctx context.Context, in store.Internal, name string) (Holder, []byte, error) {
+	rc, err := in.OpenInternal(ctx, name)
 	if err != nil {
 		return Holder{}, nil, err
 	}
@@ -198,23 +313,25 @@ func stale(h Holder, host string) bool {
 // it returns a *LockedError when another live run holds it, nil when it is
 // free or stale. A dry run calls it so that it refuses where the real run
 // would.
-func Check(ctx context.Context, st store.Store) error {
+func Check(ctx context.Context, st store.Store) error { return CheckShard(ctx, st, shard.All) }
+
+// CheckShard is Check for a run on shard s (see AcquireShard).
+func CheckShard(ctx context.Context, st store.Store, s shard.Spec) error {
 	in, ok := store.AsInternal(st)
 	if !ok {
 		return fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
 	}
-	held, _, err := read(ctx, in)
+	host, _ := os.Hostname()
+	name := FileName(s)
+	held, _, err := read(ctx, in, name)
 	switch {
 	case errors.Is(err, store.ErrNotExist):
-		return nil
 	case err != nil:
-		return fmt.Errorf("lock %s: the lock exists but cannot be read: %w", st.Location(), err)
+		return fmt.Errorf("lock %s: the lock %s exists but cannot be read: %w", st.Location(), name, err)
+	case !stale(held, host):
+		return lockedBy(st, name, held)
 	}
-	host, _ := os.Hostname()
-	if stale(held, host) {
-		return nil
-	}
-	return &LockedError{Store: st.Location(), Holder: held}
+	return excluded(ctx, st, in, s, host)
 }
 
 // Do takes st's lock for command, calls fn with it and releases it, also

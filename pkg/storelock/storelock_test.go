@@ -1,6 +1,7 @@
 package storelock_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
@@ -205,4 +207,87 @@ func TestDo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Shards of one split run side by side; a shard excludes a second run of
+// itself, the whole store, and shards of another split, in both orders.
+func TestShardLocks(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := func(k, n int) shard.Spec { return shard.Spec{K: k, N: n} }
+			a, err := storelock.AcquireShard(ctx, st, "gc", s(0, 4))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := storelock.AcquireShard(ctx, st, "gc", s(1, 4))
+			if err != nil {
+				t.Fatalf("another shard of the same split: %v", err)
+			}
+			for _, c := range []struct {
+				spec shard.Spec
+				file string
+			}{
+				{s(0, 4), "lock.shard-0-of-4"},
+				{shard.All, "lock.shard-"},
+				{s(0, 8), "lock.shard-"},
+			} {
+				if err := storelock.CheckShard(ctx, st, c.spec); !isLockedBy(err, c.file) {
+					t.Errorf("check %q while 0/4 and 1/4 run: %v, want locked by %s…", c.spec, err, c.file)
+				}
+				if _, err := storelock.AcquireShard(ctx, st, "gc", c.spec); !isLockedBy(err, c.file) {
+					t.Errorf("acquire %q while 0/4 and 1/4 run: %v, want locked by %s…", c.spec, err, c.file)
+				}
+			}
+			// The refused runs left nothing behind: once the shards are
+			// done, the whole store can be locked.
+			a.Release(ctx)
+			b.Release(ctx)
+			whole, err := storelock.Acquire(ctx, st, "migrate")
+			if err != nil {
+				t.Fatalf("after the shards: %v", err)
+			}
+			if _, err := storelock.AcquireShard(ctx, st, "gc", s(2, 4)); !isLockedBy(err, storelock.Name) {
+				t.Errorf("a shard while the whole store is locked: %v", err)
+			}
+			if err := storelock.CheckShard(ctx, st, s(2, 4)); !isLockedBy(err, storelock.Name) {
+				t.Errorf("check a shard while the whole store is locked: %v", err)
+			}
+			whole.Release(ctx)
+			var left []string
+			mustInternal(t, st).ListInternal(ctx, "lock", func(e store.Entry) error {
+				left = append(left, e.Key)
+				return nil
+			})
+			if len(left) != 0 {
+				t.Errorf("lock files left: %v", left)
+			}
+		})
+	}
+}
+
+// A shard's lock whose process is gone does not exclude anyone.
+func TestStaleShardLockIsIgnored(t *testing.T) {
+	ctx := context.Background()
+	st := stores(t)["local"]
+	host, _ := os.Hostname()
+	body, _ := json.Marshal(storelock.Holder{Command: "gc", PID: 1 << 30, Host: host})
+	if err := mustInternal(t, st).PutInternal(ctx, "lock.shard-3-of-16", bytes.NewReader(body), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := storelock.Acquire(ctx, st, "gc")
+	if err != nil {
+		t.Fatalf("whole store beside a stale shard lock: %v", err)
+	}
+	l.Release(ctx)
+	l, err = storelock.AcquireShard(ctx, st, "gc", shard.Spec{K: 3, N: 16})
+	if err != nil {
+		t.Fatalf("the stale shard itself: %v", err)
+	}
+	l.Release(ctx)
+}
+
+func isLockedBy(err error, filePrefix string) bool {
+	var le *storelock.LockedError
+	return errors.As(err, &le) && strings.HasPrefix(le.File, filePrefix)
 }
