@@ -58,6 +58,7 @@ the store's lock (exit 4, also for a dry run). A store that contains another sto
 			&cli.StringFlag{Name: "max-delete", Value: "50%", Usage: "refuse a plan that removes more than this many blobs, or this percentage of the store"},
 			&cli.BoolFlag{Name: "allow-no-references", Usage: "proceed although the sessions refer to none of a store's blobs (usually a wrong --sessions path)"},
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan as JSON to this file", EnvVars: envVar("plan-out")},
+			shardFlag(),
 			metricsFileFlag(),
 			metricsLabelFlag(),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: 8 on buckets, 1 on local stores)", EnvVars: envVar("jobs")},
@@ -178,6 +179,12 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 			return o, usageErr("use --max-size with the refcount policy", "--max-size with --policy %s", o.Policy)
 		}
 		o.MaxSize = int64(n)
+	}
+	if o.Shard, err = shardOf(c); err != nil {
+		return o, err
+	}
+	if o.Shard.Sharded() && o.MaxSize > 0 {
+		return o, usageErr("run the size cap on the whole store (without --shard): it decides over all the blobs at once", "--max-size with --shard %s", o.Shard)
 	}
 	if o.NoTrash && !o.Delete {
 		return o, usageErr("add --delete, or drop --no-trash", "--no-trash only makes sense with --delete")

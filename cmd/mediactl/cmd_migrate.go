@@ -65,6 +65,7 @@ agent (and pass --rewrite-min-idle 0), or run again later.
 			trashDirFlag("with --delete-source: "),
 			&cli.StringFlag{Name: "journal", Usage: "the journal file (default: .mediactl/migrate/<destination>.jsonl inside a local store)", EnvVars: envVar("journal")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many problems of each kind (counts stay exact)", EnvVars: envVar("max-listed")},
+			shardFlag(),
 			metricsFileFlag(),
 			metricsLabelFlag(),
 		),

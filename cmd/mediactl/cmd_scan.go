@@ -41,6 +41,7 @@ References are untrusted: they are resolved lexically and never followed out of 
 		Flags: append(targetFlags(),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "documents parsed at once (default: number of CPUs)", EnvVars: envVar("jobs")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many dangling references, outside references and problems (counts stay exact; -o ndjson streams all)", EnvVars: envVar("max-listed")},
+			shardFlag(),
 			metricsFileFlag(),
 			metricsLabelFlag(),
 		),
@@ -67,6 +68,10 @@ func runScan(c *cli.Context) error {
 	if err := checkMetricsLabels(c, len(t.stores), false); err != nil {
 		return err
 	}
+	sh, err := shardOf(c)
+	if err != nil {
+		return err
+	}
 
 	bar := newProgress(g, "scanning", -1)
 	opts := scan.Options{
@@ -75,6 +80,7 @@ func runScan(c *cli.Context) error {
 		Jobs:      c.Int("jobs"),
 		MaxListed: c.Int("max-listed"),
 		Progress:  bar,
+		Shard:     sh,
 	}
 	if g.output == "ndjson" {
 		opts.OnReference = func(f scan.Found) { g.record("reference", f) }
@@ -167,7 +173,7 @@ func printScan(w io.Writer, rep *scan.Report, quiet bool) {
 		fmt.Fprintln(w, "(lists cut at --max-listed; the counts below are complete; -o ndjson streams every reference)")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "scan: %s references to %s blobs", humanize.Comma(rep.References), humanize.Comma(rep.DistinctBlobs))
+	fmt.Fprintf(&b, "scan%s: %s references to %s blobs", shardNote(rep.Shard), humanize.Comma(rep.References), humanize.Comma(rep.DistinctBlobs))
 	if len(rep.Stores) > 0 {
 		fmt.Fprintf(&b, "; %s dangling (%s blobs missing), %s outside the store",
 			humanize.Comma(rep.DanglingReferences), humanize.Comma(rep.DanglingBlobs), humanize.Comma(rep.ByStatus["outside"]))

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -177,7 +178,7 @@ func runGCRuns(c *cli.Context) error {
 		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs})
 	}
 	for _, r := range runs {
-		fmt.Fprintf(g.stdout, "%s  %s blobs  %s\n", r.Run, humanize.Comma(r.Blobs), humanize.Bytes(uint64(r.Bytes)))
+		fmt.Fprintf(g.stdout, "%s  %s blobs  %s%s\n", r.Run, humanize.Comma(r.Blobs), humanize.Bytes(uint64(r.Bytes)), strings.TrimRight(" "+shardNote(r.Shard), " "))
 	}
 	return nil
 }

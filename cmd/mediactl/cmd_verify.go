@@ -54,6 +54,7 @@ fail the run (exit 1).
 			&cli.StringFlag{Name: "quarantine", Usage: "move corrupt blobs to this directory or bucket URL, with a manifest (never a plain delete)", EnvVars: envVar("quarantine")},
 			&cli.BoolFlag{Name: "strict", Usage: "anomalies fail the run (exit 1) instead of warning", EnvVars: envVar("strict")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many corrupt blobs, anomalies and problems per store (counts stay exact)", EnvVars: envVar("max-listed")},
+			shardFlag(),
 			metricsFileFlag(),
 			metricsLabelFlag(),
 		),
@@ -91,6 +92,10 @@ func runVerify(c *cli.Context) error {
 	if err := checkMetricsLabels(c, len(t.stores), true); err != nil {
 		return err
 	}
+	sh, err := shardOf(c)
+	if err != nil {
+		return err
+	}
 	var quarantine store.Store
 	if q := c.String("quarantine"); q != "" {
 		if quarantine, err = openQuarantine(c, q, t.stores); err != nil {
@@ -120,6 +125,7 @@ func runVerify(c *cli.Context) error {
 			Companion: t.companion(st),
 			MaxListed: c.Int("max-listed"),
 			Progress:  bar,
+			Shard:     sh,
 		})
 		bar.Finish()
 		if err != nil {
@@ -202,7 +208,8 @@ func runVerify(c *cli.Context) error {
 // lock. A lock held by another run is a refusal, in words.
 func quarantineCorrupt(c *cli.Context, st, quarantine store.Store, rep *verify.Report) (*verify.QuarantineReport, string, error) {
 	var qr *verify.QuarantineReport
-	err := storelock.Do(c.Context, st, "mediactl verify --quarantine", func(l *storelock.Lock) (err error) {
+	sh, _ := shardOf(c) // read before the run: it parses
+	err := storelock.DoShard(c.Context, st, "mediactl verify --quarantine", sh, func(l *storelock.Lock) (err error) {
 		qr, err = verify.Quarantine(c.Context, l, quarantine, rep.Corrupt, time.Now())
 		return err
 	})

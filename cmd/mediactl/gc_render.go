@@ -196,6 +196,9 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 	if p.SessionsRead {
 		refs = fmt.Sprintf(", %s referenced", humanize.Comma(p.Referenced))
 	}
+	if p.Shard != "" {
+		what += ", shard " + p.Shard
+	}
 	line := fmt.Sprintf("gc %s (%s): %s blobs (%s)%s; plan: remove %s blobs (%s)", p.Store, what,
 		humanize.Comma(p.Blobs), humanize.Bytes(uint64(p.Bytes)), refs, humanize.Comma(int64(p.Candidates.Len())), humanize.Bytes(uint64(p.CandidateBytes)))
 	if p.Candidates.Len() > 0 {

@@ -71,8 +71,10 @@ func writeMetrics(c *cli.Context, reports ...metrics.Report) error {
 	if path == "" {
 		return nil
 	}
+	sh, _ := shardOf(c) // parsed before the run; "" without --shard
 	for i := range reports {
 		reports[i].Command = c.Command.Name
+		reports[i].Shard = sh.String()
 	}
 	err := metrics.Write(path, time.Now(), reports...)
 	if err == nil {

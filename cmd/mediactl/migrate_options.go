@@ -41,6 +41,13 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 	if err := o.Select.Check(); err != nil {
 		return o, migrateError(err)
 	}
+	if o.Select.Shard, err = shardOf(c); err != nil {
+		return o, err
+	}
+	if o.Select.Shard.Sharded() && (o.Rewrite || o.DeleteSource) {
+		return o, usageErr("let the shards copy (--shard without --rewrite and --delete-source), then run --rewrite/--delete-source once without --shard: it finds every copy proven and uploads nothing again",
+			"--shard %s with --rewrite or --delete-source: a shard only copies", o.Select.Shard)
+	}
 	if s := c.String("older-than"); s != "" {
 		if o.Select.OlderThan, err = gc.ParseAge(s); err != nil || o.Select.OlderThan <= 0 {
 			return o, usageErr("write a duration such as 30d, 2w or 36h", "bad --older-than %q", s)

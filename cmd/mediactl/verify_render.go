@@ -47,7 +47,7 @@ func printVerify(w io.Writer, rep *verify.Report, quiet bool) {
 // verifySummary is the last line: one line an operator can paste into a ticket.
 func verifySummary(rep *verify.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "verify %s: %s of %s blobs checked", rep.Store, humanize.Comma(rep.Selected), humanize.Comma(rep.Blobs))
+	fmt.Fprintf(&b, "verify %s%s: %s of %s blobs checked", rep.Store, shardNote(rep.Shard), humanize.Comma(rep.Selected), humanize.Comma(rep.Blobs))
 	if rep.Fraction < 1 && rep.Blobs > 0 {
 		fmt.Fprintf(&b, " (%.1f%%)", 100*rep.Fraction)
 	}

@@ -58,6 +58,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
@@ -112,7 +113,15 @@ type Options struct {
 	// are candidates together (see Retention.KeptID); when it is not, the key
 	// follows the rule on its own.
 	Companion func(key string) (owner string, ok bool)
+	// Shard, when sharded, plans for that shard's blobs only (see package
+	// shard): the plans of all N shards together are the plan of the whole
+	// store. A size cap is refused with a shard, since a cap is a decision
+	// about all the blobs at once (ErrShardedCap).
+	Shard shard.Spec
 }
+
+// ErrShardedCap is returned by MakePlan for a size cap on one shard.
+var ErrShardedCap = errors.New("gc: a size cap decides over the whole store at once, so it cannot be planned for one shard")
 
 // Candidate is a blob the plan would remove.
 type Candidate struct {
@@ -126,6 +135,8 @@ type Candidate struct {
 type Plan struct {
 	Store  string `json:"store"`
 	Policy Policy `json:"policy"`
+	// Shard is the part of the store planned for, "K/N" ("" for all of it).
+	Shard string `json:"shard,omitempty"`
 	// Fence is when planning started; Cutoff the newest modification time a
 	// candidate may have.
 	Fence  time.Time `json:"fence"`
@@ -188,6 +199,8 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		return nil, errors.New("gc: the age policy needs a max age")
 	case opts.MaxSize > 0 && opts.Policy != Refcount:
 		return nil, errors.New("gc: a size cap works with the refcount policy")
+	case opts.MaxSize > 0 && opts.Shard.Sharded():
+		return nil, ErrShardedCap
 	case needSessions && len(opts.Sessions) == 0:
 		return nil, errors.New("gc: this policy needs the sessions, to know which blobs are referenced")
 	case opts.MinAge < 0:
@@ -197,7 +210,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	if fence.IsZero() {
 		fence = time.Now()
 	}
-	p := &Plan{Store: opts.Store.Location(), Policy: opts.Policy, Fence: fence, Complete: true, Problems: []string{}, MaxSize: opts.MaxSize}
+	p := &Plan{Store: opts.Store.Location(), Policy: opts.Policy, Shard: opts.Shard.String(), Fence: fence, Complete: true, Problems: []string{}, MaxSize: opts.MaxSize}
 	switch opts.Policy {
 	case Refcount:
 		p.Cutoff = fence.Add(-opts.MinAge)
@@ -206,7 +219,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 
 	// Mark: every blob into the index, then every session string marks it.
-	r, err := Mark(ctx, opts.Store, opts.Sessions, MarkOptions{Jobs: opts.Jobs, Companion: opts.Companion})
+	r, err := Mark(ctx, opts.Store, opts.Sessions, MarkOptions{Jobs: opts.Jobs, Companion: opts.Companion, Shard: opts.Shard})
 	if err != nil {
 		return nil, err
 	}

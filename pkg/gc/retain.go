@@ -14,6 +14,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
@@ -46,6 +47,12 @@ type MarkOptions struct {
 	OnReference func(scan.Found)
 	MaxListed   int
 	Progress    scan.Progress
+
+	// Shard, when sharded, keeps only that shard's blobs in the retention
+	// (a companion goes with its owner's shard, so that the two are decided
+	// together), and only references to them in the scan. Every session is
+	// still read.
+	Shard shard.Spec
 }
 
 // Retention is the retention model's decision about every blob of a store:
@@ -114,6 +121,9 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 		if !e.Regular() || blobname.IsTemporary(e.Key) {
 			return nil
 		}
+		if !InShard(opts.Shard, e.Key, opts.Companion) {
+			return nil
+		}
 		id := r.b.add(e.Key, e.Size, e.ModTime)
 		if opts.Companion != nil {
 			if owner, ok := opts.Companion(e.Key); ok && owner != e.Key {
@@ -147,6 +157,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 			Text:        text,
 			// Only the marks matter without stores: no distinct-blob set.
 			CountOnly: len(opts.Stores) == 0,
+			Shard:     opts.Shard,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("gc: %w", err)
@@ -177,6 +188,22 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 		r.Problems = append(r.Problems, "interrupted while reading the store and the sessions")
 	}
 	return r, nil
+}
+
+// InShard reports whether the blob key belongs to shard s, where a
+// companion (see MarkOptions.Companion) belongs to its owner's shard: the two
+// are kept or removed together, so one shard must decide both. Every
+// operation that splits a store by shard asks this.
+func InShard(s shard.Spec, key string, companion func(key string) (owner string, ok bool)) bool {
+	if !s.Sharded() {
+		return true
+	}
+	if companion != nil {
+		if owner, ok := companion(key); ok {
+			key = owner
+		}
+	}
+	return s.Owns(key)
 }
 
 type companionPair struct {

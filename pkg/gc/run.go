@@ -105,9 +105,9 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	sr := &StoreReport{Store: st.Location()}
 	var lock *storelock.Lock
 	if opts.Delete {
-		lock, err = storelock.Acquire(ctx, st, opts.Command)
+		lock, err = storelock.AcquireShard(ctx, st, opts.Command, opts.Shard)
 	} else {
-		err = storelock.Check(ctx, st)
+		err = storelock.CheckShard(ctx, st, opts.Shard)
 	}
 	switch {
 	case errors.As(err, &sr.Locked):

@@ -74,6 +74,7 @@ const (
 	labelCommand         = "command"
 	labelStore           = "store"
 	labelDryRun          = "dry_run"
+	labelShard           = "shard"
 	labelOutcome         = "outcome"
 	legacyGCPrefix       = "mediactl_gc_"
 )
@@ -129,6 +130,10 @@ type Report struct {
 	// the name the operator chose. Two reports of one command with one Store
 	// are the same series.
 	Store string
+	// Shard is the part of the store the run worked on, "K/N": the shards of
+	// one split are series of their own (shard="3/16"). Empty for the whole
+	// store, whose series carry no shard label.
+	Shard string
 	// DryRun is set for a run that changed nothing on purpose; its series
 	// carry dry_run="true" and it never moves last_success.
 	DryRun   bool
@@ -232,8 +237,10 @@ func Merge(families map[string]*dto.MetricFamily, now time.Time, reports ...Repo
 	stamp := float64(now.UnixMilli()) / 1000
 	for _, r := range reports {
 		store := strings.ToValidUTF8(r.Store, "\uFFFD")
+		// The shard label is empty (absent) for the whole store: a series
+		// matches the key only when it has the same shard or none.
 		key := []*dto.LabelPair{
-			label(labelCommand, r.Command), label(labelStore, store), label(labelDryRun, fmt.Sprint(r.DryRun)),
+			label(labelCommand, r.Command), label(labelStore, store), label(labelShard, r.Shard), label(labelDryRun, fmt.Sprint(r.DryRun)),
 		}
 		// A gauge an earlier run of this key reported and this run does not
 		// would otherwise keep its stale value.
@@ -247,7 +254,7 @@ func Merge(families map[string]*dto.MetricFamily, now time.Time, reports ...Repo
 			}
 		}
 		set := func(g Gauge, v float64, extra ...*dto.LabelPair) {
-			put(families, g, append(append([]*dto.LabelPair{}, key...), extra...), v)
+			put(families, g, append(present(key), extra...), v)
 		}
 		for g, v := range r.Counts {
 			set(g, float64(v))
@@ -256,7 +263,7 @@ func Merge(families map[string]*dto.MetricFamily, now time.Time, reports ...Repo
 		set(duration, r.Duration.Seconds())
 		set(runOutcome, 1, label(labelOutcome, r.Outcome.String()))
 		set(lastRun, stamp)
-		stampKey := key[:2]
+		stampKey := key[:3]
 		switch {
 		case r.Succeeded():
 			replace(families, lastSuccess, stampKey, stamp)
@@ -310,10 +317,23 @@ func unlabelled(f *dto.MetricFamily) bool {
 	return true
 }
 
-// hasLabels says whether m carries every one of want.
+// present is labels without those of empty value, which the text format
+// would write but which mean "no such label".
+func present(labels []*dto.LabelPair) []*dto.LabelPair {
+	out := make([]*dto.LabelPair, 0, len(labels))
+	for _, l := range labels {
+		if l.GetValue() != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// hasLabels says whether m carries every one of want; a wanted label of
+// empty value is one m must not carry (or carry empty).
 func hasLabels(m *dto.Metric, want []*dto.LabelPair) bool {
 	for _, w := range want {
-		found := false
+		found := w.GetValue() == ""
 		for _, l := range m.Label {
 			if l.GetName() == w.GetName() {
 				found = l.GetValue() == w.GetValue()
@@ -360,12 +380,12 @@ func replace(families map[string]*dto.MetricFamily, g Gauge, key []*dto.LabelPai
 	f := family(families, g)
 	kept := f.Metric[:0]
 	for _, m := range f.Metric {
-		if !(len(m.Label) == len(key) && hasLabels(m, key)) {
+		if !(len(m.Label) == len(present(key)) && hasLabels(m, key)) {
 			kept = append(kept, m)
 		}
 	}
 	f.Metric = kept
-	put(families, g, append([]*dto.LabelPair{}, key...), v)
+	put(families, g, present(key), v)
 }
 
 func sortSeries(ms []*dto.Metric) {

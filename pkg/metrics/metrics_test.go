@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,4 +259,50 @@ func FuzzParseMerge(f *testing.F) {
 			t.Fatalf("the report's gauge is missing after the merge:\n%s", buf.String())
 		}
 	})
+}
+
+// The shards of a split are series of their own beside the whole store's,
+// each with its own last success.
+func TestShardSeries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mediactl.prom")
+	now := time.Unix(1_800_000_000, 0)
+	for i, shard := range []string{"0/2", "1/2", ""} {
+		r := Report{Command: "gc", Store: "/srv/a", Shard: shard, Outcome: outcome.OK, Counts: map[Gauge]int64{Removed: int64(i + 1)}}
+		if err := Write(path, now.Add(time.Duration(i)*time.Second), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := fams[string(Removed)]
+	if removed == nil || len(removed.Metric) != 3 {
+		t.Fatalf("removed series: %v, want 3 (two shards and the whole store)", removed)
+	}
+	for i, shard := range []string{"0/2", "1/2", ""} {
+		want := map[string]string{"command": "gc", "store": "/srv/a", "dry_run": "false"}
+		if shard != "" {
+			want["shard"] = shard
+		}
+		found := false
+		for _, m := range removed.Metric {
+			got := map[string]string{}
+			for _, l := range m.Label {
+				got[l.GetName()] = l.GetValue()
+			}
+			if maps.Equal(got, want) {
+				found = true
+				if v := m.GetGauge().GetValue(); v != float64(i+1) {
+					t.Errorf("shard %q: removed %v, want %d", shard, v, i+1)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no series with labels %v", want)
+		}
+	}
+	if n := len(fams["mediactl_last_success_timestamp_seconds"].Metric); n != 3 {
+		t.Errorf("%d last-success series, want 3", n)
+	}
 }

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/usage"
 )
@@ -61,6 +62,9 @@ type Selection struct {
 	Include []string
 	// OlderThan selects only blobs last modified more than this long ago.
 	OlderThan time.Duration
+	// Shard, when sharded, selects only that shard's blobs (package shard):
+	// the N shards of a split together copy every blob once.
+	Shard shard.Spec
 }
 
 // Options configure Copy.
@@ -418,6 +422,9 @@ func (s Selection) Check() error {
 
 func (s Selection) match(e store.Entry, cutoff time.Time) bool {
 	if !cutoff.IsZero() && !e.ModTime.Before(cutoff) {
+		return false
+	}
+	if !s.Shard.Owns(e.Key) {
 		return false
 	}
 	if len(s.Include) == 0 {

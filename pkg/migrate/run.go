@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/trash"
@@ -69,7 +71,9 @@ type RunProgress interface {
 
 // RunReport is what Run did.
 type RunReport struct {
-	Journal  string         `json:"journal"`
+	Journal string `json:"journal"`
+	// Shard is the part of the store migrated, "K/N" ("" for all of it).
+	Shard    string         `json:"shard,omitempty"`
 	Copy     *Report        `json:"copy"`
 	Estimate *Estimate      `json:"estimate,omitempty"`
 	Rewrite  *RewriteReport `json:"rewrite,omitempty"`
@@ -123,6 +127,22 @@ func (e *UnreadableRewriteError) Error() string {
 	return fmt.Sprintf("the runtime cannot read the rewritten references back (a reference would become %s)", e.Sample)
 }
 
+// ErrShardedSessionStep is Run's refusal of a rewrite or a delete-source on
+// one shard: the shards would rewrite the same session units at once, and a
+// shard's journal knows only its own copies. The shards copy; one run on the
+// whole store then rewrites and deletes (finding every copy already proven).
+var ErrShardedSessionStep = errors.New("migrate: a shard only copies; rewrite and delete the sources in one run on the whole store afterwards")
+
+// ShardJournal is the journal of shard s of the migration whose journal is
+// path: each shard keeps its own ("x.jsonl" → "x.shard-3-of-16.jsonl").
+func ShardJournal(path string, s shard.Spec) string {
+	if !s.Sharded() {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s.shard-%d-of-%d%s", strings.TrimSuffix(path, ext), s.K, s.N, ext)
+}
+
 // JournalMismatchError is Run's error for a journal that records another
 // migration.
 type JournalMismatchError struct {
@@ -154,6 +174,9 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	if (opts.Rewrite || opts.DeleteSource) && len(opts.Sessions) == 0 {
 		return nil, errors.New("migrate: rewriting and deleting sources need the sessions")
 	}
+	if (opts.Rewrite || opts.DeleteSource) && opts.Select.Shard.Sharded() {
+		return nil, ErrShardedSessionStep
+	}
 	if opts.Rewrite && opts.Reads != nil {
 		zero := strings.Repeat("0", 64)
 		if sample := opts.Template.Render(dst, zero+".png", zero); !opts.Reads(sample) {
@@ -168,12 +191,14 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		}
 		rep.Journal = p
 	}
+	rep.Journal = ShardJournal(rep.Journal, opts.Select.Shard)
+	rep.Shard = opts.Select.Shard.String()
 	if opts.Command == "" {
 		opts.Command = "migrate"
 	}
 
 	if opts.DryRun {
-		if err := storelock.Check(ctx, opts.From); errors.As(err, &rep.Locked) {
+		if err := storelock.CheckShard(ctx, opts.From, opts.Select.Shard); errors.As(err, &rep.Locked) {
 			rep.Outcome = outcome.Refused
 		}
 		if fi, err := os.Stat(rep.Journal); err == nil && fi.Mode().IsRegular() {
@@ -194,7 +219,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	if st := j.State(); st.Runs > 0 && (st.From != opts.From.Location() || st.To != dst.Location()) {
 		return nil, &JournalMismatchError{Path: rep.Journal, From: st.From, To: st.To}
 	}
-	lock, err := storelock.Acquire(ctx, opts.From, opts.Command)
+	lock, err := storelock.AcquireShard(ctx, opts.From, opts.Command, opts.Select.Shard)
 	if errors.As(err, &rep.Locked) {
 		rep.Outcome = outcome.Refused
 		return rep, nil

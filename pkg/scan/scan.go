@@ -26,6 +26,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
@@ -55,6 +56,12 @@ type Options struct {
 	// as gc's marking, it saves a map entry per distinct blob. It needs no
 	// Stores, since nothing is checked against them.
 	CountOnly bool
+	// Shard, when sharded, keeps only the references to blobs of that shard
+	// (by the store key a reference resolves to, else by what it names):
+	// the shards of one split report every reference exactly once together.
+	// Text still sees every string, and references only counted
+	// (CountOnly without OnReference) are all counted.
+	Shard shard.Spec
 }
 
 // Progress receives progress from a running scan. Implementations must be safe
@@ -122,6 +129,8 @@ type SourceReport struct {
 
 // Report is the result of a scan.
 type Report struct {
+	// Shard is the part of the blobs reported on, "K/N" ("" for all).
+	Shard   string         `json:"shard,omitempty"`
 	Sources []SourceReport `json:"sources"`
 	// Stores are the locations of the stores checked.
 	Stores []string `json:"stores,omitempty"`
@@ -214,7 +223,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.MaxListed = 10000
 	}
 	opts.Stores = append([]Target(nil), opts.Stores...)
-	rep := &Report{Complete: true}
+	rep := &Report{Complete: true, Shard: opts.Shard.String()}
 	for i, t := range opts.Stores {
 		if t.Resolver == nil {
 			opts.Stores[i].Resolver = NewResolver(t.Store, nil)
@@ -474,6 +483,12 @@ func (c *collector) add(b batch) {
 		c.problem(b.source, *b.prob)
 	}
 	for _, f := range b.found {
+		if len(f.alts) > 0 {
+			c.locate(&f)
+		}
+		if c.opts.Shard.Sharded() && !c.opts.Shard.Owns(shardKey(f, len(c.opts.Stores) > 0)) {
+			continue // another shard's
+		}
 		sr.References++
 		c.rep.References++
 		if c.opts.CountOnly {
@@ -481,9 +496,6 @@ func (c *collector) add(b batch) {
 				c.opts.OnReference(f)
 			}
 			continue
-		}
-		if len(f.alts) > 0 {
-			c.locate(&f)
 		}
 		k, id := c.blobID(f)
 		st := c.get(k, id)
@@ -548,6 +560,15 @@ func (c *collector) set(k blobKey, id string, st blobState) {
 	} else {
 		c.other[id] = st
 	}
+}
+
+// shardKey is what decides a reference's shard: the store key it resolves
+// to, or, outside every store (or without stores), what it names.
+func shardKey(f Found, stores bool) string {
+	if stores && f.Status == ref.Inside {
+		return f.Key
+	}
+	return identity(f.Ref)
 }
 
 // identity names the blob a reference points at when there is no store to

@@ -339,7 +339,12 @@ func CheckShard(ctx context.Context, st store.Store, s shard.Spec) error {
 // returned as its *LockedError, without calling fn. An error of the release
 // is returned when fn succeeded.
 func Do(ctx context.Context, st store.Store, command string, fn func(*Lock) error) (err error) {
-	l, err := Acquire(ctx, st, command)
+	return DoShard(ctx, st, command, shard.All, fn)
+}
+
+// DoShard is Do with the lock of shard s (see AcquireShard).
+func DoShard(ctx context.Context, st store.Store, command string, s shard.Spec, fn func(*Lock) error) (err error) {
+	l, err := AcquireShard(ctx, st, command, s)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,9 @@ type Run struct {
 	Time  time.Time `json:"time"`
 	Blobs int64     `json:"blobs"`
 	Bytes int64     `json:"bytes"`
+	// Shard is the part of the store the run removed from, "K/N" (empty for a
+	// run on the whole store).
+	Shard string `json:"shard,omitempty"`
 }
 
 // NoRunError is returned by Restore for a run name that is not in the trash
@@ -54,7 +57,7 @@ func Runs(ctx context.Context, st store.Store) ([]Run, error) {
 		r := byRun[run]
 		if r == nil {
 			t, _ := runTime(run)
-			r = &Run{Run: run, Time: t}
+			r = &Run{Run: run, Time: t, Shard: runShard(run)}
 			byRun[run] = r
 		}
 		if name != manifestName {

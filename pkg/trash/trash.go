@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
@@ -148,7 +149,7 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	}
 	res := &Result{Skipped: []Skip{}, Failed: []Skip{}}
 	if !opts.NoTrash {
-		res.Run = RunID(now)
+		res.Run = RunID(now) + shardSuffix(l.Shard())
 	}
 	m := &mover{st: st, in: in, opts: opts, res: res}
 	m.enc = json.NewEncoder(&m.manifest)
@@ -386,6 +387,32 @@ func sortSkips(s []Skip) { sort.Slice(s, func(i, j int) bool { return s[i].Key <
 // process id so that two runs in one second differ.
 func RunID(t time.Time) string {
 	return fmt.Sprintf("%s-%d", t.UTC().Format("20060102T150405Z"), os.Getpid())
+}
+
+// shardSuffix ends the run name of a shard's run ("-shard-3-of-16"), so that
+// the runs of one split are told apart and listed with their shard.
+func shardSuffix(s shard.Spec) string {
+	if !s.Sharded() {
+		return ""
+	}
+	return fmt.Sprintf("-shard-%d-of-%d", s.K, s.N)
+}
+
+// runShard reads the shard back from a run name ("" for a whole-store run).
+func runShard(run string) string {
+	_, rest, ok := strings.Cut(run, "-shard-")
+	if !ok {
+		return ""
+	}
+	k, n, ok := strings.Cut(rest, "-of-")
+	if !ok {
+		return ""
+	}
+	s, err := shard.Parse(k+"/"+n, nil)
+	if err != nil || shardSuffix(s) != "-shard-"+rest {
+		return ""
+	}
+	return s.String()
 }
 
 // runTime reads the time back from a RunID.

@@ -40,6 +40,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
@@ -140,11 +141,17 @@ type Options struct {
 	Progress interface{ Add(int64) }
 	// OnResult, when set, is called for every blob checked, from one goroutine.
 	OnResult func(Result)
+	// Shard, when sharded, verifies only that shard's blobs (gc.InShard) and
+	// reports only the dangling references and orphans that are its own: the
+	// N shards of a split together check every blob exactly once.
+	Shard shard.Spec
 }
 
 // Report is the outcome of Run.
 type Report struct {
 	Store string `json:"store"`
+	// Shard is the part of the store verified, "K/N" ("" for all of it).
+	Shard string `json:"shard,omitempty"`
 	// Mode is "full" (every selected blob read and hashed) or "fast".
 	Mode string `json:"mode"`
 	// Blobs is how many blobs the store holds (regular files and objects);
@@ -241,7 +248,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	_, isBucket := opts.Store.(store.Bucket)
 	fast := opts.Fast && isBucket
-	rep := &Report{Store: opts.Store.Location(), Mode: "full", Complete: true,
+	rep := &Report{Store: opts.Store.Location(), Shard: opts.Shard.String(), Mode: "full", Complete: true,
 		Counts:  map[Category]int64{OK: 0, Corrupt: 0, Unverifiable: 0, Unreadable: 0},
 		Corrupt: []Result{}, Unreadable: []Result{}, Anomalies: []Anomaly{}}
 	if fast {
@@ -312,6 +319,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			}
 		}()
 		visit := func(e store.Entry) error {
+			if !gc.InShard(opts.Shard, e.Key, opts.Companion) {
+				return nil // another shard's
+			}
 			if a, skip := entryAnomaly(e); skip {
 				anomalies = append(anomalies, a)
 				return nil
@@ -773,6 +783,7 @@ func readSessions(ctx context.Context, opts Options, rep *Report) (*sessionIndex
 		Jobs:      opts.Jobs,
 		Stores:    []scan.Target{{Store: opts.Store, Resolver: res}},
 		Companion: opts.Companion,
+		Shard:     opts.Shard,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mediactl/mediactl/pkg/shard"
+)
+
+// shardFlag is --shard, the same on scan, verify, gc and migrate.
+func shardFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name: "shard",
+		Usage: "work on shard K of N only, K counting from 0 (3/16), or auto/N to take K from " + shard.IndexEnv +
+			" (set in each pod of a Kubernetes Indexed Job); the N shards together cover the store once",
+		EnvVars: envVar("shard"),
+	}
+}
+
+// shardOf reads --shard.
+func shardOf(c *cli.Context) (shard.Spec, error) {
+	s, err := shard.Parse(c.String("shard"), os.Getenv)
+	var se *shard.SyntaxError
+	switch {
+	case errors.Is(err, shard.ErrNoIndex):
+		return s, usageErr("auto/N is for the pods of an Indexed Job, where Kubernetes sets "+shard.IndexEnv+"; elsewhere give K/N, such as --shard 0/4", "--shard %s: %v", c.String("shard"), err)
+	case errors.As(err, &se):
+		return s, usageErr(se.Reason, "bad --shard %q", se.Text)
+	case err != nil:
+		return s, usageErr("", "--shard: %v", err)
+	}
+	return s, nil
+}
+
+// shardNote is " (shard K/N)" for a sharded run's summary line.
+func shardNote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (shard " + s + ")"
+}
