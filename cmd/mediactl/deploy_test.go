@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +251,76 @@ func TestDeployAlerts(t *testing.T) {
 	}
 	if n < 3 {
 		t.Fatalf("%d rules", n)
+	}
+}
+
+// TestDeployKubernetesSharded: the sharded recipes are an Indexed Job (one
+// wrapped in a CronJob that forbids overlap) whose pods each run one shard
+// of as many as the Job has completions, with a per-index retry budget, a
+// memory limit, and no retry of the exit codes a retry cannot change.
+func TestDeployKubernetesSharded(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("../../deploy/kubernetes", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var cj batchv1.CronJob
+	if err := yaml.UnmarshalStrict(read("sharded-gc-cronjob.yaml"), &cj); err != nil {
+		t.Fatalf("sharded-gc-cronjob.yaml: %v", err)
+	}
+	if cj.Kind != "CronJob" || cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+		t.Errorf("sharded gc: kind %s, concurrencyPolicy %q", cj.Kind, cj.Spec.ConcurrencyPolicy)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(read("sharded-verify-job.yaml"), &job); err != nil {
+		t.Fatalf("sharded-verify-job.yaml: %v", err)
+	}
+	if job.Kind != "Job" {
+		t.Errorf("sharded verify: kind %s", job.Kind)
+	}
+	for name, spec := range map[string]batchv1.JobSpec{"sharded-gc-cronjob.yaml": cj.Spec.JobTemplate.Spec, "sharded-verify-job.yaml": job.Spec} {
+		if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion {
+			t.Errorf("%s: completionMode %v, want Indexed", name, spec.CompletionMode)
+		}
+		if spec.BackoffLimitPerIndex == nil {
+			t.Errorf("%s: no backoffLimitPerIndex", name)
+		}
+		if spec.Completions == nil || spec.Parallelism == nil || *spec.Parallelism > *spec.Completions {
+			t.Errorf("%s: completions %v, parallelism %v", name, spec.Completions, spec.Parallelism)
+			continue
+		}
+		pod := spec.Template.Spec
+		if len(pod.Containers) != 1 {
+			t.Fatalf("%s: %d containers", name, len(pod.Containers))
+		}
+		c := pod.Containers[0]
+		if c.Resources.Limits.Memory().IsZero() {
+			t.Errorf("%s: no memory limit", name)
+		}
+		if g := pod.TerminationGracePeriodSeconds; g == nil || *g < 10 {
+			t.Errorf("%s: terminationGracePeriodSeconds %v", name, g)
+		}
+		want := "--shard=auto/" + strconv.Itoa(int(*spec.Completions))
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("%s: args %q lack %s: the shards must be as many as the completions", name, c.Args, want)
+		}
+		noRetry := false
+		if p := spec.PodFailurePolicy; p != nil {
+			for _, r := range p.Rules {
+				if r.Action == batchv1.PodFailurePolicyActionFailIndex && r.OnExitCodes != nil && slices.Contains(r.OnExitCodes.Values, int32(exitUsage)) {
+					noRetry = true
+				}
+			}
+		}
+		if !noRetry {
+			t.Errorf("%s: a usage error (exit %d) would be retried", name, exitUsage)
+		}
+		args := make([]string, len(c.Args))
+		for i, a := range c.Args {
+			args[i] = strings.ReplaceAll(a, "$(SESSIONS_URL)", "postgres://reader@db/app")
+		}
+		checkParses(t, []mediactlLine{{name, args}})
 	}
 }
