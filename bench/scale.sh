@@ -5,9 +5,16 @@
 # with references, 60-byte prose, every blob an 8-byte file in inbound/):
 #   1M:  ~1.1 million references over 200,000 blobs (640 MB of sessions)
 #   10M: ~11 million references over 2,000,000 blobs (6.4 GB of sessions)
-# and runs on each, with the page cache warm, /usr/bin/time -v:
-#   scan; verify (full, local); gc refcount plan (dry run); gc plan of one
-#   shard of 16 (--shard 0/16); migrate --dry-run into an empty file:// bucket.
+# The same sessions are also loaded into a SQLite database laid out as
+# coffer's (bench/tosqlite), and the same blobs into a bucket on a local
+# SeaweedFS (by mediactl migrate, which gives each object its sha256
+# metadata). On each scale, with the page cache warm, /usr/bin/time -v:
+#   local store, JSON sessions: scan; verify (full); gc refcount plan (dry
+#     run); gc plan of one shard of 16 (--shard 0/16); migrate --dry-run
+#     into an empty file:// bucket;
+#   SQLite sessions: scan; gc refcount plan;
+#   bucket store: the upload (migrate, 32 jobs); verify --fast; gc plan.
+# BUCKET=0 leaves the bucket out.
 # It prints wall time, throughput (references or blobs per second) and peak
 # RSS per command and scale, the 10M/1M throughput ratio and the shard/whole
 # gc-plan RSS ratio. Targets (issue 14): no command above 1 GiB peak RSS;
@@ -21,10 +28,33 @@ cd "$(dirname "$0")/.."
 
 BENCH_DIR=${BENCH_DIR:-/tmp/mediactl-bench}
 SCALES=${SCALES:-"1M 10M"}
+BUCKET=${BUCKET:-1}
 command -v /usr/bin/time >/dev/null || { echo "bench/scale.sh: /usr/bin/time missing: apt-get install -y time" >&2; exit 2; }
 mkdir -p "$BENCH_DIR" bench/out
 bin="$BENCH_DIR/mediactl"
 go build -o "$bin" ./cmd/mediactl
+
+if [ "$BUCKET" = 1 ]; then
+  export SEAWEEDFS_RUN_DIR="$BENCH_DIR/seaweedfs"
+  started=false
+  if ! exports=$(scripts/services/seaweedfs.sh status 2>/dev/null); then
+    exports=$(scripts/services/seaweedfs.sh start)
+    started=true
+  fi
+  eval "$exports"
+  endpoint=$MEDIACTL_TEST_SEAWEEDFS
+  export AWS_ACCESS_KEY_ID="$MEDIACTL_TEST_SEAWEEDFS_KEY" AWS_SECRET_ACCESS_KEY="$MEDIACTL_TEST_SEAWEEDFS_SECRET"
+  export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+  export RCLONE_CONFIG_W_TYPE=s3 RCLONE_CONFIG_W_PROVIDER=Other RCLONE_CONFIG_W_ENDPOINT="$endpoint"
+  export RCLONE_CONFIG_W_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" RCLONE_CONFIG_W_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY"
+  export RCLONE_CONFIG_W_FORCE_PATH_STYLE=true RCLONE_CONFIG_W_REGION=us-east-1
+  buckets=()
+  cleanup() {
+    for b in "${buckets[@]}"; do rclone --config /dev/null purge "w:$b" >/dev/null 2>&1 || true; done
+    if $started; then scripts/services/seaweedfs.sh stop >/dev/null 2>&1 || true; fi
+  }
+  trap cleanup EXIT
+fi
 
 out=bench/out/scale.txt
 : > "$out"
@@ -74,12 +104,36 @@ for scale in $SCALES; do
   measure "gcplan-$scale" "$refs" refs "$bin" gc --layout forge --root "$work" --max-delete 100% -q --no-progress -o json
   measure "gcshard-$scale" "$refs" refs "$bin" gc --layout forge --root "$work" --shard 0/16 --max-delete 100% -q --no-progress -o json
   measure "migrate-$scale" "$blobs" blobs "$bin" migrate --store "$work/.forge/files/inbound" --to "file://$bucket" --dry-run -q --no-progress -o json
+
+  db="$work/coffer.db"
+  if [ ! -f "$db.done" ]; then
+    go run ./bench/tosqlite -sessions "$work/.forge/sessions" -db "$db"
+    touch "$db.done"
+  fi
+  cat "$db" >/dev/null
+  srefs=$("$bin" scan --sessions "sqlite:$db" --store "$work/.forge/files/inbound" -q --no-progress -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["references"])')
+  measure "scan-sqlite-$scale" "$srefs" refs "$bin" scan --sessions "sqlite:$db" --store "$work/.forge/files/inbound" -q --no-progress -o json
+  measure "gcplan-sqlite-$scale" "$srefs" refs "$bin" gc --sessions "sqlite:$db" --store "$work/.forge/files/inbound" --max-delete 100% -q --no-progress -o json
+
+  if [ "$BUCKET" = 1 ]; then
+    b="scale-$scale-$(date +%s)"
+    rclone --config /dev/null mkdir "w:$b"
+    buckets+=("$b")
+    url="s3://$b?endpoint=$endpoint&use_path_style=true&region=us-east-1"
+    measure "upload-$scale" "$blobs" blobs "$bin" migrate --store "$work/.forge/files/inbound" --to "$url" --jobs 32 \
+      --journal "$BENCH_DIR/scale-$scale-upload.jsonl" -q --no-progress -o json
+    rm -f "$BENCH_DIR/scale-$scale-upload.jsonl"
+    measure "verify-fast-bucket-$scale" "$blobs" blobs "$bin" verify --store "$url" --fast -q --no-progress -o json
+    measure "gcplan-bucket-$scale" "$refs" refs "$bin" gc --store "$url" --sessions "$work/.forge/sessions" --max-delete 100% -q --no-progress -o json
+  fi
 done
 
 if [[ " $SCALES " == *" 1M "* && " $SCALES " == *" 10M "* ]]; then
   say "10M vs 1M throughput (target >= 0.80):"
-  for c in scan verify gcplan gcshard migrate; do
-    say "$(python3 -c 'import sys; a,b=float(sys.argv[2]),float(sys.argv[3]); print(f"  {sys.argv[1]:<8} {b/a:.2f}")' "$c" "${rate[$c-1M]}" "${rate[$c-10M]}")"
+  cs="scan verify gcplan gcshard migrate scan-sqlite gcplan-sqlite"
+  [ "$BUCKET" = 1 ] && cs="$cs upload verify-fast-bucket gcplan-bucket"
+  for c in $cs; do
+    say "$(python3 -c 'import sys; a,b=float(sys.argv[2]),float(sys.argv[3]); print(f"  {sys.argv[1]:<20} {b/a:.2f}")' "$c" "${rate[$c-1M]}" "${rate[$c-10M]}")"
   done
 fi
 for scale in $SCALES; do

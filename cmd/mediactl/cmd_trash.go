@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -158,6 +159,8 @@ type runsDocument struct {
 	envelope
 	Store string      `json:"store"`
 	Runs  []trash.Run `json:"runs"`
+	// Splits are the sharded runs, grouped by the split they belong to.
+	Splits []trash.Split `json:"splits"`
 }
 
 func runGCRuns(c *cli.Context) error {
@@ -175,12 +178,32 @@ func runGCRuns(c *cli.Context) error {
 		return err
 	}
 	if g.output != "text" {
-		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs})
+		splits := trash.Splits(runs)
+		if splits == nil {
+			splits = []trash.Split{}
+		}
+		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs, Splits: splits})
 	}
 	for _, r := range runs {
 		fmt.Fprintf(g.stdout, "%s  %s blobs  %s%s\n", r.Run, humanize.Comma(r.Blobs), humanize.Bytes(uint64(r.Bytes)), strings.TrimRight(" "+shardNote(r.Shard), " "))
 	}
+	for _, s := range trash.Splits(runs) {
+		missing := "all shards ran"
+		if len(s.Missing) > 0 {
+			missing = fmt.Sprintf("no run of shards %s (nothing removed there, or they failed)", joinInts(s.Missing))
+		}
+		fmt.Fprintf(g.stdout, "split into %d, from %s to %s: %d runs, %s blobs, %s; %s\n", s.N, s.Runs[0].Run, s.Runs[len(s.Runs)-1].Run,
+			len(s.Runs), humanize.Comma(s.Blobs), humanize.Bytes(uint64(s.Bytes)), missing)
+	}
 	return nil
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // withTrashLock opens the one store of a trash subcommand, takes its lock

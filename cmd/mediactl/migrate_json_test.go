@@ -13,6 +13,7 @@ import (
 type migrateV1 struct {
 	envelopeV1
 	Journal string `json:"journal"`
+	Shard   string `json:"shard,omitempty"`
 	Copy    struct {
 		From, To                   string
 		DryRun                     bool `json:"dry_run"`

@@ -15,6 +15,7 @@ import (
 // Decoding with DisallowUnknownFields makes an undocumented field a failure.
 
 type scanReportV1 struct {
+	Shard   string `json:"shard,omitempty"`
 	Sources []struct {
 		Source        string `json:"source"`
 		Documents     int64  `json:"documents"`
@@ -72,6 +73,7 @@ type trashResultV1 struct {
 type planV1 struct {
 	Store                string        `json:"store"`
 	Policy               string        `json:"policy"`
+	Shard                string        `json:"shard,omitempty"`
 	Fence                time.Time     `json:"fence"`
 	Cutoff               time.Time     `json:"cutoff"`
 	Blobs                int64         `json:"blobs"`
@@ -111,6 +113,7 @@ type verifyV1 struct {
 	envelopeV1
 	Stores []struct {
 		Store        string            `json:"store"`
+		Shard        string            `json:"shard,omitempty"`
 		Mode         string            `json:"mode"`
 		Blobs        int64             `json:"blobs"`
 		Selected     int64             `json:"selected"`
@@ -177,7 +180,21 @@ type gcRunsV1 struct {
 		Time  time.Time `json:"time"`
 		Blobs int64     `json:"blobs"`
 		Bytes int64     `json:"bytes"`
+		Shard string    `json:"shard,omitempty"`
 	} `json:"runs"`
+	Splits []struct {
+		N    int `json:"n"`
+		Runs []struct {
+			Run   string    `json:"run"`
+			Time  time.Time `json:"time"`
+			Blobs int64     `json:"blobs"`
+			Bytes int64     `json:"bytes"`
+			Shard string    `json:"shard"`
+		} `json:"runs"`
+		Blobs   int64 `json:"blobs"`
+		Bytes   int64 `json:"bytes"`
+		Missing []int `json:"missing_shards"`
+	} `json:"splits"`
 }
 
 type gcRestoreV1 struct {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
@@ -204,4 +206,56 @@ func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResu
 		res.Bytes += r.Bytes
 	}
 	return res, nil
+}
+
+// Split is the runs of one sharded gc: the shards of a split into N, each
+// at most once, in the order they ran.
+type Split struct {
+	N    int   `json:"n"`
+	Runs []Run `json:"runs"`
+	// Blobs and Bytes are the runs' together.
+	Blobs int64 `json:"blobs"`
+	Bytes int64 `json:"bytes"`
+	// Missing are the shards with no run in the split: they removed nothing
+	// (nothing to remove, or they failed: their reports say which).
+	Missing []int `json:"missing_shards"`
+}
+
+// Splits groups sharded runs (runs in time order, as Runs returns them)
+// into the runs of one split each: runs of one N, a new split starting
+// where a shard comes again. Runs on the whole store belong to none.
+func Splits(runs []Run) []Split {
+	var out []Split
+	open := map[int]int{} // N → index in out of the split being filled
+	for _, r := range runs {
+		s, err := shard.Parse(r.Shard, nil)
+		if err != nil || !s.Sharded() {
+			continue
+		}
+		i, ok := open[s.N]
+		if ok && slices.ContainsFunc(out[i].Runs, func(o Run) bool { return o.Shard == r.Shard }) {
+			ok = false
+		}
+		if !ok {
+			out = append(out, Split{N: s.N})
+			i = len(out) - 1
+			open[s.N] = i
+		}
+		out[i].Runs = append(out[i].Runs, r)
+		out[i].Blobs += r.Blobs
+		out[i].Bytes += r.Bytes
+	}
+	for i := range out {
+		have := map[string]bool{}
+		for _, r := range out[i].Runs {
+			have[r.Shard] = true
+		}
+		out[i].Missing = []int{}
+		for k := range out[i].N {
+			if !have[(shard.Spec{K: k, N: out[i].N}).String()] {
+				out[i].Missing = append(out[i].Missing, k)
+			}
+		}
+	}
+	return out
 }
