@@ -61,11 +61,26 @@ out=bench/out/scale.txt
 say() { echo "$*" | tee -a "$out"; }
 
 # measure NAME COUNT UNIT CMD...: one run; prints a row and remembers it.
-declare -A secs rss rate
+declare -A secs rss anon rate
 measure() {
   local name=$1 count=$2 unit=$3; shift 3
-  local tf="$BENCH_DIR/scale-$name.time" code=0
-  /usr/bin/time -v "$@" >"$BENCH_DIR/scale-$name.out" 2>"$tf" || code=$?
+  local tf="$BENCH_DIR/scale-$name.time" code=0 tp child peak_anon=0 k v
+  /usr/bin/time -v "$@" >"$BENCH_DIR/scale-$name.out" 2>"$tf" &
+  tp=$!
+  # Peak anonymous memory, sampled every 50 ms: the heap, stacks and buffers
+  # a run grows with, without the file-backed pages of the binary itself
+  # (~40 MiB of a 90 MB executable that every command touches at start,
+  # clean pages shared by all runs that the kernel can drop).
+  while kill -0 "$tp" 2>/dev/null; do
+    child=$(pgrep -P "$tp" | head -1 || true)
+    if [ -n "$child" ] && [ -r "/proc/$child/status" ]; then
+      while read -r k v _; do
+        [ "$k" = RssAnon: ] && (( v > peak_anon )) && peak_anon=$v
+      done <"/proc/$child/status" 2>/dev/null || true
+    fi
+    sleep 0.05
+  done
+  wait "$tp" || code=$?
   if [ "$code" -gt 1 ]; then
     echo "bench/scale.sh: $name exited $code:" >&2; tail -5 "$tf" >&2; exit 1
   fi
@@ -75,9 +90,9 @@ measure() {
   s=$(python3 -c 'import sys
 p=[float(x) for x in sys.argv[1].split(":")]
 print(p[-1]+60*(p[-2] if len(p)>1 else 0)+3600*(p[-3] if len(p)>2 else 0))' "$wall")
-  secs[$name]=$s rss[$name]=$kb
+  secs[$name]=$s rss[$name]=$kb anon[$name]=$peak_anon
   rate[$name]=$(python3 -c 'import sys; print(f"{float(sys.argv[1])/float(sys.argv[2]):.0f}")' "$count" "$s")
-  say "$(printf '  %-22s %10s %s in %7.2f s = %9s %s/s, peak RSS %5d MiB' "$name" "$count" "$unit" "$s" "${rate[$name]}" "$unit" $((kb / 1024)))"
+  say "$(printf '  %-26s %10s %s in %7.2f s = %9s %s/s, peak RSS %5d MiB (anonymous %5d MiB)' "$name" "$count" "$unit" "$s" "${rate[$name]}" "$unit" $((kb / 1024)) $((peak_anon / 1024)))"
 }
 
 for scale in $SCALES; do
@@ -137,7 +152,7 @@ if [[ " $SCALES " == *" 1M "* && " $SCALES " == *" 10M "* ]]; then
   done
 fi
 for scale in $SCALES; do
-  say "$(python3 -c 'import sys; w,s=int(sys.argv[2]),int(sys.argv[3]); print(f"gc plan RSS at {sys.argv[1]}: one shard of 16 {s//1024} MiB / whole {w//1024} MiB = {s/w:.3f} (target <= 0.125)")' "$scale" "${rss[gcplan-$scale]}" "${rss[gcshard-$scale]}")"
+  say "$(python3 -c 'import sys; w,s,wa,sa=map(int,sys.argv[2:]); print(f"gc plan memory at {sys.argv[1]}: one shard of 16 / whole: peak RSS {s//1024}/{w//1024} MiB = {s/w:.3f}, anonymous {sa//1024}/{wa//1024} MiB = {sa/wa:.3f} (target <= 0.125)")' "$scale" "${rss[gcplan-$scale]}" "${rss[gcshard-$scale]}" "${anon[gcplan-$scale]}" "${anon[gcshard-$scale]}")"
 done
 max=0
 for k in "${!rss[@]}"; do (( rss[$k] > max )) && max=${rss[$k]}; done

@@ -79,6 +79,13 @@ func TestShardedMigrateCopiesEveryBlobOnce(t *testing.T) {
 	if len(copied) != len(want) {
 		t.Errorf("%d keys copied, the store has %d", len(copied), len(want))
 	}
+	// The run on the whole store afterwards (the one that would rewrite)
+	// finds every copy proven and uploads nothing.
+	after, err := migrate.Run(context.Background(), migrate.RunOptions{Options: migrate.Options{From: src, To: dst}, JournalPath: journalBase})
+	must(t, err)
+	if after.Copy.Existing != int64(len(want)) || after.Copy.Copied != 0 {
+		t.Errorf("the whole-store run after the shards: %d existing, %d copied; want %d, 0", after.Copy.Existing, after.Copy.Copied, len(want))
+	}
 	for path := range journals {
 		rb, err := migrate.Rollback(context.Background(), migrate.RollbackOptions{JournalPath: path})
 		if err != nil {
