@@ -94,7 +94,7 @@ func main() {
 				if p.Media == nil {
 					continue
 				}
-				blocks = append(blocks, `{"type": "attachment", "path": `+pyString(p.Media.URI)+`, "mime": `+pyString(p.Media.MIMEType)+`, "filename": `+pyString(fmt.Sprintf("IMG_%04d.png", len(blobs)))+`}`)
+				blocks = append(blocks, `{"type": "attachment", "path": `+pyString(p.Media.URI)+`, "mime": `+pyString(p.Media.MIMEType)+`, "filename": `+pyString(fmt.Sprintf("IMG_%04d.png", len(blocks)))+`}`)
 			}
 			if _, err := msg.ExecContext(ctx, fmt.Sprintf("%s-%d", id, seq), id, seq, m.Role, "["+strings.Join(blocks, ", ")+"]", s.CreatedAt); err != nil {
 				log.Fatal(err)
