@@ -48,9 +48,10 @@ if [ "$BUCKET" = 1 ]; then
   export RCLONE_CONFIG_W_TYPE=s3 RCLONE_CONFIG_W_PROVIDER=Other RCLONE_CONFIG_W_ENDPOINT="$endpoint"
   export RCLONE_CONFIG_W_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" RCLONE_CONFIG_W_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY"
   export RCLONE_CONFIG_W_FORCE_PATH_STYLE=true RCLONE_CONFIG_W_REGION=us-east-1
+  rclone() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }
   buckets=()
   cleanup() {
-    for b in "${buckets[@]}"; do rclone --config /dev/null purge "w:$b" >/dev/null 2>&1 || true; done
+    for b in "${buckets[@]}"; do rclone purge "w:$b" >/dev/null 2>&1 || true; done
     if $started; then scripts/services/seaweedfs.sh stop >/dev/null 2>&1 || true; fi
   }
   trap cleanup EXIT
@@ -132,7 +133,7 @@ for scale in $SCALES; do
 
   if [ "$BUCKET" = 1 ]; then
     b="scale-$scale-$(date +%s)"
-    rclone --config /dev/null mkdir "w:$b"
+    rclone mkdir "w:$b"
     buckets+=("$b")
     url="s3://$b?endpoint=$endpoint&use_path_style=true&region=us-east-1"
     measure "upload-$scale" "$blobs" blobs "$bin" migrate --store "$work/.forge/files/inbound" --to "$url" --jobs 32 \
