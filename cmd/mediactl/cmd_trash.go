@@ -36,8 +36,8 @@ func trashCommands() []*cli.Command {
 		},
 		{
 			Name:   "purge",
-			Usage:  "delete trash runs older than --older-than, for good",
-			Flags:  flags(&cli.StringFlag{Name: "older-than", Value: "7d", Usage: "purge runs that started longer ago than this", EnvVars: envVar("older-than")}),
+			Usage:  "delete the trash runs that started before --keep-within, for good",
+			Flags:  flags(&cli.StringFlag{Name: "keep-within", Value: "7d", Usage: "keep the runs that started within this (e.g. 7d, 36h; 0 purges every run)", EnvVars: envVar("keep-within")}),
 			Action: runGCPurge,
 		},
 		{
@@ -119,9 +119,9 @@ func runGCPurge(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	age, err := gc.ParseAge(c.String("older-than"))
+	age, err := gc.ParseAge(c.String("keep-within"))
 	if err != nil || age < 0 {
-		return usageErr("write a duration such as 7d or 36h", "bad --older-than %q", c.String("older-than"))
+		return usageErr("write a duration such as 7d or 36h", "bad --keep-within %q", c.String("keep-within"))
 	}
 	doc := purgeDocument{PurgeResult: &trash.PurgeResult{Runs: []string{}}}
 	o, err := withTrashLock(c, g, "mediactl gc purge", func(l *storelock.Lock) (outcome.Outcome, error) {
