@@ -100,7 +100,7 @@ func runGCRestore(c *cli.Context) error {
 		fmt.Fprintf(g.stdout, "kept in trash  %s  %s\n", printable(k.Key), k.Reason)
 	}
 	if !g.quiet || o != outcome.OK {
-		fmt.Fprintf(g.stdout, "restored %s blobs (%s) from run %s\n", humanize.Comma(res.Restored), humanize.Bytes(uint64(res.Bytes)), run)
+		fmt.Fprintf(g.stdout, "restored %s blobs (%s) from run %s\n", humanize.Comma(res.Restored), humanize.IBytes(uint64(res.Bytes)), run)
 	}
 	if o == outcome.Interrupted {
 		g.interrupted(res.Restored, "blobs restored")
@@ -148,7 +148,7 @@ func runGCPurge(c *cli.Context) error {
 		fmt.Fprintf(g.stdout, "refused: %s\n", doc.Refused)
 	} else if !g.quiet || o != outcome.OK {
 		res := doc.PurgeResult
-		fmt.Fprintf(g.stdout, "purged %d runs, %s blobs (%s)\n", len(res.Runs), humanize.Comma(res.Blobs), humanize.Bytes(uint64(res.Bytes)))
+		fmt.Fprintf(g.stdout, "purged %d runs, %s blobs (%s)\n", len(res.Runs), humanize.Comma(res.Blobs), humanize.IBytes(uint64(res.Bytes)))
 	}
 	return ended(o)
 }
@@ -177,7 +177,7 @@ func runGCRuns(c *cli.Context) error {
 		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs})
 	}
 	for _, r := range runs {
-		fmt.Fprintf(g.stdout, "%s  %s blobs  %s\n", r.Run, humanize.Comma(r.Blobs), humanize.Bytes(uint64(r.Bytes)))
+		fmt.Fprintf(g.stdout, "%s  %s blobs  %s\n", r.Run, humanize.Comma(r.Blobs), humanize.IBytes(uint64(r.Bytes)))
 	}
 	return nil
 }
