@@ -24,7 +24,7 @@ func gcCommand() *cli.Command {
 		UsageText: "mediactl gc [--layout forge|coffer --root DIR] [--store DIR|URL] [--sessions SOURCE]... [--policy refcount|age] [--delete]",
 		Description: `gc plans which blobs can go and, with --delete, moves them into the store's trash
 (.mediactl/trash/RUN/), from where 'mediactl gc restore RUN' puts them back and
-'mediactl gc purge --older-than 7d' empties old runs. Without --delete nothing changes.
+'mediactl gc purge --keep-within 7d' empties the older runs. Without --delete nothing changes.
 
    mediactl gc --layout forge --root /srv/agent                    # plan only (dry run)
    mediactl gc --layout forge --root /srv/agent --delete            # do it

@@ -156,7 +156,7 @@ func printScan(w io.Writer, rep *scan.Report, quiet bool) {
 			if len(extra) > 0 {
 				what += " (" + strings.Join(extra, ", ") + ")"
 			}
-			fmt.Fprintf(w, "%s: %s, %s, %s references to %s blobs\n", s.Source, what, humanize.Bytes(uint64(s.Bytes)),
+			fmt.Fprintf(w, "%s: %s, %s, %s references to %s blobs\n", s.Source, what, humanize.IBytes(uint64(s.Bytes)),
 				humanize.Comma(s.References), humanize.Comma(s.DistinctBlobs))
 		}
 	}

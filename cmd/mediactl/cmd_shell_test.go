@@ -188,13 +188,13 @@ func TestOneDefaultMovesTheUsageDefault(t *testing.T) {
 }
 
 func TestSuggest(t *testing.T) {
-	names := []string{"output", "o", "quiet", "sessions", "store", "delete", "dry-run", "older-than", "jobs", "restore", "runs", "purge"}
+	names := []string{"output", "o", "quiet", "sessions", "store", "delete", "dry-run", "keep-within", "jobs", "restore", "runs", "purge"}
 	for typed, want := range map[string]string{
 		"sesions":    "sessions",
 		"stroe":      "store", // a transposition is one edit
 		"delte":      "delete",
 		"dryrun":     "dry-run",
-		"older-tahn": "older-than",
+		"keep-withn": "keep-within",
 		"jbos":       "jobs",
 		"Quiet":      "quiet",
 		"restroe":    "restore",

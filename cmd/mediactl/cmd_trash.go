@@ -38,8 +38,8 @@ func trashCommands() []*cli.Command {
 		},
 		{
 			Name:   "purge",
-			Usage:  "delete trash runs older than --older-than, for good",
-			Flags:  flags(&cli.StringFlag{Name: "older-than", Value: "7d", Usage: "purge runs that started longer ago than this", EnvVars: envVar("older-than")}),
+			Usage:  "delete the trash runs that started before --keep-within, for good",
+			Flags:  flags(&cli.StringFlag{Name: "keep-within", Value: "7d", Usage: "keep the runs that started within this (e.g. 7d, 36h; 0 purges every run)", EnvVars: envVar("keep-within")}),
 			Action: runGCPurge,
 		},
 		{
@@ -102,7 +102,7 @@ func runGCRestore(c *cli.Context) error {
 		fmt.Fprintf(g.stdout, "kept in trash  %s  %s\n", printable(k.Key), k.Reason)
 	}
 	if !g.quiet || o != outcome.OK {
-		fmt.Fprintf(g.stdout, "restored %s blobs (%s) from run %s\n", humanize.Comma(res.Restored), humanize.Bytes(uint64(res.Bytes)), run)
+		fmt.Fprintf(g.stdout, "restored %s blobs (%s) from run %s\n", humanize.Comma(res.Restored), humanize.IBytes(uint64(res.Bytes)), run)
 	}
 	if o == outcome.Interrupted {
 		g.interrupted(res.Restored, "blobs restored")
@@ -121,9 +121,9 @@ func runGCPurge(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	age, err := gc.ParseAge(c.String("older-than"))
+	age, err := gc.ParseAge(c.String("keep-within"))
 	if err != nil || age < 0 {
-		return usageErr("write a duration such as 7d or 36h", "bad --older-than %q", c.String("older-than"))
+		return usageErr("write a duration such as 7d or 36h", "bad --keep-within %q", c.String("keep-within"))
 	}
 	doc := purgeDocument{PurgeResult: &trash.PurgeResult{Runs: []string{}}}
 	o, err := withTrashLock(c, g, "mediactl gc purge", func(l *storelock.Lock) (outcome.Outcome, error) {
@@ -150,7 +150,7 @@ func runGCPurge(c *cli.Context) error {
 		fmt.Fprintf(g.stdout, "refused: %s\n", doc.Refused)
 	} else if !g.quiet || o != outcome.OK {
 		res := doc.PurgeResult
-		fmt.Fprintf(g.stdout, "purged %d runs, %s blobs (%s)\n", len(res.Runs), humanize.Comma(res.Blobs), humanize.Bytes(uint64(res.Bytes)))
+		fmt.Fprintf(g.stdout, "purged %d runs, %s blobs (%s)\n", len(res.Runs), humanize.Comma(res.Blobs), humanize.IBytes(uint64(res.Bytes)))
 	}
 	return ended(o)
 }
@@ -185,7 +185,7 @@ func runGCRuns(c *cli.Context) error {
 		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs, Splits: splits})
 	}
 	for _, r := range runs {
-		fmt.Fprintf(g.stdout, "%s  %s blobs  %s%s\n", r.Run, humanize.Comma(r.Blobs), humanize.Bytes(uint64(r.Bytes)), strings.TrimRight(" "+shardNote(r.Shard), " "))
+		fmt.Fprintf(g.stdout, "%s  %s blobs  %s%s\n", r.Run, humanize.Comma(r.Blobs), humanize.IBytes(uint64(r.Bytes)), strings.TrimRight(" "+shardNote(r.Shard), " "))
 	}
 	for _, s := range trash.Splits(runs) {
 		missing := "all shards ran"
@@ -193,7 +193,7 @@ func runGCRuns(c *cli.Context) error {
 			missing = fmt.Sprintf("no run of shards %s (nothing removed there, or they failed)", joinInts(s.Missing))
 		}
 		fmt.Fprintf(g.stdout, "split into %d, from %s to %s: %d runs, %s blobs, %s; %s\n", s.N, s.Runs[0].Run, s.Runs[len(s.Runs)-1].Run,
-			len(s.Runs), humanize.Comma(s.Blobs), humanize.Bytes(uint64(s.Bytes)), missing)
+			len(s.Runs), humanize.Comma(s.Blobs), humanize.IBytes(uint64(s.Bytes)), missing)
 	}
 	return nil
 }

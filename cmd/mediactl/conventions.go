@@ -82,12 +82,23 @@ func withPathHint(path string, err error) error {
 	return &exitError{code: exitUsage, err: err, hint: fmt.Sprintf("see '%s --help'", path)}
 }
 
+// renamedFlags are, by command path, the flags that took another name: an old
+// script gets the new name in the hint, not the nearest spelling (the old
+// --older-than is close to nothing, or to the wrong flag).
+var renamedFlags = map[string]map[string]string{
+	"mediactl migrate":  {"older-than": "min-age"},
+	"mediactl gc purge": {"older-than": "keep-within"},
+}
+
 // flagUsageErr is the usage error for a flag the command line got wrong at
 // the command path given, with the closest flag when one is close enough.
 func flagUsageErr(path string, flags []cli.Flag, err error) error {
 	hint := fmt.Sprintf("see '%s --help'", path)
 	if typed, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
 		typed = strings.TrimLeft(typed, "-")
+		if now, ok := renamedFlags[path][typed]; ok {
+			return usageErr(fmt.Sprintf("--%s is now --%s; see '%s --help'", typed, now, path), "%v", err)
+		}
 		var names []string
 		for _, f := range flags {
 			for _, n := range f.Names() {

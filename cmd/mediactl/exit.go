@@ -104,6 +104,10 @@ func libraryHint(err error) string {
 	var ee *store.EndpointError
 	var qe *sessions.QueryError
 	switch {
+	case errors.As(err, &ce) && ce.Scheme == "gs":
+		return "set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, or run 'gcloud auth application-default login' (or use a VM's service account); see docs/stores.md"
+	case errors.As(err, &ce) && ce.Scheme == "azblob":
+		return "set AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN (or AZURE_STORAGE_CONNECTION_STRING; or the account with 'az login' or a managed identity); see docs/stores.md"
 	case errors.As(err, &ce):
 		return "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE with ~/.aws/credentials, or an instance role); see docs/stores.md"
 	case errors.As(err, &ee):

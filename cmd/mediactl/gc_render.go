@@ -200,12 +200,12 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 		what += ", shard " + p.Shard
 	}
 	line := fmt.Sprintf("gc %s (%s): %s blobs (%s)%s; plan: remove %s blobs (%s)", p.Store, what,
-		humanize.Comma(p.Blobs), humanize.Bytes(uint64(p.Bytes)), refs, humanize.Comma(int64(p.Candidates.Len())), humanize.Bytes(uint64(p.CandidateBytes)))
+		humanize.Comma(p.Blobs), humanize.IBytes(uint64(p.Bytes)), refs, humanize.Comma(int64(p.Candidates.Len())), humanize.IBytes(uint64(p.CandidateBytes)))
 	if p.Candidates.Len() > 0 {
 		line += fmt.Sprintf(", modified %s to %s", p.Oldest.Format("2006-01-02"), p.Newest.Format("2006-01-02"))
 	}
 	if p.MaxSize > 0 {
-		line += fmt.Sprintf("; size after %s of cap %s", humanize.Bytes(uint64(p.SizeAfter)), humanize.Bytes(uint64(p.MaxSize)))
+		line += fmt.Sprintf("; size after %s of cap %s", humanize.IBytes(uint64(p.SizeAfter)), humanize.IBytes(uint64(p.MaxSize)))
 		if !p.CapMet {
 			line += " (CAP NOT MET: the rest is referenced or younger than --min-age)"
 		}
@@ -235,9 +235,9 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 		}
 		if res.Run != "" {
 			fmt.Fprintf(w, "moved %s blobs (%s) to the trash, run %s; undo with: mediactl gc restore --store %s%s %s\n",
-				humanize.Comma(res.Trashed), humanize.Bytes(uint64(res.Bytes)), res.Run, p.Store, trashDirArg, res.Run)
+				humanize.Comma(res.Trashed), humanize.IBytes(uint64(res.Bytes)), res.Run, p.Store, trashDirArg, res.Run)
 		} else {
-			fmt.Fprintf(w, "deleted %s blobs (%s) permanently\n", humanize.Comma(res.Deleted), humanize.Bytes(uint64(res.Bytes)))
+			fmt.Fprintf(w, "deleted %s blobs (%s) permanently\n", humanize.Comma(res.Deleted), humanize.IBytes(uint64(res.Bytes)))
 		}
 		if res.NotAttempted > 0 {
 			fmt.Fprintf(w, "left %s planned blobs in the store, not attempted\n", humanize.Comma(res.NotAttempted))

@@ -48,11 +48,18 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 		return o, usageErr("let the shards copy (--shard without --rewrite and --delete-source), then run --rewrite/--delete-source once without --shard: it finds every copy proven and uploads nothing again",
 			"--shard %s with --rewrite or --delete-source: a shard only copies", o.Select.Shard)
 	}
-	if s := c.String("older-than"); s != "" {
-		if o.Select.OlderThan, err = gc.ParseAge(s); err != nil || o.Select.OlderThan <= 0 {
-			return o, usageErr("write a duration such as 30d, 2w or 36h", "bad --older-than %q", s)
+	// One age for the whole run: a blob young enough that its session may
+	// not be saved yet is neither copied nor removed, so a delete-source run
+	// never copies what it would then have to keep.
+	if !o.DeleteSource {
+		o.MinAge = 0
+	}
+	if c.IsSet("min-age") {
+		if o.MinAge, err = gc.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
+			return o, usageErr("write a duration such as 24h, 36h, 2d, 30d or 0", "bad --min-age %q", c.String("min-age"))
 		}
 	}
+	o.Select.MinAge = o.MinAge
 	if s := c.String("bwlimit"); s != "" {
 		n, err := humanize.ParseBytes(s)
 		if err != nil || n == 0 {
@@ -75,14 +82,6 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 	}
 	if o.MinIdle, err = gc.ParseAge(c.String("rewrite-min-idle")); err != nil || o.MinIdle < 0 {
 		return o, usageErr("write a duration such as 1m, 30s or 0", "bad --rewrite-min-idle %q", c.String("rewrite-min-idle"))
-	}
-	if c.IsSet("min-age") {
-		if !o.DeleteSource {
-			return o, usageErr("add --delete-source, or drop --min-age", "--min-age only makes sense with --delete-source")
-		}
-		if o.MinAge, err = gc.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
-			return o, usageErr("write a duration such as 24h, 36h, 2d or 0", "bad --min-age %q", c.String("min-age"))
-		}
 	}
 	if dir := c.String("trash-dir"); dir != "" {
 		if !o.DeleteSource {

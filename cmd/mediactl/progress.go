@@ -31,6 +31,7 @@ func newProgress(g *global, description string, total int64) *progress {
 		progressbar.OptionSetWriter(f),
 		progressbar.OptionSetDescription(description),
 		progressbar.OptionShowBytes(true),
+		progressbar.OptionUseIECUnits(true),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),

@@ -58,7 +58,7 @@ func verifySummary(rep *verify.Report) string {
 		if rep.Seconds > 0 {
 			rate = float64(rep.BytesRead) / rep.Seconds
 		}
-		fmt.Fprintf(&b, ", %s hashed in %s (%s/s)", humanize.Bytes(uint64(rep.BytesRead)), roundDuration(rep.Seconds), humanize.Bytes(uint64(rate)))
+		fmt.Fprintf(&b, ", %s hashed in %s (%s/s)", humanize.IBytes(uint64(rep.BytesRead)), roundDuration(rep.Seconds), humanize.IBytes(uint64(rate)))
 	}
 	fmt.Fprintf(&b, ": %s ok, %s corrupt", humanize.Comma(rep.Counts[verify.OK]), humanize.Comma(rep.Counts[verify.Corrupt]))
 	if n := rep.ReferencedCorrupt(); n > 0 {
@@ -68,7 +68,7 @@ func verifySummary(rep *verify.Report) string {
 		humanize.Comma(rep.Counts[verify.Unverifiable]), humanize.Comma(rep.Counts[verify.Unreadable]), humanize.Comma(rep.AnomalyCount))
 	if s := rep.Sessions; s != nil {
 		fmt.Fprintf(&b, "; %s dangling references, %s orphans (%s)", humanize.Comma(s.Scan.DanglingReferences),
-			humanize.Comma(s.Orphans), humanize.Bytes(uint64(s.OrphanBytes)))
+			humanize.Comma(s.Orphans), humanize.IBytes(uint64(s.OrphanBytes)))
 	}
 	switch {
 	case rep.Interrupted:

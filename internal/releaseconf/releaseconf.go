@@ -2,11 +2,13 @@
 // a strict decoder, and turns its build section into the 'go build' command
 // goreleaser would run for one target.
 //
-// It exists so that CI can check the release without installing goreleaser
-// (which costs minutes a CI run does not have): scripts/release-check.sh
-// builds linux/amd64 from the same section the release uses, so the two
-// cannot drift, and a key goreleaser v2 does not know (or a misspelt one)
-// fails the decode instead of being ignored.
+// CI runs goreleaser itself (scripts/release-check.sh: 'goreleaser check' and
+// a linux/amd64 snapshot build); this package's tests add what goreleaser does
+// not check, that a release ships what it must (static targets, archives with
+// the completions and man page, checksums, packages), and its releasecheck
+// command checks the binary goreleaser built. Where goreleaser cannot be
+// installed, outside CI, releasecheck builds linux/amd64 from the same
+// section the release uses instead, so the two cannot drift.
 //
 // The types cover the subset of goreleaser v2's configuration this project
 // uses; a key outside it is an error here even where goreleaser would accept
@@ -29,13 +31,26 @@ import (
 type Config struct {
 	Version     int       `yaml:"version"`
 	ProjectName string    `yaml:"project_name"`
+	Dist        string    `yaml:"dist"`
 	Before      Before    `yaml:"before"`
 	Builds      []Build   `yaml:"builds"`
 	Archives    []Archive `yaml:"archives"`
 	Checksum    Checksum  `yaml:"checksum"`
 	NFPMs       []NFPM    `yaml:"nfpms"`
+	Publish     Publish   `yaml:"release"`
 	Snapshot    Snapshot  `yaml:"snapshot"`
 	Changelog   Changelog `yaml:"changelog"`
+}
+
+// Publish is the release section: where a release is published.
+type Publish struct {
+	GitHub Repo `yaml:"github"`
+}
+
+// Repo is a repository on a forge.
+type Repo struct {
+	Owner string `yaml:"owner"`
+	Name  string `yaml:"name"`
 }
 
 // Before holds the commands run before any build.

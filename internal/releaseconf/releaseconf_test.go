@@ -81,6 +81,15 @@ func TestReleaseArtifacts(t *testing.T) {
 	if c.ProjectName != "mediactl" {
 		t.Errorf("project_name %q", c.ProjectName)
 	}
+	// goreleaser check refuses a release it cannot place: a checkout without
+	// a git remote (a CI clone, a source archive) needs the repository named.
+	if r := c.Publish.GitHub; r.Owner != "mediactl" || r.Name != "mediactl" {
+		t.Errorf("release.github %+v", r)
+	}
+	// What goreleaser writes is under .release/, which git ignores.
+	if !strings.HasPrefix(c.Dist, ".release/") {
+		t.Errorf("dist %q is not under .release/", c.Dist)
+	}
 	hooks := strings.Join(c.Before.Hooks, "\n")
 	for _, cmd := range []string{"completion bash", "completion zsh", "completion fish", "mediactl man"} {
 		if !strings.Contains(hooks, cmd) {

@@ -197,12 +197,13 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 }
 
-// TestSelection: --include and --older-than narrow what is copied.
+// TestSelection: --include and --min-age narrow what is copied; a blob left
+// out for its age is reported as skipped, one left out by --include is not.
 func TestSelection(t *testing.T) {
 	srv := storetest.StartS3(t, nil)
 	dir := t.TempDir()
 	old := writeBlob(t, dir, []byte("old png"), ".png")
-	writeBlob(t, dir, []byte("new png"), ".png")
+	young := writeBlob(t, dir, []byte("new png"), ".png")
 	oldPDF := writeBlob(t, dir, []byte("old pdf"), ".pdf")
 	then := time.Now().Add(-40 * 24 * time.Hour)
 	must(t, os.Chtimes(filepath.Join(dir, old), then, then))
@@ -210,9 +211,12 @@ func TestSelection(t *testing.T) {
 	src := openStore(t, dir)
 	dst := openStore(t, srv.Bucket(t, "media"))
 	rep := copyAll(t, migrate.Options{From: src, To: dst, DryRun: true,
-		Select: migrate.Selection{Include: []string{"*.png"}, OlderThan: 30 * 24 * time.Hour}})
+		Select: migrate.Selection{Include: []string{"*.png"}, MinAge: 30 * 24 * time.Hour}})
 	if rep.Selected != 1 || rep.Copied != 1 {
 		t.Fatalf("selection: %+v", rep)
+	}
+	if rep.Skipped != 1 || len(rep.SkippedList) != 1 || rep.SkippedList[0].Key != young || !strings.Contains(rep.SkippedList[0].Reason, "later run") {
+		t.Fatalf("the young png is not reported as left for a later run: %+v", rep.SkippedList)
 	}
 	if _, err := migrate.Copy(context.Background(), migrate.Options{From: src, To: dst, DryRun: true, Select: migrate.Selection{Include: []string{"[x"}}}); err == nil {
 		t.Fatal("a malformed pattern was accepted")

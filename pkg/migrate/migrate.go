@@ -60,8 +60,10 @@ type Selection struct {
 	// Include holds glob patterns (path.Match syntax); a blob is selected when
 	// its key or its base name matches one. Empty selects all.
 	Include []string
-	// OlderThan selects only blobs last modified more than this long ago.
-	OlderThan time.Duration
+	// MinAge selects only blobs last modified at least this long ago (0: no
+	// limit). A younger blob may belong to a session that is not saved yet:
+	// it is reported as skipped, for a later run.
+	MinAge time.Duration
 	// Shard, when sharded, selects only that shard's blobs (package shard):
 	// the N shards of a split together copy every blob once.
 	Shard shard.Spec
@@ -73,7 +75,7 @@ type Options struct {
 	To   store.Store // a bucket store (store.Bucket) they are copied to
 
 	Select Selection
-	// Now is the reference time of OlderThan; zero means time.Now().
+	// Now is the reference time of Select.MinAge; zero means time.Now().
 	Now time.Time
 
 	Jobs int // uploads at once; 0 means DefaultJobs
@@ -136,7 +138,7 @@ type Report struct {
 	Conflicts int64 `json:"conflicts"` // the destination holds other content under the key
 	Corrupt   int64 `json:"corrupt"`   // content-addressed blobs whose bytes do not match their name
 	Failed    int64 `json:"failed"`    // I/O errors, unproven copies: the run is incomplete
-	Skipped   int64 `json:"skipped"`   // symlinks, non-regular and temporary files: never migrated
+	Skipped   int64 `json:"skipped"`   // symlinks, non-regular and temporary files (never migrated), blobs younger than Select.MinAge (left for a later run)
 
 	ConflictList []Problem `json:"conflict_list"`
 	CorruptList  []Problem `json:"corrupt_list"`
@@ -313,10 +315,10 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	}()
 	cur, more := <-dst
 	err := m.opts.From.List(ctx, "", func(e store.Entry) error {
-		if !m.opts.Select.match(e, m.cutoff) {
+		if !m.opts.Select.match(e) {
 			return nil
 		}
-		if why := skipReason(e); why != "" {
+		if why := skipReason(e, m.cutoff); why != "" {
 			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: why})
 			return nil
 		}
@@ -352,8 +354,9 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	return nil
 }
 
-// skipReason says why a selected entry is never migrated, or "" for a blob to copy.
-func skipReason(e store.Entry) string {
+// skipReason says why a selected entry is not migrated (never, or not before
+// cutoff, its last modification time), or "" for a blob to copy.
+func skipReason(e store.Entry, cutoff time.Time) string {
 	switch {
 	case !e.Regular() && e.Link != "":
 		return "a symbolic link to " + e.Link + " (never followed)"
@@ -361,6 +364,8 @@ func skipReason(e store.Entry) string {
 		return "not a regular file"
 	case blobname.IsTemporary(e.Key):
 		return "a temporary file left by an interrupted write"
+	case !cutoff.IsZero() && e.ModTime.After(cutoff):
+		return "modified " + e.ModTime.UTC().Format(time.RFC3339) + ", within the minimum age: a later run migrates it"
 	}
 	return ""
 }
@@ -375,7 +380,7 @@ func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
 	cutoff := opts.cutoff()
 	var total int64
 	err := opts.From.List(ctx, "", func(e store.Entry) error {
-		if opts.Select.match(e, cutoff) && skipReason(e) == "" {
+		if opts.Select.match(e) && skipReason(e, cutoff) == "" {
 			total += e.Size
 		}
 		return nil
@@ -389,14 +394,14 @@ func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
 // cutoff is the modification time a selected blob must be older than (zero
 // for no limit).
 func (o Options) cutoff() time.Time {
-	if o.Select.OlderThan <= 0 {
+	if o.Select.MinAge <= 0 {
 		return time.Time{}
 	}
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return now.Add(-o.Select.OlderThan)
+	return now.Add(-o.Select.MinAge)
 }
 
 // PatternError is a malformed Selection.Include pattern.
@@ -420,10 +425,7 @@ func (s Selection) Check() error {
 	return nil
 }
 
-func (s Selection) match(e store.Entry, cutoff time.Time) bool {
-	if !cutoff.IsZero() && !e.ModTime.Before(cutoff) {
-		return false
-	}
+func (s Selection) match(e store.Entry) bool {
 	if !s.Shard.Owns(e.Key) {
 		return false
 	}

@@ -245,7 +245,7 @@ func (s *BucketStore) openPrefixed(ctx context.Context, unsummed bool) (*blob.Bu
 	var err error
 	if s.scheme == "s3" {
 		b, putter, err = openS3(ctx, s.openURL, unsummed)
-	} else {
+	} else if err = cloudCredentials(ctx, s.scheme, s.openURL.Query()); err == nil {
 		b, err = blob.OpenBucket(ctx, s.openURL.String())
 	}
 	if err != nil {

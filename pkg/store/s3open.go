@@ -129,14 +129,29 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 
 // CredentialsError is returned by Open for a bucket whose service finds no
 // credentials (none in the environment, the shared files, or the instance's
-// role). It is a usage error (errors.Is(err, usage.Err)).
+// role; for azblob:// also no storage account). It is a usage error
+// (errors.Is(err, usage.Err)).
 type CredentialsError struct {
-	Scheme string // "s3"
+	Scheme string // "s3", "gs" or "azblob"
 	Err    error
 }
 
 func (e *CredentialsError) Error() string {
-	return fmt.Sprintf("no credentials found for %s:// buckets: %v", e.Scheme, e.Err)
+	return fmt.Sprintf("no credentials found for %s:// buckets: %s", e.Scheme, chainLine(e.Err))
+}
+
+// chainLine writes a credential chain's error on one line: azidentity lists
+// each credential it tried on a line of its own, indented, with the HTTP
+// response of each below it, indented deeper; the response is dropped.
+func chainLine(err error) string {
+	var kept []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if strings.HasPrefix(l, "\t\t") || strings.TrimSpace(l) == "" {
+			continue
+		}
+		kept = append(kept, strings.TrimRight(strings.TrimSpace(l), ":."))
+	}
+	return strings.Join(kept, "; ")
 }
 func (e *CredentialsError) Unwrap() error        { return e.Err }
 func (e *CredentialsError) Is(target error) bool { return target == usage.Err }

@@ -1,14 +1,17 @@
-// Command releasecheck builds one target of goreleaser.yaml the way
-// goreleaser's build step would, without goreleaser, and checks the result:
-// a static binary (for Linux targets) whose 'version -o json' carries the
-// version, commit and date the build was given. scripts/release-check.sh
-// runs it in CI.
+// Command releasecheck checks a binary goreleaser built: a static binary
+// (for Linux targets) whose 'version -o json' carries the version, commit and
+// date it was given. scripts/release-check.sh runs it in CI on goreleaser's
+// snapshot build:
 //
-//	releasecheck -config goreleaser.yaml -goos linux -goarch amd64 \
-//	    -version 0.0.1-next -commit $(git rev-parse HEAD) -date 2026-12-01T16:00:00Z -out .release/snapshot
+//	releasecheck -binary .release/dist/mediactl_linux_amd64_v1/mediactl -goos linux -goarch amd64 \
+//	    -version 0.0.1-next -commit $(git rev-parse HEAD) -date 2026-12-01T16:00:00Z
 //
-// With -print-hooks it prints the before hooks, one a line, and builds
-// nothing.
+// Without -binary it first builds the target from goreleaser.yaml's build
+// section the way goreleaser's build step would (same env, flags and
+// ldflags), for a machine where goreleaser cannot be installed, into -out.
+//
+// With -print-hooks it prints the before hooks, one a line, and with
+// -print-repo the URL of the repository releases go to; it builds nothing.
 package main
 
 import (
@@ -42,7 +45,9 @@ func run() error {
 	commit := flag.String("commit", "", "full commit hash to build in")
 	date := flag.String("date", "", "commit date to build in, RFC 3339")
 	out := flag.String("out", ".release/snapshot", "directory for the binary")
+	binary := flag.String("binary", "", "check this binary instead of building one")
 	printHooks := flag.Bool("print-hooks", false, "print the before hooks and stop")
+	printRepo := flag.Bool("print-repo", false, "print the release repository's URL and stop")
 	flag.Parse()
 
 	c, err := releaseconf.Load(*config)
@@ -55,8 +60,19 @@ func run() error {
 		}
 		return nil
 	}
+	if *printRepo {
+		r := c.Publish.GitHub
+		if r.Owner == "" || r.Name == "" {
+			return errors.New("release.github names no owner and name")
+		}
+		fmt.Printf("https://github.com/%s/%s.git\n", r.Owner, r.Name)
+		return nil
+	}
 	if *version == "" || *commit == "" || *date == "" {
 		return errors.New("-version, -commit and -date are all needed")
+	}
+	if *binary != "" {
+		return check(*binary, *goos, *goarch, *version, *commit, *date)
 	}
 	when, err := time.Parse(time.RFC3339, *date)
 	if err != nil {
@@ -100,18 +116,23 @@ func run() error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "releasecheck: built %s, %.1f MiB, in %s\n", bin, float64(st.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
+	return check(bin, *goos, *goarch, *version, *commit, *date)
+}
 
-	if *goos == "linux" {
+// check proves bin static (a Linux target) and, when it runs here, that it
+// reports the version, commit and date it was built with.
+func check(bin, goos, goarch, version, commit, date string) error {
+	if goos == "linux" {
 		if err := releaseconf.CheckStatic(bin); err != nil {
 			return err
 		}
-		fmt.Fprintln(os.Stderr, "releasecheck: statically linked")
+		fmt.Fprintf(os.Stderr, "releasecheck: %s is statically linked\n", bin)
 	}
-	if *goos != runtime.GOOS || *goarch != runtime.GOARCH {
-		fmt.Fprintf(os.Stderr, "releasecheck: %s/%s does not run here; version not checked\n", *goos, *goarch)
+	if goos != runtime.GOOS || goarch != runtime.GOARCH {
+		fmt.Fprintf(os.Stderr, "releasecheck: %s/%s does not run here; version not checked\n", goos, goarch)
 		return nil
 	}
-	return checkVersion(bin, *version, *commit, *date)
+	return checkVersion(bin, version, commit, date)
 }
 
 // checkVersion runs 'bin version -o json' and compares what it says with
