@@ -10,7 +10,9 @@ import (
 // Sharded runs group into splits: one N, each shard at most once, a new split
 // where a shard comes again; whole-store runs belong to none.
 func TestSplits(t *testing.T) {
-	run := func(name, shard string, blobs int64) trash.Run { return trash.Run{Run: name, Shard: shard, Blobs: blobs} }
+	run := func(name, shard string, blobs int64) trash.Run {
+		return trash.Run{Run: name, Shard: shard, Blobs: blobs}
+	}
 	runs := []trash.Run{
 		run("a", "0/4", 1), run("b", "2/4", 2), run("c", "", 5), run("d", "1/2", 1), run("e", "3/4", 3),
 		run("f", "0/4", 4), // night two
