@@ -190,7 +190,11 @@ func runGCRuns(c *cli.Context) error {
 	for _, s := range trash.Splits(runs) {
 		missing := "all shards ran"
 		if len(s.Missing) > 0 {
-			missing = fmt.Sprintf("no run of shards %s (nothing removed there, or they failed)", joinInts(s.Missing))
+			which := "shards " + joinInts(s.Missing)
+			if len(s.Missing) == 1 {
+				which = "shard " + joinInts(s.Missing)
+			}
+			missing = fmt.Sprintf("no run of %s (nothing removed there, or they failed)", which)
 		}
 		fmt.Fprintf(g.stdout, "split into %d, from %s to %s: %d runs, %s blobs, %s; %s\n", s.N, s.Runs[0].Run, s.Runs[len(s.Runs)-1].Run,
 			len(s.Runs), humanize.Comma(s.Blobs), humanize.IBytes(uint64(s.Bytes)), missing)
