@@ -132,7 +132,7 @@ for scale in $SCALES; do
   measure "gcplan-sqlite-$scale" "$srefs" refs "$bin" gc --sessions "sqlite:$db" --store "$work/.forge/files/inbound" --max-delete 100% -q --no-progress -o json
 
   if [ "$BUCKET" = 1 ]; then
-    b="scale-$scale-$(date +%s)"
+    b="scale-${scale,,}-$(date +%s)"
     rclone mkdir "w:$b"
     buckets+=("$b")
     url="s3://$b?endpoint=$endpoint&use_path_style=true&region=us-east-1"
