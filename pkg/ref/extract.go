@@ -66,6 +66,11 @@ import (
 type Extractor struct {
 	// Found is called for each reference, in document order.
 	Found func(Reference, Place)
+	// FoundAt, when set, is called instead of Found, with the place still to
+	// be rendered: a caller that lists only a few of the references it is
+	// told about asks At.Place for those, and the JSON pointers of the others
+	// are never built.
+	FoundAt func(Reference, *At)
 	// Text, when set, is called with every decoded string value, every member
 	// name and every number, of the document and of JSON embedded in its
 	// strings, decoded with its own escapes (the retention matcher tokenises
@@ -74,6 +79,26 @@ type Extractor struct {
 	Text func(s []byte)
 	// Limits bound each document's parse.
 	Limits jsonwalk.Limits
+}
+
+// At is the place of a reference that FoundAt is told about. It is only
+// valid during that call.
+type At struct {
+	w     where
+	off   int64
+	place Place
+	ready bool
+}
+
+// Place renders the place (once).
+func (a *At) Place() Place {
+	if !a.ready {
+		a.place = a.w.h.at
+		a.place.Pointer = a.w.get()
+		a.place.Offset = a.off
+		a.ready = true
+	}
+	return a.place
 }
 
 // maxEmbedded is how many levels of JSON-inside-a-string are searched.
@@ -137,6 +162,7 @@ type docHandler struct {
 	outer *where // for embedded JSON: the string that holds it
 	level int    // embedding level
 	objs  []objState
+	spot  At // what FoundAt is given, reused
 }
 
 func (h *docHandler) pointer(w *jsonwalk.Walker) string {
@@ -191,7 +217,7 @@ func (h *docHandler) End(w *jsonwalk.Walker, kind byte) error {
 	at := where{h: h, w: w, member: o.pairKey}
 	if o.hasBucket && len(o.bucket) > 0 {
 		p, b := string(o.pair), string(o.bucket)
-		h.emit(Reference{Raw: b + ":" + p, Kind: BucketPair, Path: p, Bucket: b}, at.get(), o.pairOff)
+		h.emit(Reference{Raw: b + ":" + p, Kind: BucketPair, Path: p, Bucket: b}, &at, o.pairOff)
 		return nil
 	}
 	// No bucket beside it: an ordinary member after all.
@@ -255,7 +281,7 @@ func (h *docHandler) embedded(s []byte, at *where, off int64) bool {
 			f.place.Pointer = strings.TrimPrefix(f.place.Pointer, "!")
 		}
 		f.place.Offset = off
-		h.e.Found(f.ref, f.place)
+		h.deliver(f.ref, f.place)
 	}
 	return true
 }
@@ -280,7 +306,7 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 	// classified: most strings are prose, or short words without a slash.
 	if sh, ok := mayBeWhole(t, atLocation); ok {
 		if r, ok := classifyShaped(string(t), atLocation, sh); ok {
-			h.emit(r, at.get(), off)
+			h.emit(r, at, off)
 			return
 		}
 	}
@@ -417,7 +443,7 @@ func (h *docHandler) words(s []byte, at *where, off int64) {
 					// The run has the shape of one path; its name need not be
 					// content-addressed, as a URI's need not.
 					if r, ok := fileURI(string(run), true, true); ok {
-						h.emit(r, at.get(), off)
+						h.emit(r, at, off)
 						pos = to
 						continue
 					}
@@ -431,14 +457,14 @@ func (h *docHandler) words(s []byte, at *where, off int64) {
 			case joined:
 				if run := trimWord(s[from:end]); len(run) <= maxRefLen {
 					if r, ok := classify(string(run), false); ok {
-						h.emit(r, at.get(), off)
+						h.emit(r, at, off)
 						continue
 					}
 				}
 			}
 		}
 		if r, ok := classify(string(word), false); ok {
-			h.emit(r, at.get(), off)
+			h.emit(r, at, off)
 		}
 	}
 }
@@ -619,10 +645,26 @@ func isRuneBreak(r rune, n int) bool {
 	return unicode.IsSpace(r) || unicode.In(r, unicode.Ps, unicode.Pe, unicode.Pi, unicode.Pf, unicode.Po)
 }
 
-func (h *docHandler) emit(r Reference, pointer string, off int64) {
+// emit reports r, found in the string at.
+func (h *docHandler) emit(r Reference, at *where, off int64) {
+	if h.e.FoundAt != nil {
+		h.spot = At{w: *at, off: off}
+		h.e.FoundAt(r, &h.spot)
+		return
+	}
 	p := h.at
-	p.Pointer = pointer
+	p.Pointer = at.get()
 	p.Offset = off
+	h.e.Found(r, p)
+}
+
+// deliver reports r at a place already rendered.
+func (h *docHandler) deliver(r Reference, p Place) {
+	if h.e.FoundAt != nil {
+		h.spot = At{place: p, ready: true}
+		h.e.FoundAt(r, &h.spot)
+		return
+	}
 	h.e.Found(r, p)
 }
 

@@ -1,0 +1,301 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// blobKey identifies a flat content-addressed name compactly: its digest and
+// the index of its extension in blobSet.exts. It holds no pointer, so the
+// garbage collector never scans the map of a million of them.
+type blobKey struct {
+	digest blobname.Digest
+	ext    uint16
+}
+
+// blobState is one byte per distinct blob: whether the store was asked about
+// it, whether it is missing, and which of the first inlineSources sources refer
+// to it. With a million distinct blobs the whole set stays near 85 MB.
+type blobState uint8
+
+const (
+	stChecked blobState = 1 << iota
+	stMissing
+	srcShift      = 2
+	inlineSources = 8 - srcShift
+)
+
+// setShards is how many parts the blob set is split into, each behind its own
+// lock: the workers record their references themselves, and with this many
+// parts two of them rarely want the same lock at once.
+const setShards = 64
+
+// blobSet is the set of distinct blobs the workers share: each reference is
+// recorded by the worker that found it, and the first worker to record an
+// inside key asks the store about it while it holds that key's shard, so every
+// distinct key is asked about once and every later reference to it sees the
+// answer.
+type blobSet struct {
+	ctx    context.Context
+	stores []Target
+	seed   maphash.Seed
+	shards [setShards]setShard
+
+	extMu sync.Mutex
+	exts  map[string]uint16 // extension → its index in blobKey
+
+	// where caches, for references inside several stores, which of them holds
+	// the file (by the first store and key): index 0 is the first store.
+	whereMu sync.Mutex
+	where   map[located]int
+}
+
+type setShard struct {
+	mu    sync.Mutex
+	blobs map[blobKey]blobState
+	other map[string]blobState
+	wide  []map[string]struct{} // blobs referred to by source inlineSources+i
+	_     [64]byte              // keeps two shards' locks off one cache line
+}
+
+func newBlobSet(ctx context.Context, stores []Target) *blobSet {
+	s := &blobSet{ctx: ctx, stores: stores, seed: maphash.MakeSeed(), exts: map[string]uint16{}}
+	for i := range s.shards {
+		s.shards[i].blobs = map[blobKey]blobState{}
+		s.shards[i].other = map[string]blobState{}
+	}
+	return s
+}
+
+// recorded is what recording one reference found out.
+type recorded struct {
+	missing    bool     // the reference's blob is missing (it is dangling)
+	newMissing bool     // and this reference's stat found that out
+	statErr    *Problem // the store could not answer
+}
+
+// extIndex is the index of a content-addressed name's extension. Workers keep
+// their own copy of the table in front of the shared one.
+func (s *blobSet) extIndex(local map[string]uint16, ext string) (uint16, bool) {
+	if i, ok := local[ext]; ok {
+		return i, true
+	}
+	s.extMu.Lock()
+	defer s.extMu.Unlock()
+	i, ok := s.exts[ext]
+	if !ok {
+		if len(s.exts) >= 1<<16 {
+			return 0, false
+		}
+		i = uint16(len(s.exts))
+		s.exts[strings.Clone(ext)] = i
+	}
+	local[strings.Clone(ext)] = i
+	return i, true
+}
+
+// blobID names the distinct blob a reference points at: a flat
+// content-addressed name by its digest and extension (id ""), anything else by
+// its text.
+func (s *blobSet) blobID(local map[string]uint16, f *Found) (blobKey, string) {
+	id := f.Key
+	switch {
+	case len(s.stores) == 0:
+		id = identity(f.Ref)
+	case f.Status != ref.Inside:
+		id = "?" + identity(f.Ref) // not a blob of any store: never the same as a store key
+	case f.store > 0:
+		id = strconv.Itoa(f.store) + ":" + id // keys of different stores are different blobs
+	}
+	if d, ext, ok := parseFlat(id); ok {
+		if i, ok := s.extIndex(local, ext); ok {
+			return blobKey{d, i}, ""
+		}
+	}
+	return blobKey{}, id
+}
+
+// parseFlat is blobname.Parse for a name without a folder, without allocating.
+func parseFlat(id string) (blobname.Digest, string, bool) {
+	var d blobname.Digest
+	if len(id) < blobname.DigestLen || !blobname.ValidExt(id[blobname.DigestLen:]) {
+		return d, "", false
+	}
+	for i := range d {
+		hi, ok1 := lowerHex(id[2*i])
+		lo, ok2 := lowerHex(id[2*i+1])
+		if !ok1 || !ok2 {
+			return d, "", false
+		}
+		d[i] = hi<<4 | lo
+	}
+	return d, id[blobname.DigestLen:], true
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// identity names the blob a reference points at when there is no store to
+// resolve it against: its content-addressed name where it has one.
+func identity(r ref.Reference) string {
+	if _, ok := blobname.Parse(r.Path); ok {
+		return path.Base(r.Path)
+	}
+	switch r.Kind {
+	case ref.BucketURL, ref.BucketPair:
+		return r.Scheme + "://" + r.Bucket + "/" + r.Path
+	}
+	return path.Clean(r.Path)
+}
+
+func (s *blobSet) shard(k blobKey, id string) *setShard {
+	if id == "" {
+		return &s.shards[(uint(k.digest[0])|uint(k.digest[1])<<8)%setShards]
+	}
+	return &s.shards[maphash.String(s.seed, id)%setShards]
+}
+
+// record notes that source refers to f's blob and, for an inside reference
+// whose key nobody asked the store about yet, asks.
+func (s *blobSet) record(local map[string]uint16, source int, f *Found) recorded {
+	k, id := s.blobID(local, f)
+	sh := s.shard(k, id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var st blobState
+	var had bool
+	if id == "" {
+		st = sh.blobs[k]
+	} else {
+		st, had = sh.other[id]
+	}
+	sh.markSource(&st, source, k, id)
+	var o recorded
+	if len(s.stores) > 0 && f.Status == ref.Inside {
+		o = s.check(f, &st)
+	}
+	if id == "" {
+		sh.blobs[k] = st
+	} else {
+		if !had {
+			id = strings.Clone(id) // not a part of the reference's text, which it would keep
+		}
+		sh.other[id] = st
+	}
+	return o
+}
+
+// check asks the store about f's key unless that was done.
+func (s *blobSet) check(f *Found, st *blobState) recorded {
+	if *st&stChecked == 0 {
+		_, err := s.stores[f.store].Store.Stat(s.ctx, f.Key)
+		switch {
+		case err == nil:
+			*st |= stChecked
+		case errors.Is(err, store.ErrNotExist):
+			*st |= stChecked | stMissing
+			return recorded{missing: true, newMissing: true}
+		default:
+			// Neither present nor provably missing: the scan is incomplete,
+			// and the next reference to the key asks again.
+			return recorded{statErr: &Problem{Place: ref.Place{Source: f.Store, Document: f.Key, Offset: -1}, Err: err.Error()}}
+		}
+	}
+	return recorded{missing: *st&stMissing != 0}
+}
+
+// markSource records that source refers to a blob: in the blob's state byte
+// for the first sources, in a set of its own for the rest (rare: more than six
+// --sessions).
+func (sh *setShard) markSource(st *blobState, source int, k blobKey, id string) {
+	if source < inlineSources {
+		*st |= 1 << (srcShift + source)
+		return
+	}
+	for len(sh.wide) <= source-inlineSources {
+		sh.wide = append(sh.wide, map[string]struct{}{})
+	}
+	if id == "" {
+		id = string(k.digest[:]) + string([]byte{byte(k.ext), byte(k.ext >> 8)})
+	}
+	sh.wide[source-inlineSources][strings.Clone(id)] = struct{}{}
+}
+
+// locate picks, for a reference inside several stores, the first that holds
+// its file; when none does it stays in the first, where it is dangling. A store
+// that cannot answer is picked too: check reports it, and the scan is
+// incomplete.
+func (s *blobSet) locate(f *Found) {
+	cands := append([]located{{f.store, f.Key}}, f.alts...)
+	first := cands[0]
+	s.whereMu.Lock()
+	pick, known := s.where[first]
+	s.whereMu.Unlock()
+	if !known {
+		pick = 0
+		failed := false
+		for i, l := range cands {
+			_, err := s.stores[l.store].Store.Stat(s.ctx, l.key)
+			if errors.Is(err, store.ErrNotExist) {
+				continue
+			}
+			pick, failed = i, err != nil
+			break
+		}
+		if !failed {
+			s.whereMu.Lock()
+			if s.where == nil {
+				s.where = map[located]int{}
+			}
+			s.where[first] = pick
+			s.whereMu.Unlock()
+		}
+	}
+	l := cands[pick]
+	f.store, f.Key, f.Store, f.alts = l.store, l.key, s.stores[l.store].Store.Location(), nil
+}
+
+// distinct counts the distinct blobs of every source and in all.
+func (s *blobSet) distinct(sources int) (perSource []int64, total int64) {
+	perSource = make([]int64, sources)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		total += int64(len(sh.blobs) + len(sh.other))
+		for src := range perSource {
+			if src >= inlineSources {
+				if src-inlineSources < len(sh.wide) {
+					perSource[src] += int64(len(sh.wide[src-inlineSources]))
+				}
+				continue
+			}
+			bit := blobState(1) << (srcShift + src)
+			for _, st := range sh.blobs {
+				if st&bit != 0 {
+					perSource[src]++
+				}
+			}
+			for _, st := range sh.other {
+				if st&bit != 0 {
+					perSource[src]++
+				}
+			}
+		}
+	}
+	return perSource, total
+}
