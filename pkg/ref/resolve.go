@@ -131,7 +131,7 @@ func (r *Resolver) Resolve(ref Reference) (Status, string) {
 	}
 	switch ref.Kind {
 	case AbsPath, FileURI:
-		return r.local(path.Clean(ref.Path))
+		return r.local(cleanAbs(ref.Path))
 	case RelPath:
 		if ref.Path == "~" || strings.HasPrefix(ref.Path, "~/") {
 			if r.home == "" {
@@ -142,6 +142,40 @@ func (r *Resolver) Resolve(ref Reference) (Status, string) {
 		return r.resolveRelative(ref.Path)
 	}
 	return Elsewhere, ""
+}
+
+// cleanAbs is path.Clean for an absolute path, which it returns as it is when
+// it is clean already, as nearly every reference a runtime writes is: the test
+// is a few vectorised searches where path.Clean looks at every byte.
+func cleanAbs(p string) string {
+	if isCleanAbs(p) {
+		return p
+	}
+	return path.Clean(p)
+}
+
+// isCleanAbs reports whether p is an absolute path that path.Clean leaves as it
+// is: no empty segment ("//", a trailing "/"), and no "." or ".." segment.
+func isCleanAbs(p string) bool {
+	if len(p) == 0 || p[0] != '/' {
+		return false
+	}
+	if len(p) == 1 {
+		return true
+	}
+	if p[len(p)-1] == '/' || strings.Contains(p, "//") {
+		return false
+	}
+	for rest := p; ; {
+		i := strings.Index(rest, "/.")
+		if i < 0 {
+			return true
+		}
+		rest = rest[i+2:]
+		if rest == "" || rest[0] == '/' || rest[0] == '.' && (len(rest) == 1 || rest[1] == '/') {
+			return false // "/." or "/.." as a whole segment
+		}
+	}
 }
 
 // local places a clean absolute path: inside the store, in another store or

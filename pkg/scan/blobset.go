@@ -110,6 +110,11 @@ func (s *blobSet) blobID(local map[string]uint16, f *Found) (blobKey, string) {
 	id := f.Key
 	switch {
 	case len(s.stores) == 0:
+		if d, ext, ok := parseFlat(path.Base(f.Ref.Path)); ok {
+			if i, ok := s.extIndex(local, ext); ok {
+				return blobKey{d, i}, ""
+			}
+		}
 		id = identity(f.Ref)
 	case f.Status != ref.Inside:
 		id = "?" + identity(f.Ref) // not a blob of any store: never the same as a store key
@@ -130,32 +135,43 @@ func parseFlat(id string) (blobname.Digest, string, bool) {
 	if len(id) < blobname.DigestLen || !blobname.ValidExt(id[blobname.DigestLen:]) {
 		return d, "", false
 	}
+	var bad byte
 	for i := range d {
-		hi, ok1 := lowerHex(id[2*i])
-		lo, ok2 := lowerHex(id[2*i+1])
-		if !ok1 || !ok2 {
-			return d, "", false
-		}
-		d[i] = hi<<4 | lo
+		hi, lo := hexValue[id[2*i]], hexValue[id[2*i+1]]
+		bad |= hi | lo
+		d[i] = hi<<4 | lo&0x0f
+	}
+	if bad&0xf0 != 0 {
+		return d, "", false
 	}
 	return d, id[blobname.DigestLen:], true
 }
 
-func lowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
+// hexValue is the value of a lower-case hex digit, 0xff for any other byte.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return 0, false
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
+
+// isFlat reports whether name is a content-addressed name without a folder.
+func isFlat(name string) bool {
+	_, _, ok := parseFlat(name)
+	return ok
 }
 
 // identity names the blob a reference points at when there is no store to
 // resolve it against: its content-addressed name where it has one.
 func identity(r ref.Reference) string {
-	if _, ok := blobname.Parse(r.Path); ok {
-		return path.Base(r.Path)
+	if base := path.Base(r.Path); isFlat(base) {
+		return base
 	}
 	switch r.Kind {
 	case ref.BucketURL, ref.BucketPair:
@@ -181,18 +197,22 @@ func (s *blobSet) record(local map[string]uint16, source int, f *Found) recorded
 	var st blobState
 	var had bool
 	if id == "" {
-		st = sh.blobs[k]
+		st, had = sh.blobs[k]
 	} else {
 		st, had = sh.other[id]
 	}
+	old := st
 	sh.markSource(&st, source, k, id)
 	var o recorded
 	if len(s.stores) > 0 && f.Status == ref.Inside {
 		o = s.check(f, &st)
 	}
-	if id == "" {
+	switch {
+	case had && st == old:
+		// Most references name a blob already seen from this source.
+	case id == "":
 		sh.blobs[k] = st
-	} else {
+	default:
 		if !had {
 			id = strings.Clone(id) // not a part of the reference's text, which it would keep
 		}
