@@ -125,6 +125,13 @@ func NewBytes(b []byte, h Handler, lim Limits) *Walker {
 	return w
 }
 
+// ResetBytes makes a walker made by NewBytes walk b from its start, with the
+// same handler and limits, keeping the memory its stack and scratch space grew
+// to: for a caller that walks many small values one after another.
+func (w *Walker) ResetBytes(b []byte) {
+	*w = Walker{h: w.h, nh: w.nh, lim: w.lim, buf: b, end: len(b), eof: true, stack: w.stack[:0], scratch: w.scratch[:0]}
+}
+
 func (l Limits) withDefaults() Limits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth

@@ -84,17 +84,24 @@ type Extractor struct {
 // At is the place of a reference that FoundAt is told about. It is only
 // valid during that call.
 type At struct {
-	w     where
-	off   int64
-	place Place
-	ready bool
+	w   where
+	off int64
+	// place is the document's place, or for a reference in embedded JSON
+	// its place there; top says whether w is then a string of the document
+	// itself.
+	place         Place
+	embedded, top bool
+	ready         bool
 }
 
 // Place renders the place (once).
 func (a *At) Place() Place {
 	if !a.ready {
-		a.place = a.w.h.at
-		a.place.Pointer = a.w.get()
+		if a.embedded {
+			a.place.Pointer = joinPointer(a.w.get(), a.place.Pointer, a.top)
+		} else {
+			a.place.Pointer = a.w.get()
+		}
 		a.place.Offset = a.off
 		a.ready = true
 	}
@@ -159,19 +166,29 @@ func (h textHandler) Number(w *jsonwalk.Walker, num []byte) error {
 type docHandler struct {
 	e     *Extractor
 	at    Place
-	outer *where // for embedded JSON: the string that holds it
-	level int    // embedding level
+	level int // embedding level
 	objs  []objState
 	spot  At          // what FoundAt is given, reused
 	sub   *docHandler // the handler of JSON embedded in this level's strings
 	buf   collector   // as sub: what it found, reported once the parse succeeded
+	walk  *jsonwalk.Walker
 }
 
+// pointer is the pointer of the walker's value within this level's JSON. For
+// embedded JSON the level that holds it puts the pointer of its string
+// in front, and a "!" between (see joinPointer).
 func (h *docHandler) pointer(w *jsonwalk.Walker) string {
-	if h.outer == nil {
-		return w.Pointer()
+	return w.Pointer()
+}
+
+// joinPointer is the pointer of a value found in JSON embedded in the string
+// at outer: "/messages/1/tool_calls/0/function/arguments!/path". In a whole
+// column value (outer "" at the top level) it is the inner pointer alone.
+func joinPointer(outer, inner string, top bool) string {
+	if top && outer == "" {
+		return inner
 	}
-	return h.outer.get() + "!" + w.Pointer()
+	return outer + "!" + inner
 }
 
 // where is the place of the string being searched. Its JSON pointer is only
@@ -269,26 +286,33 @@ func (h *docHandler) embedded(s []byte, at *where, off int64) bool {
 	if inner == nil {
 		// One handler per level, reused: a session holds thousands of tool
 		// calls whose arguments are JSON.
-		inner = &docHandler{level: h.level + 1, outer: new(where)}
+		inner = &docHandler{level: h.level + 1}
 		inner.e = &Extractor{Found: inner.buf.add, Text: h.e.Text, Limits: h.e.Limits}
+		inner.walk = jsonwalk.NewBytes(nil, inner.walkHandler(), h.e.Limits)
 		h.sub = inner
 	}
 	inner.at, inner.objs = h.at, inner.objs[:0]
-	*inner.outer = *at
-	outer := inner.outer
 	c := &inner.buf
 	c.found = c.found[:0]
 	// Text sees the inner strings as they decode, even when the parse fails
 	// later: a string that only looked like JSON keeps everything it names.
-	if err := jsonwalk.NewBytes(t, inner.walkHandler(), h.e.Limits).Run(); err != nil {
+	inner.walk.ResetBytes(t)
+	if err := inner.walk.Run(); err != nil {
 		return false
 	}
+	top := h.level == 0
 	for _, f := range c.found {
-		if h.outer == nil && outer.get() == "" {
-			f.place.Pointer = strings.TrimPrefix(f.place.Pointer, "!")
+		if h.e.FoundAt != nil {
+			// The pointer of the string holding the JSON is rendered only
+			// if the caller asks for the place.
+			h.spot = At{w: *at, off: off, embedded: true, top: top, place: f.place}
+			h.e.FoundAt(f.ref, &h.spot)
+			continue
 		}
-		f.place.Offset = off
-		h.deliver(f.ref, f.place)
+		p := f.place
+		p.Pointer = joinPointer(at.get(), p.Pointer, top)
+		p.Offset = off
+		h.e.Found(f.ref, p)
 	}
 	return true
 }
@@ -655,23 +679,13 @@ func isRuneBreak(r rune, n int) bool {
 // emit reports r, found in the string at.
 func (h *docHandler) emit(r Reference, at *where, off int64) {
 	if h.e.FoundAt != nil {
-		h.spot = At{w: *at, off: off}
+		h.spot = At{w: *at, off: off, place: h.at}
 		h.e.FoundAt(r, &h.spot)
 		return
 	}
 	p := h.at
 	p.Pointer = at.get()
 	p.Offset = off
-	h.e.Found(r, p)
-}
-
-// deliver reports r at a place already rendered.
-func (h *docHandler) deliver(r Reference, p Place) {
-	if h.e.FoundAt != nil {
-		h.spot = At{place: p, ready: true}
-		h.e.FoundAt(r, &h.spot)
-		return
-	}
 	h.e.Found(r, p)
 }
 
