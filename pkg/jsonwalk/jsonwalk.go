@@ -17,6 +17,7 @@ package jsonwalk
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
@@ -231,14 +232,37 @@ func (w *Walker) Run() error {
 			}
 		}
 		c := w.buf[w.pos]
-		if c == ' ' || c == '\n' || c == '\r' || c == '\t' {
-			w.pos++
+		if isSpace[c] {
+			w.pos = skipSpace(w.buf[:w.end], w.pos+1)
 			continue
 		}
 		if err := w.step(c); err != nil {
 			return err
 		}
 	}
+}
+
+// isSpace is JSON's white space.
+var isSpace = [256]bool{' ': true, '\n': true, '\r': true, '\t': true}
+
+// spaces8 is eight spaces read as one little-endian word.
+const spaces8 = 0x2020202020202020
+
+// skipSpace returns the index of the first byte at or after i in b that is
+// not white space (len(b) if none). Indentation is skipped eight spaces at a
+// time: a pretty-printed session is a third white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == spaces8 {
+			i += 8
+			continue
+		}
+		if !isSpace[b[i]] {
+			break
+		}
+		i++
+	}
+	return i
 }
 
 func (w *Walker) step(c byte) error {

@@ -193,7 +193,6 @@ func (s *blobSet) record(local map[string]uint16, source int, f *Found) recorded
 	k, id := s.blobID(local, f)
 	sh := s.shard(k, id)
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	var st blobState
 	var had bool
 	if id == "" {
@@ -218,6 +217,7 @@ func (s *blobSet) record(local map[string]uint16, source int, f *Found) recorded
 		}
 		sh.other[id] = st
 	}
+	sh.mu.Unlock()
 	return o
 }
 
