@@ -61,7 +61,7 @@ type blobSet struct {
 
 type setShard struct {
 	mu    sync.Mutex
-	blobs map[blobKey]blobState
+	blobs flatTable
 	other map[string]blobState
 	wide  []map[string]struct{} // blobs referred to by source inlineSources+i
 	_     [64]byte              // keeps two shards' locks off one cache line
@@ -70,7 +70,6 @@ type setShard struct {
 func newBlobSet(ctx context.Context, stores []Target) *blobSet {
 	s := &blobSet{ctx: ctx, stores: stores, seed: maphash.MakeSeed(), exts: map[string]uint16{}}
 	for i := range s.shards {
-		s.shards[i].blobs = map[blobKey]blobState{}
 		s.shards[i].other = map[string]blobState{}
 	}
 	return s
@@ -195,8 +194,10 @@ func (s *blobSet) record(local map[string]uint16, source int, f *Found) recorded
 	sh.mu.Lock()
 	var st blobState
 	var had bool
+	var slot *flatSlot
 	if id == "" {
-		st, had = sh.blobs[k]
+		slot, had = sh.blobs.slot(s.seed, k)
+		st = slot.st
 	} else {
 		st, had = sh.other[id]
 	}
@@ -210,7 +211,11 @@ func (s *blobSet) record(local map[string]uint16, source int, f *Found) recorded
 	case had && st == old:
 		// Most references name a blob already seen from this source.
 	case id == "":
-		sh.blobs[k] = st
+		if !had {
+			slot.key, slot.used = k, true
+			sh.blobs.n++
+		}
+		slot.st = st
 	default:
 		if !had {
 			id = strings.Clone(id) // not a part of the reference's text, which it would keep
@@ -296,7 +301,7 @@ func (s *blobSet) distinct(sources int) (perSource []int64, total int64) {
 	perSource = make([]int64, sources)
 	for i := range s.shards {
 		sh := &s.shards[i]
-		total += int64(len(sh.blobs) + len(sh.other))
+		total += int64(sh.blobs.n + len(sh.other))
 		for src := range perSource {
 			if src >= inlineSources {
 				if src-inlineSources < len(sh.wide) {
@@ -305,8 +310,8 @@ func (s *blobSet) distinct(sources int) (perSource []int64, total int64) {
 				continue
 			}
 			bit := blobState(1) << (srcShift + src)
-			for _, st := range sh.blobs {
-				if st&bit != 0 {
+			for _, sl := range sh.blobs.slots {
+				if sl.used && sl.st&bit != 0 {
 					perSource[src]++
 				}
 			}
@@ -318,4 +323,60 @@ func (s *blobSet) distinct(sources int) (perSource []int64, total int64) {
 		}
 	}
 	return perSource, total
+}
+
+// flatTable is the set of a shard's flat content-addressed names with their
+// states: open addressing with linear probing in one slice, so that finding
+// a name costs one cache miss where a map costs two (the set outgrows the
+// caches; finding is most of a reference's cost). A probe starts at a seeded
+// hash of the name: names are untrusted, and a run of names chosen to
+// collide must cost no more than any other.
+type flatTable struct {
+	slots []flatSlot
+	n     int // slots used
+}
+
+type flatSlot struct {
+	key  blobKey
+	st   blobState
+	used bool
+}
+
+// slot returns k's slot and true, or the free slot where k belongs and false;
+// the caller fills a free slot and counts it in n before the next call.
+func (t *flatTable) slot(seed maphash.Seed, k blobKey) (*flatSlot, bool) {
+	if (t.n+1)*4 > len(t.slots)*3 {
+		t.grow(seed)
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := flatHash(seed, k) & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if !s.used {
+			return s, false
+		}
+		if s.key == k {
+			return s, true
+		}
+	}
+}
+
+// grow doubles the table (from 64 slots), keeping it at most three quarters full.
+func (t *flatTable) grow(seed maphash.Seed) {
+	old := t.slots
+	t.slots = make([]flatSlot, max(64, 2*len(old)))
+	mask := uint64(len(t.slots) - 1)
+	for _, o := range old {
+		if !o.used {
+			continue
+		}
+		i := flatHash(seed, o.key) & mask
+		for t.slots[i].used {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = o
+	}
+}
+
+func flatHash(seed maphash.Seed, k blobKey) uint64 {
+	return maphash.Bytes(seed, k.digest[:]) ^ uint64(k.ext)*0x9e3779b97f4a7c15
 }
