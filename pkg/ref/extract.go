@@ -708,6 +708,11 @@ func isLocationKey(k []byte) bool {
 	if len(k) < 3 || len(k) > 16 {
 		return false
 	}
+	switch k[0] | 0x20 { // the first letters of locationKeys
+	case 'u', 'p', 'f', 's', 'h', 'l', 'o', 'm':
+	default:
+		return false
+	}
 	var buf [16]byte
 	n := copy(buf[:], k)
 	for i, c := range buf[:n] {
@@ -732,6 +737,11 @@ var pairKeys = []string{"path", "key", "object", "object_key", "object_name", "n
 // isPairKey reports whether k is one of pairKeys in any case.
 func isPairKey(k []byte) bool {
 	if len(k) < 3 || len(k) > 11 {
+		return false
+	}
+	switch k[0] | 0x20 { // the first letters of pairKeys
+	case 'p', 'k', 'o', 'n':
+	default:
 		return false
 	}
 	var buf [11]byte

@@ -290,7 +290,11 @@ type worker struct {
 	exts       map[string]uint16
 	out        chan<- batch
 	b          batch // the batch being filled
-	ex         *ref.Extractor
+	// recent are the last references of the current item that need no
+	// second look (see settled).
+	recent [4]settled
+	next   int
+	ex     *ref.Extractor
 }
 
 func (w *worker) handle(it item) {
@@ -301,6 +305,7 @@ func (w *worker) handle(it item) {
 		w.ex = &ref.Extractor{FoundAt: w.add, Text: w.text}
 	}
 	w.b = batch{source: it.source}
+	w.recent, w.next = [len(w.recent)]settled{}, 0
 	b := &w.b
 	switch {
 	case it.Err != nil:
@@ -404,6 +409,16 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 		b.found = append(b.found, f)
 		return
 	}
+	for i := range w.recent {
+		if e := &w.recent[i]; e.used && e.ref == r {
+			// The same text again in this item (a tool call reading the
+			// file the message holds): it changes nothing but counts.
+			if len(w.stores) > 0 {
+				b.byStatus[e.status]++
+			}
+			return
+		}
+	}
 	for i, t := range w.stores {
 		st, key := t.Resolver.Resolve(r)
 		switch {
@@ -432,7 +447,22 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 	if w.sendAll || f.Missing || f.Status == ref.Outside {
 		f.Place = at.Place()
 		b.found = append(b.found, f)
+		return
 	}
+	if o.statErr == nil {
+		// Recorded, and its blob's state final for this source: the same
+		// reference again needs neither resolving nor recording.
+		w.recent[w.next] = settled{r, f.Status, true}
+		w.next = (w.next + 1) % len(w.recent)
+	}
+}
+
+// settled is a reference a worker recorded in the current item whose
+// repetition there changes nothing but the counts, with its status.
+type settled struct {
+	ref    ref.Reference
+	status ref.Status
+	used   bool
 }
 
 // located is a store and the key a reference names in it.
