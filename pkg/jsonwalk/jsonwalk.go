@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,17 +250,23 @@ var isSpace = [256]bool{' ': true, '\n': true, '\r': true, '\t': true}
 const spaces8 = 0x2020202020202020
 
 // skipSpace returns the index of the first byte at or after i in b that is
-// not white space (len(b) if none). Indentation is skipped eight spaces at a
-// time: a pretty-printed session is a third white space.
+// not white space (len(b) if none). Indentation is read eight bytes at a
+// time, the spaces at the start of each word counted at once: a
+// pretty-printed session is a third white space.
 func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == spaces8 {
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:]) ^ spaces8
+		if x == 0 {
 			i += 8
 			continue
 		}
+		i += bits.TrailingZeros64(x) / 8 // the spaces before the first other byte
 		if !isSpace[b[i]] {
-			break
+			return i
 		}
+		i++
+	}
+	for i < len(b) && isSpace[b[i]] {
 		i++
 	}
 	return i
