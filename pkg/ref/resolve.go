@@ -155,7 +155,8 @@ func cleanAbs(p string) string {
 }
 
 // isCleanAbs reports whether p is an absolute path that path.Clean leaves as it
-// is: no empty segment ("//", a trailing "/"), and no "." or ".." segment.
+// is: no empty segment ("//", a trailing "/"), and no "." or ".." segment. It
+// looks at what follows each slash, found by a vectorised search.
 func isCleanAbs(p string) bool {
 	if len(p) == 0 || p[0] != '/' {
 		return false
@@ -163,19 +164,24 @@ func isCleanAbs(p string) bool {
 	if len(p) == 1 {
 		return true
 	}
-	if p[len(p)-1] == '/' || strings.Contains(p, "//") {
-		return false
-	}
-	for rest := p; ; {
-		i := strings.Index(rest, "/.")
-		if i < 0 {
-			return true
+	for i := 0; i >= 0; {
+		seg := p[i+1:] // what follows the slash at i
+		switch {
+		case seg == "" || seg[0] == '/':
+			return false // an empty segment
+		case seg[0] != '.':
+		case len(seg) == 1 || seg[1] == '/':
+			return false // "."
+		case seg[1] == '.' && (len(seg) == 2 || seg[2] == '/'):
+			return false // ".."
 		}
-		rest = rest[i+2:]
-		if rest == "" || rest[0] == '/' || rest[0] == '.' && (len(rest) == 1 || rest[1] == '/') {
-			return false // "/." or "/.." as a whole segment
+		if j := strings.IndexByte(seg, '/'); j >= 0 {
+			i += 1 + j
+		} else {
+			i = -1
 		}
 	}
+	return true
 }
 
 // local places a clean absolute path: inside the store, in another store or
