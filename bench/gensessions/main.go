@@ -72,7 +72,8 @@ func main() {
 		return b.String()
 	}
 	var written uint64
-	next := 0 // next blob index: every distinct blob is referenced at least once
+	next := 0  // next blob index: every distinct blob is referenced at least once
+	calls := 0 // tool calls, each naming the message's blob once more
 	for f := 0; written < total; f++ {
 		var msgs []any
 		var est uint64
@@ -91,6 +92,7 @@ func main() {
 				args, _ := json.Marshal(map[string]any{"path": uri, "mode": "read"})
 				reply["tool_calls"] = []any{map[string]any{"id": fmt.Sprintf("call_%d", next), "type": "function",
 					"function": map[string]any{"name": "read_file", "arguments": string(args)}}}
+				calls++
 			}
 			msgs = append(msgs, reply)
 			est += uint64(2*len(text) + len(uri) + 600)
@@ -110,8 +112,8 @@ func main() {
 		check(out.Close())
 		written += uint64(fi.Size())
 	}
-	fmt.Printf("wrote %s of sessions referencing %d distinct blobs (%d references) in %s\n",
-		humanize.IBytes(written), min(next, *distinct), next, *dir)
+	fmt.Printf("wrote %s of sessions referencing %d distinct blobs (%d references: %d in messages, %d in tool calls) in %s\n",
+		humanize.IBytes(written), min(next, *distinct), next+calls, next, calls, *dir)
 }
 
 func check(err error) {

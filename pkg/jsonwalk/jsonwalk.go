@@ -17,8 +17,10 @@ package jsonwalk
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,6 +127,13 @@ func NewBytes(b []byte, h Handler, lim Limits) *Walker {
 	return w
 }
 
+// ResetBytes makes a walker made by NewBytes walk b from its start, with the
+// same handler and limits, keeping the memory its stack and scratch space grew
+// to: for a caller that walks many small values one after another.
+func (w *Walker) ResetBytes(b []byte) {
+	*w = Walker{h: w.h, nh: w.nh, lim: w.lim, buf: b, end: len(b), eof: true, stack: w.stack[:0], scratch: w.scratch[:0]}
+}
+
 func (l Limits) withDefaults() Limits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
@@ -224,14 +233,43 @@ func (w *Walker) Run() error {
 			}
 		}
 		c := w.buf[w.pos]
-		if c == ' ' || c == '\n' || c == '\r' || c == '\t' {
-			w.pos++
+		if isSpace[c] {
+			w.pos = skipSpace(w.buf[:w.end], w.pos+1)
 			continue
 		}
 		if err := w.step(c); err != nil {
 			return err
 		}
 	}
+}
+
+// isSpace is JSON's white space.
+var isSpace = [256]bool{' ': true, '\n': true, '\r': true, '\t': true}
+
+// spaces8 is eight spaces read as one little-endian word.
+const spaces8 = 0x2020202020202020
+
+// skipSpace returns the index of the first byte at or after i in b that is
+// not white space (len(b) if none). Indentation is read eight bytes at a
+// time, the spaces at the start of each word counted at once: a
+// pretty-printed session is a third white space.
+func skipSpace(b []byte, i int) int {
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:]) ^ spaces8
+		if x == 0 {
+			i += 8
+			continue
+		}
+		i += bits.TrailingZeros64(x) / 8 // the spaces before the first other byte
+		if !isSpace[b[i]] {
+			return i
+		}
+		i++
+	}
+	for i < len(b) && isSpace[b[i]] {
+		i++
+	}
+	return i
 }
 
 func (w *Walker) step(c byte) error {

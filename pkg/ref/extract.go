@@ -66,6 +66,11 @@ import (
 type Extractor struct {
 	// Found is called for each reference, in document order.
 	Found func(Reference, Place)
+	// FoundAt, when set, is called instead of Found, with the place still to
+	// be rendered: a caller that lists only a few of the references it is
+	// told about asks At.Place for those, and the JSON pointers of the others
+	// are never built.
+	FoundAt func(Reference, *At)
 	// Text, when set, is called with every decoded string value, every member
 	// name and every number, of the document and of JSON embedded in its
 	// strings, decoded with its own escapes (the retention matcher tokenises
@@ -74,6 +79,33 @@ type Extractor struct {
 	Text func(s []byte)
 	// Limits bound each document's parse.
 	Limits jsonwalk.Limits
+}
+
+// At is the place of a reference that FoundAt is told about. It is only
+// valid during that call.
+type At struct {
+	w   where
+	off int64
+	// place is the document's place, or for a reference in embedded JSON
+	// its place there; top says whether w is then a string of the document
+	// itself.
+	place         Place
+	embedded, top bool
+	ready         bool
+}
+
+// Place renders the place (once).
+func (a *At) Place() Place {
+	if !a.ready {
+		if a.embedded {
+			a.place.Pointer = joinPointer(a.w.get(), a.place.Pointer, a.top)
+		} else {
+			a.place.Pointer = a.w.get()
+		}
+		a.place.Offset = a.off
+		a.ready = true
+	}
+	return a.place
 }
 
 // maxEmbedded is how many levels of JSON-inside-a-string are searched.
@@ -134,16 +166,29 @@ func (h textHandler) Number(w *jsonwalk.Walker, num []byte) error {
 type docHandler struct {
 	e     *Extractor
 	at    Place
-	outer *where // for embedded JSON: the string that holds it
-	level int    // embedding level
+	level int // embedding level
 	objs  []objState
+	spot  At          // what FoundAt is given, reused
+	sub   *docHandler // the handler of JSON embedded in this level's strings
+	buf   collector   // as sub: what it found, reported once the parse succeeded
+	walk  *jsonwalk.Walker
 }
 
+// pointer is the pointer of the walker's value within this level's JSON. For
+// embedded JSON the level that holds it puts the pointer of its string
+// in front, and a "!" between (see joinPointer).
 func (h *docHandler) pointer(w *jsonwalk.Walker) string {
-	if h.outer == nil {
-		return w.Pointer()
+	return w.Pointer()
+}
+
+// joinPointer is the pointer of a value found in JSON embedded in the string
+// at outer: "/messages/1/tool_calls/0/function/arguments!/path". In a whole
+// column value (outer "" at the top level) it is the inner pointer alone.
+func joinPointer(outer, inner string, top bool) string {
+	if top && outer == "" {
+		return inner
 	}
-	return h.outer.get() + "!" + w.Pointer()
+	return outer + "!" + inner
 }
 
 // where is the place of the string being searched. Its JSON pointer is only
@@ -191,7 +236,7 @@ func (h *docHandler) End(w *jsonwalk.Walker, kind byte) error {
 	at := where{h: h, w: w, member: o.pairKey}
 	if o.hasBucket && len(o.bucket) > 0 {
 		p, b := string(o.pair), string(o.bucket)
-		h.emit(Reference{Raw: b + ":" + p, Kind: BucketPair, Path: p, Bucket: b}, at.get(), o.pairOff)
+		h.emit(Reference{Raw: b + ":" + p, Kind: BucketPair, Path: p, Bucket: b}, &at, o.pairOff)
 		return nil
 	}
 	// No bucket beside it: an ordinary member after all.
@@ -237,25 +282,37 @@ func (h *docHandler) embedded(s []byte, at *where, off int64) bool {
 	}
 	// Parse into a buffer first: prose that merely starts with "{" must not
 	// report half its references, then fall back to plain text and report them again.
-	var c collector
-	outer := *at
-	inner := &docHandler{
-		e:     &Extractor{Found: c.add, Text: h.e.Text, Limits: h.e.Limits},
-		at:    h.at,
-		outer: &outer,
-		level: h.level + 1,
+	inner := h.sub
+	if inner == nil {
+		// One handler per level, reused: a session holds thousands of tool
+		// calls whose arguments are JSON.
+		inner = &docHandler{level: h.level + 1}
+		inner.e = &Extractor{Found: inner.buf.add, Text: h.e.Text, Limits: h.e.Limits}
+		inner.walk = jsonwalk.NewBytes(nil, inner.walkHandler(), h.e.Limits)
+		h.sub = inner
 	}
+	inner.at, inner.objs = h.at, inner.objs[:0]
+	c := &inner.buf
+	c.found = c.found[:0]
 	// Text sees the inner strings as they decode, even when the parse fails
 	// later: a string that only looked like JSON keeps everything it names.
-	if err := jsonwalk.NewBytes(t, inner.walkHandler(), h.e.Limits).Run(); err != nil {
+	inner.walk.ResetBytes(t)
+	if err := inner.walk.Run(); err != nil {
 		return false
 	}
+	top := h.level == 0
 	for _, f := range c.found {
-		if h.outer == nil && outer.get() == "" {
-			f.place.Pointer = strings.TrimPrefix(f.place.Pointer, "!")
+		if h.e.FoundAt != nil {
+			// The pointer of the string holding the JSON is rendered only
+			// if the caller asks for the place.
+			h.spot = At{w: *at, off: off, embedded: true, top: top, place: f.place}
+			h.e.FoundAt(f.ref, &h.spot)
+			continue
 		}
-		f.place.Offset = off
-		h.e.Found(f.ref, f.place)
+		p := f.place
+		p.Pointer = joinPointer(at.get(), p.Pointer, top)
+		p.Offset = off
+		h.e.Found(f.ref, p)
 	}
 	return true
 }
@@ -280,7 +337,7 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 	// classified: most strings are prose, or short words without a slash.
 	if sh, ok := mayBeWhole(t, atLocation); ok {
 		if r, ok := classifyShaped(string(t), atLocation, sh); ok {
-			h.emit(r, at.get(), off)
+			h.emit(r, at, off)
 			return
 		}
 	}
@@ -417,7 +474,7 @@ func (h *docHandler) words(s []byte, at *where, off int64) {
 					// The run has the shape of one path; its name need not be
 					// content-addressed, as a URI's need not.
 					if r, ok := fileURI(string(run), true, true); ok {
-						h.emit(r, at.get(), off)
+						h.emit(r, at, off)
 						pos = to
 						continue
 					}
@@ -431,14 +488,14 @@ func (h *docHandler) words(s []byte, at *where, off int64) {
 			case joined:
 				if run := trimWord(s[from:end]); len(run) <= maxRefLen {
 					if r, ok := classify(string(run), false); ok {
-						h.emit(r, at.get(), off)
+						h.emit(r, at, off)
 						continue
 					}
 				}
 			}
 		}
 		if r, ok := classify(string(word), false); ok {
-			h.emit(r, at.get(), off)
+			h.emit(r, at, off)
 		}
 	}
 }
@@ -619,9 +676,15 @@ func isRuneBreak(r rune, n int) bool {
 	return unicode.IsSpace(r) || unicode.In(r, unicode.Ps, unicode.Pe, unicode.Pi, unicode.Pf, unicode.Po)
 }
 
-func (h *docHandler) emit(r Reference, pointer string, off int64) {
+// emit reports r, found in the string at.
+func (h *docHandler) emit(r Reference, at *where, off int64) {
+	if h.e.FoundAt != nil {
+		h.spot = At{w: *at, off: off, place: h.at}
+		h.e.FoundAt(r, &h.spot)
+		return
+	}
 	p := h.at
-	p.Pointer = pointer
+	p.Pointer = at.get()
 	p.Offset = off
 	h.e.Found(r, p)
 }
@@ -633,10 +696,21 @@ func escapePointer(k string) string {
 // maxRefLen bounds the length of a string that can be a reference by itself.
 const maxRefLen = 4096
 
+// locationKeys are the member names, lower case with "_" for "-", whose
+// values are locations.
 var locationKeys = []string{"uri", "url", "path", "file", "filepath", "file_path", "local_path", "localpath", "src", "href", "location", "storage_path", "object_key", "media_uri", "mediauri", "media_path"}
 
+// isLocationKey reports whether k is one of locationKeys in any case, with "-"
+// for "_". It is asked about every member holding a string: the switch,
+// which the compiler turns into a search by length and content, takes a few
+// nanoseconds where a loop over the list took tens.
 func isLocationKey(k []byte) bool {
-	if len(k) == 0 || len(k) > 16 {
+	if len(k) < 3 || len(k) > 16 {
+		return false
+	}
+	switch k[0] | 0x20 { // the first letters of locationKeys
+	case 'u', 'p', 'f', 's', 'h', 'l', 'o', 'm':
+	default:
 		return false
 	}
 	var buf [16]byte
@@ -649,24 +723,59 @@ func isLocationKey(k []byte) bool {
 			buf[i] = c + 'a' - 'A'
 		}
 	}
-	for _, l := range locationKeys {
-		if string(buf[:n]) == l {
-			return true
-		}
+	switch string(buf[:n]) {
+	case "uri", "url", "path", "file", "filepath", "file_path", "local_path", "localpath", "src", "href", "location", "storage_path", "object_key", "media_uri", "mediauri", "media_path":
+		return true
 	}
 	return false
 }
 
+// pairKeys are the member names, lower case, that name an object beside a
+// "bucket" member.
 var pairKeys = []string{"path", "key", "object", "object_key", "object_name", "name"}
 
+// isPairKey reports whether k is one of pairKeys in any case.
 func isPairKey(k []byte) bool {
-	for _, p := range pairKeys {
-		if equalFold(k, p) {
-			return true
+	if len(k) < 3 || len(k) > 11 {
+		return false
+	}
+	switch k[0] | 0x20 { // the first letters of pairKeys
+	case 'p', 'k', 'o', 'n':
+	default:
+		return false
+	}
+	var buf [11]byte
+	n := copy(buf[:], k)
+	for i, c := range buf[:n] {
+		if 'A' <= c && c <= 'Z' {
+			buf[i] = c + 'a' - 'A'
 		}
+	}
+	switch string(buf[:n]) {
+	case "path", "key", "object", "object_key", "object_name", "name":
+		return true
 	}
 	return false
 }
+
+// isBlobName reports whether the base name of p is a content-addressed name,
+// as blobname.Parse would, without decoding its digest.
+func isBlobName(p string) bool {
+	base := path.Base(p)
+	if len(base) < blobname.DigestLen || !blobname.ValidExt(base[blobname.DigestLen:]) {
+		return false
+	}
+	for i := 0; i < blobname.DigestLen; i++ {
+		if !lowerHexDigit[base[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerHexDigit is the set of the bytes of a content-addressed name's digest.
+var lowerHexDigit = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
+	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true}
 
 func equalFold(b []byte, s string) bool {
 	return len(b) == len(s) && strings.EqualFold(string(b), s)
@@ -713,7 +822,7 @@ func classifyShaped(v string, atLocation bool, sh shape) (Reference, bool) {
 	if withBackslash || isDrivePath(v) {
 		return Reference{}, false // a Windows path names no key of a local store
 	}
-	_, blobName := blobname.Parse(v)
+	blobName := isBlobName(v)
 	absolute := strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/")
 	switch {
 	case withSpace && !atLocation && !(absolute && blobName):
@@ -747,7 +856,7 @@ func fileURI(v string, atLocation, spaced bool) (Reference, bool) {
 		return Reference{}, false // file:///C:/… is a Windows path
 	}
 	if spaced && !atLocation {
-		if _, ok := blobname.Parse(p); !ok {
+		if !isBlobName(p) {
 			return Reference{}, false
 		}
 	}

@@ -14,15 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
-	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions"
@@ -170,38 +166,28 @@ func NewResolver(st store.Store, bases []string) *ref.Resolver {
 	return nil
 }
 
-// blobKey identifies a flat content-addressed name compactly: its digest and
-// the index of its extension in collector.extList. It holds no pointer, so the
-// garbage collector never scans the map of a million of them.
-type blobKey struct {
-	digest blobname.Digest
-	ext    uint16
-}
-
-// blobState is one byte per distinct blob: whether the store was asked about
-// it, whether it is missing, and which of the first inlineSources sources refer
-// to it. With a million distinct blobs the whole set stays near 85 MB.
-type blobState uint8
-
-const (
-	stChecked blobState = 1 << iota
-	stMissing
-	srcShift      = 2
-	inlineSources = 8 - srcShift
-)
-
 type item struct {
 	sessions.Item
 	source int
 }
 
+// batch is what a worker found in one item. References are counted there;
+// only the ones the report lists (dangling, outside) or hands to OnReference
+// travel as a Found.
+// statuses is the size of a table indexed by ref.Status.
+const statuses = int(ref.Runtime) + 1
+
 type batch struct {
-	source  int
-	found   []Found
-	counted int64 // references counted but not kept (CountOnly)
-	bytes   int64
-	prob    *Problem
-	asText  bool // a leftover read as text
+	source   int
+	found    []Found
+	refs     int64 // references found, whether in found or not
+	byStatus [statuses]int64
+	// danglingBlobs are the distinct keys this batch's stats found missing.
+	danglingBlobs int64
+	storeProbs    []Problem // stats that failed
+	bytes         int64
+	prob          *Problem
+	asText        bool // a leftover read as text
 }
 
 // Run scans. It returns an error only for invalid options; everything that goes
@@ -260,13 +246,17 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	go func() { producers.Wait(); close(items) }()
 
-	// Workers parse documents and values.
+	// Workers parse documents and values, and record what they find in the
+	// shared blob set.
+	set := newBlobSet(ctx, opts.Stores)
 	var workers sync.WaitGroup
 	for range opts.Jobs {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			w := &worker{ctx: ctx, stores: opts.Stores, progress: opts.Progress, text: opts.Text, countOnly: opts.CountOnly && opts.OnReference == nil, out: batches}
+			w := &worker{ctx: ctx, stores: opts.Stores, set: set, progress: opts.Progress, text: opts.Text,
+				countOnly: opts.CountOnly && opts.OnReference == nil, unrecorded: opts.CountOnly, sendAll: opts.OnReference != nil,
+				exts: map[string]uint16{}, out: batches, shard: opts.Shard}
 			for it := range items {
 				w.handle(it)
 			}
@@ -274,7 +264,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	go func() { workers.Wait(); close(batches) }()
 
-	c := &collector{ctx: ctx, opts: opts, rep: rep, blobs: map[blobKey]blobState{}, other: map[string]blobState{}, exts: map[string]uint16{}}
+	c := &collector{opts: opts, rep: rep, set: set}
 	for b := range batches {
 		c.add(b)
 	}
@@ -298,15 +288,23 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 }
 
 type worker struct {
-	ctx       context.Context
-	stores    []Target
-	progress  Progress
-	text      func([]byte)
-	countOnly bool
-	counted   int64
-	out       chan<- batch
-	found     []Found
-	ex        *ref.Extractor
+	ctx        context.Context
+	stores     []Target
+	set        *blobSet
+	progress   Progress
+	text       func([]byte)
+	countOnly  bool // count references, keep nothing
+	unrecorded bool // hand references to OnReference without recording their blobs
+	sendAll    bool // every reference goes to the collector (for OnReference)
+	shard      shard.Spec
+	exts       map[string]uint16
+	out        chan<- batch
+	b          batch // the batch being filled
+	// recent are the last references of the current item that need no
+	// second look (see settled).
+	recent [4]settled
+	next   int
+	ex     *ref.Extractor
 }
 
 func (w *worker) handle(it item) {
@@ -314,10 +312,11 @@ func (w *worker) handle(it item) {
 		return
 	}
 	if w.ex == nil {
-		w.ex = &ref.Extractor{Found: w.add, Text: w.text}
+		w.ex = &ref.Extractor{FoundAt: w.add, Text: w.text}
 	}
-	w.found, w.counted = nil, 0
-	b := batch{source: it.source}
+	w.b = batch{source: it.source}
+	w.recent, w.next = [len(w.recent)]settled{}, 0
+	b := &w.b
 	switch {
 	case it.Err != nil:
 		b.prob = &Problem{Place: it.Place, Err: it.Err.Error()}
@@ -344,8 +343,8 @@ func (w *worker) handle(it item) {
 			w.progress.Add(b.bytes)
 		}
 	}
-	b.found, b.counted = w.found, w.counted
-	w.out <- b
+	w.out <- w.b
+	w.b = batch{}
 }
 
 func (w *worker) document(it item) (int64, error) {
@@ -406,12 +405,34 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func (w *worker) add(r ref.Reference, p ref.Place) {
+// add resolves a reference, records its blob in the shared set, and keeps it
+// for the collector only when the report lists it or OnReference wants it.
+func (w *worker) add(r ref.Reference, at *ref.At) {
+	b := &w.b
+	b.refs++
 	if w.countOnly {
-		w.counted++
 		return
 	}
-	f := Found{Ref: r, Place: p}
+	f := Found{Ref: r}
+	if w.unrecorded {
+		if !w.owns(f) {
+			b.refs--
+			return
+		}
+		f.Place = at.Place()
+		b.found = append(b.found, f)
+		return
+	}
+	for i := range w.recent {
+		if e := &w.recent[i]; e.used && e.ref == r {
+			// The same text again in this item (a tool call reading the
+			// file the message holds): it changes nothing but counts.
+			if len(w.stores) > 0 {
+				b.byStatus[e.status]++
+			}
+			return
+		}
+	}
 	for i, t := range w.stores {
 		st, key := t.Resolver.Resolve(r)
 		switch {
@@ -423,7 +444,43 @@ func (w *worker) add(r ref.Reference, p ref.Place) {
 			f.Status = st
 		}
 	}
-	w.found = append(w.found, f)
+	if len(f.alts) > 0 {
+		w.set.locate(&f)
+	}
+	if !w.owns(f) {
+		b.refs-- // another shard's
+		return
+	}
+	o := w.set.record(w.exts, b.source, &f)
+	if len(w.stores) > 0 {
+		b.byStatus[f.Status]++
+	}
+	if o.statErr != nil {
+		b.storeProbs = append(b.storeProbs, *o.statErr)
+	}
+	if o.newMissing {
+		b.danglingBlobs++
+	}
+	f.Missing = o.missing
+	if w.sendAll || f.Missing || f.Status == ref.Outside {
+		f.Place = at.Place()
+		b.found = append(b.found, f)
+		return
+	}
+	if o.statErr == nil {
+		// Recorded, and its blob's state final for this source: the same
+		// reference again needs neither resolving nor recording.
+		w.recent[w.next] = settled{r, f.Status, true}
+		w.next = (w.next + 1) % len(w.recent)
+	}
+}
+
+// settled is a reference a worker recorded in the current item whose
+// repetition there changes nothing but the counts, with its status.
+type settled struct {
+	ref    ref.Reference
+	status ref.Status
+	used   bool
 }
 
 // located is a store and the key a reference names in it.
@@ -456,19 +513,13 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// collector runs in Run's goroutine: it owns the report and the blob set, and
-// is the only code that checks the store.
+// collector runs in Run's goroutine: it owns the report. The workers record
+// the blobs and ask the store; the collector adds up their counts and lists
+// what they send.
 type collector struct {
-	ctx   context.Context
-	opts  Options
-	rep   *Report
-	blobs map[blobKey]blobState
-	other map[string]blobState
-	exts  map[string]uint16 // extension → its index in blobKey
-	// where caches, for references inside several stores, which of them holds
-	// the file (by the first store and key): index 0 is the first store.
-	where map[located]int
-	wide  []map[string]struct{} // blobs referred to by source inlineSources+i
+	opts Options
+	rep  *Report
+	set  *blobSet
 }
 
 func (c *collector) add(b batch) {
@@ -477,159 +528,36 @@ func (c *collector) add(b batch) {
 	if b.asText {
 		sr.LeftoversAsText++
 	}
-	sr.References += b.counted
-	c.rep.References += b.counted
+	sr.References += b.refs
+	c.rep.References += b.refs
 	if b.prob != nil {
 		c.problem(b.source, *b.prob)
 	}
-	for _, f := range b.found {
-		if len(f.alts) > 0 {
-			c.locate(&f)
-		}
-		if c.opts.Shard.Sharded() && !c.opts.Shard.Owns(shardKey(f, len(c.opts.Stores) > 0)) {
-			continue // another shard's
-		}
-		sr.References++
-		c.rep.References++
-		if c.opts.CountOnly {
-			if c.opts.OnReference != nil {
-				c.opts.OnReference(f)
+	if len(c.opts.Stores) > 0 {
+		for st, n := range b.byStatus {
+			if n > 0 {
+				c.rep.ByStatus[ref.Status(st).String()] += n
 			}
-			continue
 		}
-		k, id := c.blobID(f)
-		st := c.get(k, id)
-		c.markSource(&st, b.source, k, id)
-		if len(c.opts.Stores) > 0 {
-			c.rep.ByStatus[f.Status.String()]++
-			switch f.Status {
-			case ref.Inside:
-				c.check(f, &st)
-				if st&stMissing != 0 {
-					f.Missing = true
-					c.rep.DanglingReferences++
-					c.list(&c.rep.Dangling, f)
-				}
-			case ref.Outside:
+	}
+	c.rep.DanglingBlobs += b.danglingBlobs
+	for _, p := range b.storeProbs {
+		c.rep.Complete = false
+		c.listProblem(p)
+	}
+	for _, f := range b.found {
+		if !c.opts.CountOnly {
+			switch {
+			case f.Missing:
+				c.rep.DanglingReferences++
+				c.list(&c.rep.Dangling, f)
+			case f.Status == ref.Outside && len(c.opts.Stores) > 0:
 				c.list(&c.rep.Outside, f)
 			}
 		}
-		c.set(k, id, st)
 		if c.opts.OnReference != nil {
 			c.opts.OnReference(f)
 		}
-	}
-}
-
-// blobID names the distinct blob a reference points at: a flat
-// content-addressed name by its digest and extension (id ""), anything else by
-// its text.
-func (c *collector) blobID(f Found) (blobKey, string) {
-	id := f.Key
-	switch {
-	case len(c.opts.Stores) == 0:
-		id = identity(f.Ref)
-	case f.Status != ref.Inside:
-		id = "?" + identity(f.Ref) // not a blob of any store: never the same as a store key
-	case f.store > 0:
-		id = strconv.Itoa(f.store) + ":" + id // keys of different stores are different blobs
-	}
-	if n, ok := blobname.Parse(id); ok && path.Base(id) == id {
-		ext, ok := c.exts[n.Ext]
-		if !ok && len(c.exts) < 1<<16 {
-			ext, ok = uint16(len(c.exts)), true
-			c.exts[strings.Clone(n.Ext)] = ext
-		}
-		if ok {
-			return blobKey{n.Digest, ext}, ""
-		}
-	}
-	return blobKey{}, id
-}
-
-func (c *collector) get(k blobKey, id string) blobState {
-	if id == "" {
-		return c.blobs[k]
-	}
-	return c.other[id]
-}
-
-func (c *collector) set(k blobKey, id string, st blobState) {
-	if id == "" {
-		c.blobs[k] = st
-	} else {
-		c.other[id] = st
-	}
-}
-
-// shardKey is what decides a reference's shard: the store key it resolves
-// to, or, outside every store (or without stores), what it names.
-func shardKey(f Found, stores bool) string {
-	if stores && f.Status == ref.Inside {
-		return f.Key
-	}
-	return identity(f.Ref)
-}
-
-// identity names the blob a reference points at when there is no store to
-// resolve it against: its content-addressed name where it has one.
-func identity(r ref.Reference) string {
-	if _, ok := blobname.Parse(r.Path); ok {
-		return path.Base(r.Path)
-	}
-	switch r.Kind {
-	case ref.BucketURL, ref.BucketPair:
-		return r.Scheme + "://" + r.Bucket + "/" + r.Path
-	}
-	return path.Clean(r.Path)
-}
-
-// locate picks, for a reference inside several stores, the first that holds
-// its file; when none does it stays in the first, where it is dangling. A store
-// that cannot answer is picked too: check reports it, and the scan is
-// incomplete.
-func (c *collector) locate(f *Found) {
-	cands := append([]located{{f.store, f.Key}}, f.alts...)
-	first := cands[0]
-	pick, known := c.where[first]
-	if !known {
-		pick = 0
-		failed := false
-		for i, l := range cands {
-			_, err := c.opts.Stores[l.store].Store.Stat(c.ctx, l.key)
-			if errors.Is(err, store.ErrNotExist) {
-				continue
-			}
-			pick, failed = i, err != nil
-			break
-		}
-		if !failed {
-			if c.where == nil {
-				c.where = map[located]int{}
-			}
-			c.where[first] = pick
-		}
-	}
-	l := cands[pick]
-	f.store, f.Key, f.Store, f.alts = l.store, l.key, c.opts.Stores[l.store].Store.Location(), nil
-}
-
-func (c *collector) check(f Found, st *blobState) {
-	if *st&stChecked != 0 {
-		return
-	}
-	*st |= stChecked
-	_, err := c.opts.Stores[f.store].Store.Stat(c.ctx, f.Key)
-	switch {
-	case err == nil:
-	case errors.Is(err, store.ErrNotExist):
-		*st |= stMissing
-		c.rep.DanglingBlobs++
-	default:
-		// Neither present nor provably missing: the scan is incomplete.
-		*st &^= stChecked
-		c.rep.Complete = false
-		c.listProblem(Problem{Place: ref.Place{Source: f.Store, Document: f.Key, Offset: -1}, Err: err.Error()})
 	}
 }
 
@@ -655,48 +583,25 @@ func (c *collector) list(l *[]Found, f Found) {
 	*l = append(*l, f)
 }
 
-// markSource records that source refers to a blob: in the blob's state byte
-// for the first sources, in a set of its own for the rest (rare: more than six
-// --sessions).
-func (c *collector) markSource(st *blobState, source int, k blobKey, id string) {
-	if source < inlineSources {
-		*st |= 1 << (srcShift + source)
-		return
-	}
-	for len(c.wide) <= source-inlineSources {
-		c.wide = append(c.wide, map[string]struct{}{})
-	}
-	if id == "" {
-		id = string(k.digest[:]) + string([]byte{byte(k.ext), byte(k.ext >> 8)})
-	}
-	c.wide[source-inlineSources][id] = struct{}{}
-}
-
 func (c *collector) finish() {
+	perSource, total := c.set.distinct(len(c.rep.Sources))
 	for i := range c.rep.Sources {
-		var n int64
-		if i >= inlineSources {
-			if i-inlineSources < len(c.wide) {
-				n = int64(len(c.wide[i-inlineSources]))
-			}
-		} else {
-			bit := blobState(1) << (srcShift + i)
-			for _, st := range c.blobs {
-				if st&bit != 0 {
-					n++
-				}
-			}
-			for _, st := range c.other {
-				if st&bit != 0 {
-					n++
-				}
-			}
-		}
-		c.rep.Sources[i].DistinctBlobs = n
+		c.rep.Sources[i].DistinctBlobs = perSource[i]
 	}
-	c.rep.DistinctBlobs = int64(len(c.blobs) + len(c.other))
+	c.rep.DistinctBlobs = total
+	// Sort by place rendered once per entry, not once per comparison.
 	byPlace := func(l []Found) {
-		sort.SliceStable(l, func(i, j int) bool { return l[i].Place.String() < l[j].Place.String() })
+		keys := make([]string, len(l))
+		idx := make([]int, len(l))
+		for i := range l {
+			keys[i], idx[i] = l[i].Place.String(), i
+		}
+		sort.SliceStable(idx, func(i, j int) bool { return keys[idx[i]] < keys[idx[j]] })
+		sorted := make([]Found, len(l))
+		for i, k := range idx {
+			sorted[i] = l[k]
+		}
+		copy(l, sorted)
 	}
 	byPlace(c.rep.Dangling)
 	byPlace(c.rep.Outside)
@@ -718,4 +623,17 @@ func realDir(dir string) []string {
 		return []string{r}
 	}
 	return nil
+}
+
+// owns says whether a resolved reference belongs to the worker's shard: by
+// the store key it resolves to, or, outside every store (or without stores),
+// by what it names.
+func (w *worker) owns(f Found) bool {
+	if !w.shard.Sharded() {
+		return true
+	}
+	if len(w.stores) > 0 && f.Status == ref.Inside {
+		return w.shard.Owns(f.Key)
+	}
+	return w.shard.Owns(identity(f.Ref))
 }
