@@ -1,0 +1,90 @@
+package trash_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// cancelAfter cancels a context once n blobs were removed.
+type cancelAfter struct {
+	n      int64
+	done   atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Add(d int64) {
+	if c.done.Add(d) == c.n {
+		c.cancel()
+	}
+}
+
+// TestBucketMoveInterrupted: a signal in the middle of a bucket's batch
+// sweep, with the trash and without, finishes the batch in flight and starts
+// no other: the blobs not reached are counted as not attempted, none is
+// failed, and every blob is in the store or (with the trash) in the run, as
+// counted — on mem:// (single deletes) and on S3 (DeleteObjects).
+func TestBucketMoveInterrupted(t *testing.T) {
+	for _, kind := range []string{"mem", "s3"} {
+		for _, noTrash := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/no-trash=%v", kind, noTrash), func(t *testing.T) {
+				u := "mem://"
+				if kind == "s3" {
+					u = storetest.StartS3(t, nil).Bucket(t, "interrupted")
+				}
+				bgctx := context.Background()
+				st, err := store.Open(bgctx, u)
+				must(t, err)
+				defer st.Close()
+				const n = 2500
+				var list trash.List
+				for i := range n {
+					content := fmt.Sprintf("blob %d", i)
+					k := name(content)
+					must(t, st.Put(bgctx, k, strings.NewReader(content), store.PutOptions{}))
+					e, err := st.Stat(bgctx, k)
+					must(t, err)
+					list = append(list, trash.Item{Key: k, Size: e.Size, ModTime: e.ModTime})
+				}
+				ctx, cancel := context.WithCancel(bgctx)
+				defer cancel()
+				progress := &cancelAfter{n: 10, cancel: cancel}
+				res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{NoTrash: noTrash, StoreBlobs: n, Progress: progress})
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Move = %v, want the context's error", err)
+				}
+				removed := res.Trashed + res.Deleted
+				if len(res.Failed) != 0 || len(res.Skipped) != 0 || removed < 10 || res.NotAttempted == 0 || removed+res.NotAttempted != n {
+					t.Fatalf("removed %d, not attempted %d, skipped %v, failed %v", removed, res.NotAttempted, res.Skipped, res.Failed)
+				}
+				inStore := 0
+				must(t, st.List(bgctx, "", func(store.Entry) error { inStore++; return nil }))
+				if int64(inStore) != res.NotAttempted {
+					t.Fatalf("%d blobs in the store, %d not attempted", inStore, res.NotAttempted)
+				}
+				if noTrash {
+					return
+				}
+				in, _ := store.AsInternal(st)
+				inTrash := 0
+				must(t, in.ListInternal(bgctx, trash.Dir+"/"+res.Run+"/", func(e store.Entry) error {
+					if !strings.HasSuffix(e.Key, ".manifest.jsonl") {
+						inTrash++
+					}
+					return nil
+				}))
+				if int64(inTrash) != res.Trashed {
+					t.Fatalf("%d blobs in the trash run, %d trashed", inTrash, res.Trashed)
+				}
+			})
+		}
+	}
+}
