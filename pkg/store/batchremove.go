@@ -30,7 +30,8 @@ import (
 // replaces an existing InternalDir/name: callers use fresh names.
 //
 // DeleteMany removes keys and returns one error per key, nil for a key that
-// is gone: on S3 in DeleteObjects requests of up to 1,000 keys, each key's
+// is gone: on S3 in DeleteObjects requests of up to 1,000 keys, several at
+// once, each key's
 // outcome read from the response (a key the response does not list as
 // deleted is reported, whatever the status of the request), elsewhere by
 // single deletes, many at once. A service that asks to slow down (503
@@ -48,6 +49,13 @@ var _ BatchRemover = (*BucketStore)(nil)
 
 // s3DeleteBatch is the most keys a DeleteObjects request may name.
 const s3DeleteBatch = 1000
+
+// s3DeleteRequests is how many DeleteObjects requests DeleteMany has in
+// flight, and s3DeleteMin the fewest keys it names in one.
+const (
+	s3DeleteRequests = 8
+	s3DeleteMin      = 250
+)
 
 // deleteJobs is how many single deletes DeleteMany runs at once where the
 // service has no batch request: each is a round trip in which the client
@@ -166,13 +174,22 @@ func (s *BucketStore) DeleteMany(ctx context.Context, keys []string) []error {
 		}
 	}
 	var wg sync.WaitGroup
-	for start := 0; start < len(batch); start += s3DeleteBatch {
-		chunk := batch[start:min(start+s3DeleteBatch, len(batch))]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.deleteObjects(ctx, client, keys, chunk, errs)
-		}()
+	// Requests at once: a service may work through one request's keys one
+	// after the other (SeaweedFS does), so a few requests in flight keep it
+	// busy; each names at least s3DeleteMin keys, at most s3DeleteBatch.
+	requests := min(s3DeleteRequests, (len(batch)+s3DeleteMin-1)/s3DeleteMin)
+	if requests > 0 {
+		size := min(s3DeleteBatch, (len(batch)+requests-1)/requests)
+		sem := make(chan struct{}, requests)
+		for start := 0; start < len(batch); start += size {
+			chunk := batch[start:min(start+size, len(batch))]
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				s.deleteObjects(ctx, client, keys, chunk, errs)
+			}()
+		}
 	}
 	work := make(chan int)
 	for range min(deleteJobs, len(single)) {

@@ -20,8 +20,15 @@ import (
 const bucketJobs = 32
 
 // bucketBatch is how many blobs one round of a bucket's sweep checks and
-// removes: one DeleteObjects request, one page of a listing.
+// removes: a page of a listing, a DeleteObjects request. With the trash it
+// bounds the copies made before the second check and the sources' delete.
 const bucketBatch = 1000
+
+// deletesInFlight is how many rounds' DeleteMany may still run, without the
+// trash, while the next round is checked: a service such as SeaweedFS works
+// through a DeleteObjects request one key after the other, so the check of
+// the next keys need not wait for it, and several requests keep it busy.
+const deletesInFlight = 4
 
 // denseShare: the items are checked again by listing their key range when
 // they are at least one blob in denseShare of the store (Options.StoreBlobs).
@@ -32,7 +39,8 @@ const denseShare = 4
 
 // sweepBucket removes the items from a bucket in batches of bucketBatch:
 // each batch is checked again (stillGoes, for every blob), then, without the
-// trash, deleted in one DeleteMany; with the trash, copied into the trash on
+// trash, deleted in one DeleteMany, which runs while the next batch is
+// checked (up to deletesInFlight at once); with the trash, copied into the trash on
 // the service's side, Jobs copies at a time, checked again — a writer may
 // have replaced a blob while it was copied — and only then are the sources
 // whose copy succeeded deleted in one DeleteMany. A blob whose copy failed
@@ -50,23 +58,32 @@ func (m *mover) sweepBucket(ctx context.Context, br store.BatchRemover, items It
 		// Consecutive keys: a batch's key range then holds few other blobs.
 		slices.SortFunc(order, func(a, b int) int { return strings.Compare(items.At(a).Key, items.At(b).Key) })
 	}
-	batch := make([]Item, 0, min(n, bucketBatch))
+	var deleting sync.WaitGroup
+	inFlight := make(chan struct{}, deletesInFlight)
+	defer deleting.Wait()
 	for start := 0; start < n; start += bucketBatch {
 		if err := ctx.Err(); err != nil {
+			deleting.Wait()
 			m.res.NotAttempted += int64(n - start)
 			return err
 		}
-		batch = batch[:0]
+		batch := make([]Item, 0, min(n-start, bucketBatch))
 		for _, i := range order[start:min(start+bucketBatch, n)] {
 			batch = append(batch, items.At(i))
 		}
-		goes := m.checkBatch(ctx, br, batch, dense)
-		if m.opts.NoTrash {
-			m.deleteBatch(ctx, br, goes)
-		} else {
-			m.trashBatch(ctx, br, goes, dense)
+		if !m.opts.NoTrash {
+			m.trashBatch(ctx, br, m.checkBatch(ctx, br, batch, dense), dense)
+			continue
 		}
+		inFlight <- struct{}{} // before the check: checked blobs go at once
+		goes := m.checkBatch(ctx, br, batch, dense)
+		deleting.Add(1)
+		go func() {
+			defer func() { <-inFlight; deleting.Done() }()
+			m.deleteBatch(ctx, br, goes)
+		}()
 	}
+	deleting.Wait()
 	if m.res.NotAttempted > 0 {
 		return ctx.Err()
 	}
@@ -144,6 +161,8 @@ func (m *mover) each(ctx context.Context, n int, fn func(i int)) {
 // when ctx was cancelled before they were described, not attempted.
 func (m *mover) checkBatch(ctx context.Context, br store.BatchRemover, batch []Item, dense bool) []Item {
 	now, errs := m.describe(ctx, br, batch, dense)
+	m.mu.Lock() // a previous round's deletes may be recording theirs
+	defer m.mu.Unlock()
 	goes := make([]Item, 0, len(batch))
 	for i, it := range batch {
 		if errs[i] == nil && now[i].Key == "" || interrupted(ctx, errs[i]) {
@@ -172,7 +191,10 @@ func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []I
 	for i, it := range goes {
 		keys[i] = it.Key
 	}
-	for i, err := range br.DeleteMany(context.WithoutCancel(ctx), keys) {
+	errs := br.DeleteMany(context.WithoutCancel(ctx), keys)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, err := range errs {
 		it := goes[i]
 		switch {
 		case err == nil:
