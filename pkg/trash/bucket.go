@@ -108,19 +108,32 @@ func (m *mover) describe(ctx context.Context, br store.BatchRemover, batch []Ite
 		return now, errs
 	}
 	if dense {
+		// A key no listing can show fails alone, and does not bound the range.
 		at := make(map[string]int, len(batch))
+		var first, last string
 		for i, it := range batch {
+			if err := store.ValidKey(it.Key); err != nil {
+				errs[i] = fmt.Errorf("trash: %s: %w", m.st.Location(), err)
+				continue
+			}
 			at[it.Key] = i
 			errs[i] = fmt.Errorf("trash: %s: %s: %w", m.st.Location(), it.Key, store.ErrNotExist)
+			if first == "" || it.Key < first {
+				first = it.Key
+			}
+			last = max(last, it.Key)
 		}
-		err := br.ListRange(ctx, batch[0].Key, batch[len(batch)-1].Key, func(e store.Entry) error {
+		if len(at) == 0 {
+			return now, errs
+		}
+		err := br.ListRange(ctx, first, last, func(e store.Entry) error {
 			if i, ok := at[e.Key]; ok {
 				now[i], errs[i] = e, nil
 			}
 			return nil
 		})
 		if err != nil {
-			for i := range errs {
+			for _, i := range at {
 				errs[i] = err
 			}
 		}

@@ -95,3 +95,29 @@ func TestBucketMoveInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketMoveBadKey: a key no store may name, among the items of a
+// bucket's batch, fails alone; the batch's other blobs are checked and
+// removed, and nothing outside the store is touched.
+func TestBucketMoveBadKey(t *testing.T) {
+	for _, noTrash := range []bool{false, true} {
+		ctx := context.Background()
+		st, err := store.Open(ctx, "mem://")
+		must(t, err)
+		defer st.Close()
+		for _, k := range []string{"a.png", "m.png", "z.png"} {
+			must(t, st.Put(ctx, k, strings.NewReader("bytes of "+k), store.PutOptions{}))
+		}
+		var list trash.List
+		must(t, st.List(ctx, "", func(e store.Entry) error {
+			list = append(list, trash.Item{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
+			return nil
+		}))
+		list = append(list, trash.Item{Key: "../outside.png", Size: 1}, trash.Item{Key: "0//x", Size: 1})
+		res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{NoTrash: noTrash, StoreBlobs: 3})
+		must(t, err)
+		if res.Trashed+res.Deleted != 3 || len(res.Failed) != 2 || res.Failed[0].Key != "../outside.png" || res.Failed[1].Key != "0//x" {
+			t.Fatalf("no-trash=%v: removed %d, failed %v, skipped %v", noTrash, res.Trashed+res.Deleted, res.Failed, res.Skipped)
+		}
+	}
+}
