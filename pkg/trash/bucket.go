@@ -40,13 +40,13 @@ const denseShare = 4
 // sweepBucket removes the items from a bucket in batches of bucketBatch:
 // each batch is checked again (stillGoes, for every blob), then, without the
 // trash, deleted in one DeleteMany, which runs while the next batch is
-// checked (up to deletesInFlight at once); with the trash, copied into the trash on
-// the service's side, Jobs copies at a time, checked again — a writer may
-// have replaced a blob while it was copied — and only then are the sources
-// whose copy succeeded deleted in one DeleteMany. A blob whose copy failed
-// keeps its source. Once a batch's deletes have begun, it is finished even
-// when ctx is cancelled (the move in flight); the batches not begun are
-// counted in NotAttempted.
+// checked (up to deletesInFlight at once); with the trash, copied into the
+// trash on the service's side, Jobs copies at a time, checked again — a
+// writer may have replaced a blob while it was copied — and only then are
+// the sources whose copy succeeded deleted in one DeleteMany. A blob whose
+// copy failed keeps its source. Once a batch's deletes have begun, it is
+// finished even when ctx is cancelled (the move in flight); the batches not
+// begun are counted in NotAttempted.
 func (m *mover) sweepBucket(ctx context.Context, br store.BatchRemover, items Items) error {
 	n := items.Len()
 	order := make([]int, n)
@@ -60,7 +60,6 @@ func (m *mover) sweepBucket(ctx context.Context, br store.BatchRemover, items It
 	}
 	var deleting sync.WaitGroup
 	inFlight := make(chan struct{}, deletesInFlight)
-	defer deleting.Wait()
 	for start := 0; start < n; start += bucketBatch {
 		if err := ctx.Err(); err != nil {
 			deleting.Wait()
