@@ -61,7 +61,7 @@ the store's lock (exit 4, also for a dry run). A store that contains another sto
 			shardFlag(),
 			metricsFileFlag(),
 			metricsLabelFlag(),
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: 8 on buckets, 1 on local stores)", EnvVars: envVar("jobs")},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: 32 requests on buckets, 1 on local stores)", EnvVars: envVar("jobs")},
 		),
 		Action:      runGC,
 		Subcommands: trashCommands(),

@@ -47,7 +47,7 @@ fail the run (exit 1).
 
 ` + exitCodesHelp,
 		Flags: append(targetFlags(),
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "hashing workers (default: number of CPUs; 1 for spinning disks: one blob read at a time)", EnvVars: envVar("jobs")},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "hashing workers (default: number of CPUs, at least 16 on buckets; 1 for spinning disks: one blob read at a time)", EnvVars: envVar("jobs")},
 			&cli.StringFlag{Name: "subset", Usage: "check part n of t (e.g. 3/7), chosen by digest: t runs with n = 1..t cover the store exactly once", EnvVars: envVar("subset")},
 			&cli.StringFlag{Name: "sample", Usage: "check a random P% of the blobs (e.g. 5%)", EnvVars: envVar("sample")},
 			&cli.BoolFlag{Name: "fast", Usage: "bucket stores: compare size and the stored sha256 metadata instead of downloading", EnvVars: envVar("fast")},

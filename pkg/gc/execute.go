@@ -14,7 +14,7 @@ type ExecOptions struct {
 	// NoTrash deletes permanently instead of moving into the trash.
 	NoTrash bool
 	// Jobs is how many blobs are removed at once; 0 lets package trash choose
-	// (8 on buckets, 1 on local stores, where a rename is cheap).
+	// (32 requests on buckets, 1 on local stores, where a rename is cheap).
 	Jobs int
 	// Now names the run; zero means time.Now().
 	Now time.Time
@@ -40,11 +40,14 @@ func (p *Plan) Execute(ctx context.Context, l *storelock.Lock, opts ExecOptions)
 		return nil, fmt.Errorf("gc: the plan is for %s, not %s", p.Store, loc)
 	}
 	return trash.Move(ctx, l, planItems{p.Candidates}, trash.Options{
-		NoTrash:  opts.NoTrash,
-		Jobs:     opts.Jobs,
-		Now:      opts.Now,
-		Cutoff:   p.Cutoff,
-		Progress: opts.Progress,
+		NoTrash: opts.NoTrash,
+		Jobs:    opts.Jobs,
+		// How dense the candidates are in the store's listing: on a bucket it
+		// decides how they are checked again (see trash.Options).
+		StoreBlobs: p.Blobs,
+		Now:        opts.Now,
+		Cutoff:     p.Cutoff,
+		Progress:   opts.Progress,
 	})
 }
 

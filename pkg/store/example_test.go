@@ -89,5 +89,5 @@ func ExampleFeaturesOf() {
 	}
 	// Output:
 	// Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo
-	// Internal,ReportsMD5
+	// Internal,ReportsMD5,DeleteMany
 }

@@ -159,14 +159,16 @@ const (
 	FeatureMoveTo
 	// FeatureReportsMD5: [MD5Reporter].
 	FeatureReportsMD5
+	// FeatureBatchRemove: [BatchRemover] (ListRange, CopyToInternal, DeleteMany).
+	FeatureBatchRemove
 
 	// AllFeatures is every capability this package knows.
-	AllFeatures = FeatureReportsMD5<<1 - 1
+	AllFeatures = FeatureBatchRemove<<1 - 1
 )
 
 // featureNames are the names String uses, in bit order: the methods that the
 // capabilities add.
-var featureNames = [...]string{"Internal", "ListUnordered", "ListKeys", "MoveManyToInternal", "MoveTo", "ReportsMD5"}
+var featureNames = [...]string{"Internal", "ListUnordered", "ListKeys", "MoveManyToInternal", "MoveTo", "ReportsMD5", "DeleteMany"}
 
 // Has reports whether f holds every capability of want.
 func (f Features) Has(want Features) bool { return f&want == want }
@@ -214,6 +216,9 @@ func FeaturesOf(st Store) Features {
 	if _, ok := st.(MD5Reporter); ok {
 		f |= FeatureReportsMD5
 	}
+	if _, ok := st.(BatchRemover); ok {
+		f |= FeatureBatchRemove
+	}
 	if declares {
 		f &^= d.Drops()
 	}
@@ -249,6 +254,11 @@ func AsLocalMover(st Store) (LocalMover, bool) { return as[LocalMover](st, Featu
 
 // AsMD5Reporter returns what says when st's Stat reports an MD5, when st says so.
 func AsMD5Reporter(st Store) (MD5Reporter, bool) { return as[MD5Reporter](st, FeatureReportsMD5) }
+
+// AsBatchRemover returns st's batch removal, when it offers one.
+func AsBatchRemover(st Store) (BatchRemover, bool) {
+	return as[BatchRemover](st, FeatureBatchRemove)
+}
 
 var (
 	_ UnorderedLister = (*LocalStore)(nil)

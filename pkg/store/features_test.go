@@ -18,6 +18,7 @@ var capabilityTypes = map[store.Features]reflect.Type{
 	store.FeatureBatchMove:     reflect.TypeFor[store.BatchMover](),
 	store.FeatureMoveTo:        reflect.TypeFor[store.LocalMover](),
 	store.FeatureReportsMD5:    reflect.TypeFor[store.MD5Reporter](),
+	store.FeatureBatchRemove:   reflect.TypeFor[store.BatchRemover](),
 }
 
 // trashElsewhere embeds a local store but would route trash moves elsewhere,
@@ -57,8 +58,8 @@ func TestFeaturesOf(t *testing.T) {
 	}{
 		{"local", local, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureBatchMove | store.FeatureMoveTo,
 			"Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo"},
-		{"mem", mem, store.FeatureInternal | store.FeatureReportsMD5, "Internal,ReportsMD5"},
-		{"file", file, store.FeatureInternal | store.FeatureReportsMD5, "Internal,ReportsMD5"},
+		{"mem", mem, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove, "Internal,ReportsMD5,DeleteMany"},
+		{"file", file, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove, "Internal,ReportsMD5,DeleteMany"},
 		{"wrapper dropping moves", trashElsewhere{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys,
 			"Internal,ListUnordered,ListKeys"},
 		{"plain wrapper", onlyStore{local}, 0, "none"},
@@ -92,8 +93,9 @@ func TestFeaturesOf(t *testing.T) {
 		_, bm := store.AsBatchMover(c.st)
 		_, lm := store.AsLocalMover(c.st)
 		_, md := store.AsMD5Reporter(c.st)
+		_, br := store.AsBatchRemover(c.st)
 		offered := map[store.Features]bool{store.FeatureInternal: in, store.FeatureListUnordered: ul, store.FeatureListKeys: kl,
-			store.FeatureBatchMove: bm, store.FeatureMoveTo: lm, store.FeatureReportsMD5: md}
+			store.FeatureBatchMove: bm, store.FeatureMoveTo: lm, store.FeatureReportsMD5: md, store.FeatureBatchRemove: br}
 		for f, ok := range offered {
 			if ok != got.Has(f) {
 				t.Errorf("%s: As… for %s = %v, FeaturesOf has it = %v", c.name, f, ok, got.Has(f))
@@ -108,7 +110,7 @@ func TestFeaturesOf(t *testing.T) {
 }
 
 func TestFeaturesString(t *testing.T) {
-	if got := store.AllFeatures.String(); got != "Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ReportsMD5" {
+	if got := store.AllFeatures.String(); got != "Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ReportsMD5,DeleteMany" {
 		t.Errorf("AllFeatures = %q", got)
 	}
 	if got := (store.FeatureMoveTo | 1<<31).String(); got != "MoveTo" {

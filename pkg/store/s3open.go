@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/logging"
@@ -115,6 +117,19 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 			return nil, nil, &CredentialsError{Scheme: "s3", Err: err}
 		}
 	}
+	// The SDK's client keeps 10 idle connections per host: with more requests
+	// in flight than that (gc's 32 Stats or copies, verify's 16 readers), the
+	// rest would open a new connection for every request, which costs the
+	// service more than the request itself on small objects.
+	if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok || cfg.HTTPClient == nil {
+		if bc == nil {
+			bc = awshttp.NewBuildableClient()
+		}
+		cfg.HTTPClient = bc.WithTransportOptions(func(tr *http.Transport) {
+			tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, s3IdleConnsPerHost)
+			tr.MaxIdleConns = max(tr.MaxIdleConns, s3IdleConnsPerHost)
+		})
+	}
 	cfg.APIOptions = append(cfg.APIOptions, addPresetPayloadHash)
 	// s3blob hands its own setting to the transfer manager, which would
 	// otherwise override the client's.
@@ -126,6 +141,10 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 	}
 	return b, &s3Putter{client: client, bucket: u.Host, sse: opts.EncryptionType, kmsKeyID: opts.KMSEncryptionID}, nil
 }
+
+// s3IdleConnsPerHost is how many idle connections the S3 client keeps to the
+// service: more than any command of mediactl has requests in flight.
+const s3IdleConnsPerHost = 128
 
 // CredentialsError is returned by Open for a bucket whose service finds no
 // credentials (none in the environment, the shared files, or the instance's

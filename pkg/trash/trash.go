@@ -66,8 +66,14 @@ type Options struct {
 	// NoTrash deletes permanently instead of moving into the trash.
 	NoTrash bool
 	// Jobs is how many blobs are removed at once (buckets gain from it); 0
-	// means 8 for buckets and 1 for local stores, where a rename is cheap.
+	// means 32 for buckets (see bucketJobs) and 1 for local stores, where a
+	// rename is cheap.
 	Jobs int
+	// StoreBlobs, when known, is how many blobs the store held when the items
+	// were planned. On a bucket that removes in batches it tells how dense
+	// the items are in the store's listing, and so whether to check them
+	// again by listing their key range or by a Stat each (see sweepBucket).
+	StoreBlobs int64
 	// Now names the run; zero means time.Now().
 	Now time.Time
 	// Cutoff, when not zero, is the newest modification time a blob may have
@@ -156,6 +162,8 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	var err error
 	if bm, ok := store.AsBatchMover(st); ok && !opts.NoTrash {
 		err = m.sweepBatches(ctx, bm, items)
+	} else if br, ok := store.AsBatchRemover(st); ok {
+		err = m.sweepBucket(ctx, br, items)
 	} else {
 		err = m.sweep(ctx, items)
 	}
@@ -198,7 +206,7 @@ func (m *mover) sweep(ctx context.Context, items Items) error {
 	if jobs <= 0 {
 		jobs = 1
 		if _, isBucket := m.st.(store.Bucket); isBucket {
-			jobs = 8
+			jobs = bucketJobs
 		}
 	}
 	work := make(chan Item)
@@ -335,6 +343,21 @@ func (m *mover) remove(ctx context.Context, it Item) (string, error) {
 		return "", err
 	}
 	now, err := m.st.Stat(ctx, it.Key)
+	if skip, err := m.stillGoes(it, now, err); skip != "" || err != nil {
+		return skip, err
+	}
+	return "", store.RetryThrottled(ctx, func() error {
+		if m.opts.NoTrash {
+			return m.st.Delete(ctx, it.Key)
+		}
+		return m.in.MoveToInternal(ctx, it.Key, Dir+"/"+m.res.Run+"/"+it.Key)
+	})
+}
+
+// stillGoes is the check every blob passes right before it goes: now (or
+// err) is how the store describes it at this moment. It returns why the blob
+// stays ("" when it may go), or the error that kept it from being described.
+func (m *mover) stillGoes(it Item, now store.Entry, err error) (string, error) {
 	switch {
 	case errors.Is(err, store.ErrNotExist):
 		return "gone since the plan", nil
@@ -347,12 +370,7 @@ func (m *mover) remove(ctx context.Context, it Item) (string, error) {
 	case !m.opts.Cutoff.IsZero() && !now.ModTime.Before(m.opts.Cutoff):
 		return "modified after the cutoff", nil
 	}
-	return "", store.RetryThrottled(ctx, func() error {
-		if m.opts.NoTrash {
-			return m.st.Delete(ctx, it.Key)
-		}
-		return m.in.MoveToInternal(ctx, it.Key, Dir+"/"+m.res.Run+"/"+it.Key)
-	})
+	return "", nil
 }
 
 // finish sorts the result and writes the run's manifest, on a context of its

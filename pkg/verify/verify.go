@@ -108,10 +108,11 @@ type Subset struct{ N, T int }
 // Options configure Run.
 type Options struct {
 	Store store.Store
-	// Jobs is the number of hashing workers; 0 means one per CPU. Each reads
-	// two blobs at a time where it hashes them in step; with 1, a single
-	// blob is read at a time: use it on spinning disks, where parallel reads
-	// are several times slower.
+	// Jobs is the number of hashing workers; 0 means one per CPU, and on a
+	// bucket at least BucketReaders. On a local store each reads two blobs
+	// at a time where it hashes them in step; with 1, a single blob is read
+	// at a time: use it on spinning disks, where parallel reads are several
+	// times slower.
 	Jobs int
 	// Subset, when T > 0, checks only part N of T.
 	Subset Subset
@@ -240,13 +241,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// worker would interleave reads of two. A default of one job (one CPU)
 	// is not such a request.
 	serial := opts.Jobs == 1
+	_, isBucket := opts.Store.(store.Bucket)
 	if opts.Jobs <= 0 {
 		opts.Jobs = runtime.NumCPU()
+		if isBucket {
+			opts.Jobs = max(opts.Jobs, BucketReaders)
+		}
 	}
 	if opts.MaxListed <= 0 {
 		opts.MaxListed = 10000
 	}
-	_, isBucket := opts.Store.(store.Bucket)
 	fast := opts.Fast && isBucket
 	rep := &Report{Store: opts.Store.Location(), Shard: opts.Shard.String(), Mode: "full", Complete: true,
 		Counts:  map[Category]int64{OK: 0, Corrupt: 0, Unverifiable: 0, Unreadable: 0},
@@ -277,7 +281,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			h := newHasher(opts.Store, fast, opts.Progress)
-			if pairHashing && !fast && !serial {
+			if pairHashing && !isBucket && !serial {
 				h.pairWorker(ctx, jobs, results)
 				return
 			}
@@ -492,6 +496,16 @@ type hasher struct {
 	chunks   chunkReader
 	progress interface{ Add(int64) }
 }
+
+// BucketReaders is how many blobs Run reads at once from a bucket when
+// Options.Jobs is 0. A bucket's reads wait on the network — a request's first
+// byte takes milliseconds, a 100 KiB object streams in about as long — while
+// hashing it takes 70 µs, so one worker per CPU leaves the service idle
+// between requests; 16 readers keep it busy. Each holds one read buffer
+// (readBufferSize), so the bytes in flight are 16 × 256 KiB = 4 MiB, whatever
+// the size of the blobs. (A worker hashing two blobs in step is for local
+// files, where the CPU is what limits.)
+const BucketReaders = 16
 
 // readBufferSize: each 256 KiB chunk read is still in the core's L2 cache when
 // the hash reads it (measured ~5% faster than 1 MiB on 2 GiB of blobs).

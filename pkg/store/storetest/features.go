@@ -26,6 +26,7 @@ var capabilityTypes = map[store.Features]reflect.Type{
 	store.FeatureBatchMove:     reflect.TypeFor[store.BatchMover](),
 	store.FeatureMoveTo:        reflect.TypeFor[store.LocalMover](),
 	store.FeatureReportsMD5:    reflect.TypeFor[store.MD5Reporter](),
+	store.FeatureBatchRemove:   reflect.TypeFor[store.BatchRemover](),
 }
 
 // testFeatures: FeaturesOf reports exactly the capabilities whose interface
@@ -381,5 +382,105 @@ func testReportsMD5(t *testing.T, s store.Store) {
 	}
 	if reported == 0 {
 		t.Error("ReportsMD5 is false for every size up to 1 MiB: the capability says nothing")
+	}
+}
+
+// testBatchRemove: ListRange describes exactly the blobs of the range, as
+// List does; CopyToInternal copies and leaves the blob; DeleteMany removes
+// what it says it removed, reports the rest, and touches nothing else.
+func testBatchRemove(t *testing.T, s store.Store) {
+	br, ok := store.AsBatchRemover(s)
+	if !ok {
+		t.Skip("no batch removal")
+	}
+	in, ok := store.AsInternal(s)
+	if !ok {
+		t.Fatal("a batch removal without an internal folder to copy into")
+	}
+	putDescribed(t, s)
+	for _, k := range []string{"w", "x0", "x/0", "x/1a", "x/2", "xa", "y"} {
+		put(t, s, k, "content of "+k, store.PutOptions{})
+	}
+	ranged := func(first, last string) []store.Entry {
+		t.Helper()
+		var es []store.Entry
+		if err := br.ListRange(ctx, first, last, func(e store.Entry) error { es = append(es, e); return nil }); err != nil {
+			t.Fatalf("ListRange(%q, %q): %v", first, last, err)
+		}
+		return es
+	}
+	all := list(t, s, "")
+	for _, r := range [][2]string{{"x/1", "x/22"}, {"x/1a", "x/y/333"}, {"w", "xa"}, {"a", "z"}, {"x/1", "x/1"}, {"x/2", "x/1"}, {"sub/-", "sub/zz"}, {"-", "b"}, {"x/0", "x0"}, {"é/ü", "é/ü"}} {
+		var want []store.Entry
+		for _, e := range all {
+			if e.Key >= r[0] && e.Key <= r[1] {
+				want = append(want, e)
+			}
+		}
+		if got := ranged(r[0], r[1]); !slices.EqualFunc(got, want, sameDescription) {
+			t.Errorf("ListRange(%q, %q) =\n %+v\nwant\n %+v", r[0], r[1], got, want)
+		}
+	}
+	stop := errors.New("stop")
+	if err := br.ListRange(ctx, "a", "z", func(store.Entry) error { return stop }); err != stop {
+		t.Errorf("ListRange with a failing callback = %v, want the callback's error", err)
+	}
+	if err := br.ListRange(ctx, "../a", "z", func(store.Entry) error { return nil }); !errors.Is(err, store.ErrInvalidKey) {
+		t.Errorf("ListRange from ../a = %v, want ErrInvalidKey", err)
+	}
+
+	if err := br.CopyToInternal(ctx, "x/2", "trash/r/x/2"); err != nil {
+		t.Fatalf("CopyToInternal: %v", err)
+	}
+	if got := read(t, s, "x/2"); got != "content of x/2" {
+		t.Errorf("after CopyToInternal the blob holds %q", got)
+	}
+	rc, err := in.OpenInternal(ctx, "trash/r/x/2")
+	if err != nil {
+		t.Fatalf("the copy: %v", err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "content of x/2" {
+		t.Errorf("the copy holds %q", b)
+	}
+	if err := br.CopyToInternal(ctx, "missing", "trash/r/missing"); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("CopyToInternal of a missing key = %v, want ErrNotExist", err)
+	}
+	for _, c := range [][2]string{{"../x", "trash/r/a"}, {"x/2", "../../escape"}} {
+		if err := br.CopyToInternal(ctx, c[0], c[1]); !errors.Is(err, store.ErrInvalidKey) {
+			t.Errorf("CopyToInternal(%q, %q) = %v, want ErrInvalidKey", c[0], c[1], err)
+		}
+	}
+
+	// Many keys: more than one DeleteObjects request on S3.
+	var many []string
+	for i := range 1003 {
+		k := fmt.Sprintf("many/%04d", i)
+		put(t, s, k, "m", store.PutOptions{})
+		many = append(many, k)
+	}
+	keys := append([]string{"w", "x/1a", "../escape", store.InternalDir + "/journal/1.json", "é/ü"}, many...)
+	errs := br.DeleteMany(ctx, keys)
+	if len(errs) != len(keys) {
+		t.Fatalf("DeleteMany returned %d errors for %d keys", len(errs), len(keys))
+	}
+	for i, k := range keys {
+		bad := i == 2 || i == 3
+		if bad && !errors.Is(errs[i], store.ErrInvalidKey) || !bad && errs[i] != nil {
+			t.Errorf("DeleteMany: %s: %v", k, errs[i])
+		}
+	}
+	if errs := br.DeleteMany(ctx, []string{"missing"}); errs[0] != nil && !errors.Is(errs[0], store.ErrNotExist) {
+		t.Errorf("DeleteMany of a missing key = %v, want nil or ErrNotExist", errs[0])
+	}
+	if errs := br.DeleteMany(ctx, nil); len(errs) != 0 {
+		t.Errorf("empty DeleteMany: %v", errs)
+	}
+	wantKeys(t, s, "", "b", "sub/.mediactl/k", "x/0", "x/1", "x/2", "x/22", "x/y/333", "x0", "xa", "y")
+	if rc, err := in.OpenInternal(ctx, "journal/1.json"); err != nil {
+		t.Errorf("the internal file named by an invalid key: %v", err)
+	} else {
+		rc.Close()
 	}
 }

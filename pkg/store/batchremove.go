@@ -1,0 +1,306 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"gocloud.dev/blob"
+)
+
+// BatchRemover removes many blobs of a bucket at once (gc's sweep, with or
+// without the trash), where a request per blob would set the pace.
+//
+// ListRange describes, as List does (Key, Size, ModTime, the internal folder
+// skipped), the blobs whose keys lie between first and last, both included,
+// in key order: a caller that is about to remove a run of sorted keys checks
+// them all again with a page of the listing per 1,000 keys, instead of a Stat
+// per key.
+//
+// CopyToInternal copies blob key to InternalDir/name on the service's side
+// (no byte passes through this process); the blob stays where it is. It
+// replaces an existing InternalDir/name: callers use fresh names.
+//
+// DeleteMany removes keys and returns one error per key, nil for a key that
+// is gone: on S3 in DeleteObjects requests of up to 1,000 keys, several at
+// once, each key's
+// outcome read from the response (a key the response does not list as
+// deleted is reported, whatever the status of the request), elsewhere by
+// single deletes, many at once. A service that asks to slow down (503
+// SlowDown, 429, a key's SlowDown in the response) is asked again after a
+// pause ([RetryThrottled]), so that every key ends removed or reported. A key
+// already gone is reported as ErrNotExist where the service says so; S3
+// reports such a key as deleted.
+type BatchRemover interface {
+	ListRange(ctx context.Context, first, last string, fn func(Entry) error) error
+	CopyToInternal(ctx context.Context, key, name string) error
+	DeleteMany(ctx context.Context, keys []string) []error
+}
+
+var _ BatchRemover = (*BucketStore)(nil)
+
+// s3DeleteBatch is the most keys a DeleteObjects request may name.
+const s3DeleteBatch = 1000
+
+// s3DeleteRequests is how many DeleteObjects requests DeleteMany has in
+// flight, and s3DeleteMin the fewest keys it names in one.
+const (
+	s3DeleteRequests = 8
+	s3DeleteMin      = 250
+)
+
+// deleteJobs is how many single deletes DeleteMany runs at once where the
+// service has no batch request: each is a round trip in which the client
+// waits, and services serve thousands a second.
+const deleteJobs = 32
+
+// errStopRange ends a range listing past its last key.
+var errStopRange = errors.New("past the range")
+
+// ListRange reports the blobs with first <= key <= last in key order. On S3
+// the listing starts at first (ListObjectsV2's StartAfter); elsewhere it
+// starts at the longest prefix first and last share. Both stop past last.
+func (s *BucketStore) ListRange(ctx context.Context, first, last string, fn func(Entry) error) error {
+	for _, k := range []string{first, last} {
+		if err := ValidKey(k); err != nil {
+			return fmt.Errorf("store %s: list range: %w", s.location, err)
+		}
+	}
+	if first > last {
+		return nil
+	}
+	n := 0
+	for n < len(first) && n < len(last) && first[n] == last[n] {
+		n++
+	}
+	prefix := first[:n]
+	inRange := func(e Entry) error {
+		switch {
+		case e.Key > last:
+			return errStopRange
+		case e.Key < first:
+			return nil
+		}
+		return fn(e)
+	}
+	var err error
+	if s.scheme == "s3" && plainS3Key(s.prefix+first, nil) {
+		err = s.listS3From(ctx, prefix, first, inRange)
+	} else {
+		err = s.List(ctx, prefix, inRange)
+	}
+	if errors.Is(err, errStopRange) {
+		return nil
+	}
+	return err
+}
+
+// listS3From lists prefix on S3 from just before first: StartAfter is first
+// less its last byte, so that first itself is listed, and what lies between
+// (first's shorter siblings) is skipped by the caller.
+func (s *BucketStore) listS3From(ctx context.Context, prefix, first string, fn func(Entry) error) error {
+	after := s.prefix + first[:len(first)-1]
+	it := s.b.List(&blob.ListOptions{Prefix: prefix, BeforeList: func(as func(any) bool) error {
+		var in *s3.ListObjectsV2Input
+		if as(&in) {
+			in.StartAfter = aws.String(after)
+		}
+		return nil
+	}})
+	for {
+		obj, err := it.Next(ctx)
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return s.errorf("list", prefix, err)
+		}
+		if obj.IsDir || strings.HasSuffix(obj.Key, "/") || isInternal(obj.Key) {
+			continue
+		}
+		if err := fn(Entry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}); err != nil {
+			return err
+		}
+	}
+}
+
+// CopyToInternal copies blob key to InternalDir/name on the service's side.
+func (s *BucketStore) CopyToInternal(ctx context.Context, key, name string) error {
+	if err := ValidKey(key); err != nil {
+		return fmt.Errorf("store %s: copy: %w", s.location, err)
+	}
+	if err := validInternal(name); err != nil {
+		return fmt.Errorf("store %s: copy: %w", s.location, err)
+	}
+	dst := internalName(name)
+	if err := s.b.Copy(ctx, dst, key, nil); err != nil {
+		return s.errorf("copy "+key+" to", dst, err)
+	}
+	return nil
+}
+
+// DeleteMany removes keys; see [BatchRemover].
+func (s *BucketStore) DeleteMany(ctx context.Context, keys []string) []error {
+	errs := make([]error, len(keys))
+	var batch []int // indexes of the keys DeleteObjects can name
+	var single []int
+	var client *s3.Client
+	if s.scheme == "s3" && s.b.As(&client) {
+		for i, k := range keys {
+			switch err := ValidKey(k); {
+			case err != nil:
+				errs[i] = fmt.Errorf("store %s: delete: %w", s.location, err)
+			case plainS3Key(s.prefix+k, nil):
+				batch = append(batch, i)
+			default:
+				single = append(single, i) // gocloud escapes it: let gocloud name it
+			}
+		}
+	} else {
+		for i, k := range keys {
+			if err := ValidKey(k); err != nil {
+				errs[i] = fmt.Errorf("store %s: delete: %w", s.location, err)
+				continue
+			}
+			single = append(single, i)
+		}
+	}
+	var wg sync.WaitGroup
+	// Requests at once: a service may work through one request's keys one
+	// after the other (SeaweedFS does), so a few requests in flight keep it
+	// busy; each names at least s3DeleteMin keys, at most s3DeleteBatch.
+	requests := min(s3DeleteRequests, (len(batch)+s3DeleteMin-1)/s3DeleteMin)
+	if requests > 0 {
+		size := min(s3DeleteBatch, (len(batch)+requests-1)/requests)
+		sem := make(chan struct{}, requests)
+		for start := 0; start < len(batch); start += size {
+			chunk := batch[start:min(start+size, len(batch))]
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				s.deleteObjects(ctx, client, keys, chunk, errs)
+			}()
+		}
+	}
+	work := make(chan int)
+	for range min(deleteJobs, len(single)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				errs[i] = RetryThrottled(ctx, func() error { return s.Delete(ctx, keys[i]) })
+			}
+		}()
+	}
+	for _, i := range single {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return errs
+}
+
+// deleteObjects removes keys[i] for i in idx with DeleteObjects requests,
+// setting errs[i]: nil for a key the response lists as deleted, the key's
+// error for one it lists as failed, and an error for one it does not list.
+// Keys the service throttles, as a whole request or one by one, are sent
+// again after a pause, up to RetryThrottled's tries.
+func (s *BucketStore) deleteObjects(ctx context.Context, client *s3.Client, keys []string, idx []int, errs []error) {
+	pending := idx
+	wait := 250 * time.Millisecond
+	for attempt := 1; len(pending) > 0; attempt++ {
+		objs := make([]types.ObjectIdentifier, len(pending))
+		byKey := make(map[string]int, len(pending))
+		for j, i := range pending {
+			full := s.prefix + keys[i]
+			objs[j] = types.ObjectIdentifier{Key: aws.String(full)}
+			byKey[full] = i
+		}
+		var out *s3.DeleteObjectsOutput
+		err := RetryThrottled(ctx, func() error {
+			var err error
+			out, err = client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+				Bucket: aws.String(s.name),
+				Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(false)},
+			})
+			return err
+		})
+		if err != nil {
+			err = s.errorf("delete", fmt.Sprintf("(%d keys in one request)", len(pending)), err)
+			for _, i := range pending {
+				errs[i] = err
+			}
+			return
+		}
+		deleted := make(map[int]bool, len(out.Deleted))
+		for _, d := range out.Deleted {
+			if i, ok := byKey[aws.ToString(d.Key)]; ok {
+				deleted[i] = true
+			}
+		}
+		failed := make(map[int]*KeyError, len(out.Errors))
+		for _, e := range out.Errors {
+			if i, ok := byKey[aws.ToString(e.Key)]; ok {
+				failed[i] = &KeyError{Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)}
+			}
+		}
+		var throttled []int
+		for _, i := range pending {
+			kerr, isFailed := failed[i]
+			switch {
+			case isFailed && deleted[i]:
+				errs[i] = s.errorf("delete", keys[i], fmt.Errorf("%w: the response lists it as deleted and as failed (%v)", ErrNotConfirmed, kerr))
+			case deleted[i]:
+				errs[i] = nil
+			case isFailed && IsThrottled(kerr) && attempt < 8:
+				throttled = append(throttled, i)
+			case isFailed:
+				errs[i] = s.errorf("delete", keys[i], kerr)
+			default:
+				errs[i] = s.errorf("delete", keys[i], ErrNotConfirmed)
+			}
+		}
+		pending = throttled
+		if len(pending) == 0 {
+			return
+		}
+		select {
+		case <-time.After(wait/2 + time.Duration(rand.Int64N(int64(wait)))):
+		case <-ctx.Done():
+			for _, i := range pending {
+				errs[i] = s.errorf("delete", keys[i], ctx.Err())
+			}
+			return
+		}
+		wait = min(2*wait, 8*time.Second)
+	}
+}
+
+// ErrNotConfirmed is wrapped by DeleteMany for a key whose removal the
+// service did not confirm: it may still be there.
+var ErrNotConfirmed = errors.New("the service did not confirm its removal")
+
+// KeyError is the error a DeleteObjects response gives for one key.
+type KeyError struct {
+	Code    string
+	Message string
+}
+
+func (e *KeyError) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// ErrorCode lets IsThrottled read the code, as it reads the SDK's errors.
+func (e *KeyError) ErrorCode() string { return e.Code }
+
+// Is maps the codes that say the key names nothing to ErrNotExist.
+func (e *KeyError) Is(target error) bool {
+	return target == ErrNotExist && (e.Code == "NoSuchKey" || e.Code == "NotFound")
+}

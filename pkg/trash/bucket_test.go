@@ -1,0 +1,123 @@
+package trash_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// cancelAfter cancels a context once n blobs were removed.
+type cancelAfter struct {
+	n      int64
+	done   atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Add(d int64) {
+	if c.done.Add(d) == c.n {
+		c.cancel()
+	}
+}
+
+// TestBucketMoveInterrupted: a signal in the middle of a bucket's batch
+// sweep, with the trash and without, finishes the batches in flight and
+// starts no other: the blobs not reached are counted as not attempted, none is
+// failed, and every blob is in the store or (with the trash) in the run, as
+// counted — on mem:// (single deletes) and on S3 (DeleteObjects).
+func TestBucketMoveInterrupted(t *testing.T) {
+	for _, kind := range []string{"mem", "s3"} {
+		for _, noTrash := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/no-trash=%v", kind, noTrash), func(t *testing.T) {
+				u := "mem://"
+				if kind == "s3" {
+					u = storetest.StartS3(t, nil).Bucket(t, "interrupted")
+				}
+				bgctx := context.Background()
+				st, err := store.Open(bgctx, u)
+				must(t, err)
+				defer st.Close()
+				// Without the trash, rounds of 1,000 are checked while earlier
+				// rounds' deletes run, up to 4: the sixth is checked only after
+				// the first round's deletes, which cancel, are recorded.
+				n := 2500
+				if noTrash {
+					n = 5500
+				}
+				for i := range n {
+					content := fmt.Sprintf("blob %d", i)
+					must(t, st.Put(bgctx, name(content), strings.NewReader(content), store.PutOptions{}))
+				}
+				// Described by the listing, as gc's plan describes them.
+				var list trash.List
+				must(t, st.List(bgctx, "", func(e store.Entry) error {
+					list = append(list, trash.Item{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
+					return nil
+				}))
+				ctx, cancel := context.WithCancel(bgctx)
+				defer cancel()
+				progress := &cancelAfter{n: 10, cancel: cancel}
+				res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{NoTrash: noTrash, StoreBlobs: int64(n), Progress: progress})
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Move = %v, want the context's error", err)
+				}
+				removed := res.Trashed + res.Deleted
+				if len(res.Failed) != 0 || len(res.Skipped) != 0 || removed < 10 || res.NotAttempted == 0 || removed+res.NotAttempted != int64(n) {
+					t.Fatalf("removed %d, not attempted %d, skipped %v, failed %v", removed, res.NotAttempted, res.Skipped, res.Failed)
+				}
+				inStore := 0
+				must(t, st.List(bgctx, "", func(store.Entry) error { inStore++; return nil }))
+				if int64(inStore) != res.NotAttempted {
+					t.Fatalf("%d blobs in the store, %d not attempted", inStore, res.NotAttempted)
+				}
+				if noTrash {
+					return
+				}
+				in, _ := store.AsInternal(st)
+				inTrash := 0
+				must(t, in.ListInternal(bgctx, trash.Dir+"/"+res.Run+"/", func(e store.Entry) error {
+					if !strings.HasSuffix(e.Key, ".manifest.jsonl") {
+						inTrash++
+					}
+					return nil
+				}))
+				if int64(inTrash) != res.Trashed {
+					t.Fatalf("%d blobs in the trash run, %d trashed", inTrash, res.Trashed)
+				}
+			})
+		}
+	}
+}
+
+// TestBucketMoveBadKey: a key no store may name, among the items of a
+// bucket's batch, fails alone; the batch's other blobs are checked and
+// removed, and nothing outside the store is touched.
+func TestBucketMoveBadKey(t *testing.T) {
+	for _, noTrash := range []bool{false, true} {
+		ctx := context.Background()
+		st, err := store.Open(ctx, "mem://")
+		must(t, err)
+		defer st.Close()
+		for _, k := range []string{"a.png", "m.png", "z.png"} {
+			must(t, st.Put(ctx, k, strings.NewReader("bytes of "+k), store.PutOptions{}))
+		}
+		var list trash.List
+		must(t, st.List(ctx, "", func(e store.Entry) error {
+			list = append(list, trash.Item{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
+			return nil
+		}))
+		list = append(list, trash.Item{Key: "../outside.png", Size: 1}, trash.Item{Key: "0//x", Size: 1})
+		res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{NoTrash: noTrash, StoreBlobs: 3})
+		must(t, err)
+		if res.Trashed+res.Deleted != 3 || len(res.Failed) != 2 || res.Failed[0].Key != "../outside.png" || res.Failed[1].Key != "0//x" {
+			t.Fatalf("no-trash=%v: removed %d, failed %v, skipped %v", noTrash, res.Trashed+res.Deleted, res.Failed, res.Skipped)
+		}
+	}
+}
