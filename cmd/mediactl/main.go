@@ -40,6 +40,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// The first signal cancels the run, which stops cleanly; a second one
 	// gets the default behaviour and ends the process at once.
 	go func() { <-ctx.Done(); stop() }()
+	if f, ok := stderr.(*os.File); ok && f == os.Stderr && wantsJSONLog(args) {
+		defer jsonStderr(stderr)()
+	}
 	app := newApp(stdout, stderr)
 	app.Metadata = map[string]any{"args": args}
 	err := app.RunContext(ctx, args)

@@ -96,7 +96,8 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 	// The S3 client's warnings go to the standard logger, which the command
 	// routes into its log at debug level, instead of raw lines on stderr.
 	// (The credential chain was built by the config loader with the SDK's
-	// default logger: its instance-metadata warnings still print as they are.)
+	// default logger on os.Stderr; the command turns those lines into JSON
+	// records under --log-format json.)
 	cfg.Logger = logging.NewStandardLogger(log.Writer())
 	if !q.Has("response_checksum_validation") {
 		// Every reader here hashes what it reads against the blob's name or its
