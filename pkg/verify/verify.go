@@ -299,7 +299,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// The listing runs in its own goroutine; this one collects results.
 	perms := newPermCensus(opts.MaxListed)     // the collector's: blobs hashed
 	listPerms := newPermCensus(opts.MaxListed) // the lister's: entries not hashed
-	var anomalies []Anomaly
+	anomalies := newAnomalyList(opts.MaxListed) // the lister's
 	var listErr error
 	var listed, selected int64
 	go func() {
@@ -327,11 +327,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				return nil // another shard's
 			}
 			if a, skip := entryAnomaly(e); skip {
-				anomalies = append(anomalies, a)
+				anomalies.add(a)
 				return nil
 			}
 			if blobname.IsTemporary(e.Key) {
-				anomalies = append(anomalies, Anomaly{e.Key, Temporary, "leftover of an interrupted write; not a blob"})
+				anomalies.add(Anomaly{e.Key, Temporary, "leftover of an interrupted write; not a blob"})
 				if e.Mode != 0 {
 					listPerms.add(e.Key, e.Mode.Perm())
 				}
@@ -371,7 +371,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		listErr = opts.Store.List(ctx, "", visit)
 	}()
 
-	var resultAnomalies []Anomaly
+	resultAnomalies := newAnomalyList(opts.MaxListed) // the hashers'
 	collect := func(r Result) {
 		hashedBytes.Add(r.Size)
 		hashedBlobs.Add(1)
@@ -390,7 +390,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			rep.list(&rep.Unreadable, r, opts.MaxListed)
 		}
 		if r.Size == 0 && r.Category != Unreadable {
-			resultAnomalies = append(resultAnomalies, Anomaly{r.Key, Empty, "zero bytes"})
+			resultAnomalies.add(Anomaly{r.Key, Empty, "zero bytes"})
 		}
 		if r.How == "sha256" {
 			rep.BytesRead += r.Size
@@ -399,7 +399,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			opts.OnResult(r)
 		}
 		if r.magic != "" {
-			resultAnomalies = append(resultAnomalies, Anomaly{r.Key, r.magic, r.magicDetail})
+			resultAnomalies.add(Anomaly{r.Key, r.magic, r.magicDetail})
 		}
 	}
 	for rs := range results {
@@ -423,17 +423,23 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if listed > 0 {
 		rep.Fraction = float64(selected) / float64(listed)
 	}
-	all := append(append([]Anomaly{}, anomalies...), resultAnomalies...)
 	perms.merge(listPerms) // the lister is done: results is closed after jobs
-	all = append(all, perms.wide()...)
-	rep.AnomalyCount = int64(len(all))
-	sort.Slice(all, func(i, j int) bool {
-		return all[i].Key < all[j].Key || all[i].Key == all[j].Key && all[i].Kind < all[j].Kind
-	})
-	if len(all) > opts.MaxListed {
-		all, rep.Truncated = all[:opts.MaxListed], true
+	all := newAnomalyList(opts.MaxListed)
+	for _, a := range anomalies.sorted() {
+		all.add(a)
 	}
-	rep.Anomalies = all
+	for _, a := range resultAnomalies.sorted() {
+		all.add(a)
+	}
+	wide := perms.wide()
+	for _, a := range wide {
+		all.add(a)
+	}
+	rep.AnomalyCount = anomalies.n + resultAnomalies.n + int64(len(wide))
+	rep.Anomalies = all.sorted()
+	if rep.AnomalyCount > int64(len(rep.Anomalies)) {
+		rep.Truncated = true
+	}
 	// Corrupt blobs that sessions refer to are user-visible breakage: first.
 	sort.SliceStable(rep.Corrupt, func(i, j int) bool {
 		a, b := rep.Corrupt[i], rep.Corrupt[j]
