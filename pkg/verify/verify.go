@@ -297,8 +297,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	go func() { wg.Wait(); close(results) }()
 
 	// The listing runs in its own goroutine; this one collects results.
-	perms := newPermCensus(opts.MaxListed)     // the collector's: blobs hashed
-	listPerms := newPermCensus(opts.MaxListed) // the lister's: entries not hashed
+	perms := newPermCensus(opts.MaxListed)      // the collector's: blobs hashed
+	listPerms := newPermCensus(opts.MaxListed)  // the lister's: entries not hashed
 	anomalies := newAnomalyList(opts.MaxListed) // the lister's
 	var listErr error
 	var listed, selected int64
