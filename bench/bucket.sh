@@ -37,18 +37,7 @@ N=4000
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bench/bucket.sh: RUNS=$RUNS is not a positive number" >&2; exit 2; }
 [[ -z $JOBS || $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "bench/bucket.sh: JOBS=$JOBS is not a positive number" >&2; exit 2; }
 
-die() { echo "bench/bucket.sh: $*" >&2; exit 1; }
-
-need() {
-  command -v "$1" >/dev/null && return 0
-  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-    die "$1 missing: apt-get install -y $2"
-  fi
-  echo "bench/bucket.sh: installing $2 with apt-get" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 ||
-    { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; } ||
-    die "apt-get install $2 failed"
-}
+. bench/lib.sh
 need rclone rclone
 need /usr/bin/time time
 
@@ -78,36 +67,11 @@ mapfile -t kept < <(cd "$blobs" && ls | sort | awk 'NR % 400 == 1')
   printf '  ]\n}\n'
 } >"$sessions/session.json"
 
-export SEAWEEDFS_RUN_DIR="$BENCH_DIR/seaweedfs"
-started=false
-if ! exports=$(scripts/services/seaweedfs.sh status 2>/dev/null); then
-  if [ -n "${MEDIACTL_TEST_SEAWEEDFS:-}" ] && curl -s -o /dev/null "$MEDIACTL_TEST_SEAWEEDFS"; then
-    exports="export MEDIACTL_TEST_SEAWEEDFS=$MEDIACTL_TEST_SEAWEEDFS MEDIACTL_TEST_SEAWEEDFS_KEY=$MEDIACTL_TEST_SEAWEEDFS_KEY MEDIACTL_TEST_SEAWEEDFS_SECRET=$MEDIACTL_TEST_SEAWEEDFS_SECRET"
-  else
-    exports=$(scripts/services/seaweedfs.sh start)
-    started=true
-  fi
-fi
-eval "$exports"
-endpoint=$MEDIACTL_TEST_SEAWEEDFS
-
-export RCLONE_CONFIG_W_TYPE=s3 RCLONE_CONFIG_W_PROVIDER=Other RCLONE_CONFIG_W_ENDPOINT="$endpoint"
-export RCLONE_CONFIG_W_ACCESS_KEY_ID="$MEDIACTL_TEST_SEAWEEDFS_KEY" RCLONE_CONFIG_W_SECRET_ACCESS_KEY="$MEDIACTL_TEST_SEAWEEDFS_SECRET"
-export RCLONE_CONFIG_W_FORCE_PATH_STYLE=true RCLONE_CONFIG_W_REGION=us-east-1
-export AWS_ACCESS_KEY_ID="$MEDIACTL_TEST_SEAWEEDFS_KEY" AWS_SECRET_ACCESS_KEY="$MEDIACTL_TEST_SEAWEEDFS_SECRET"
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
-unset AWS_PROFILE AWS_SESSION_TOKEN
-rclone() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }
-url() { echo "s3://$1?endpoint=$endpoint&use_path_style=true&region=us-east-1"; }
+seaweedfs_up --or-test-server
+url() { s3url "$1"; }
 
 run_id=$(date +%s)
 seed="bench-bucket-seed"
-made=()
-cleanup() {
-  for b in "${made[@]}"; do rclone purge "w:$b" >/dev/null 2>&1 || true; done
-  if $started; then scripts/services/seaweedfs.sh stop >/dev/null 2>&1 || true; fi
-}
-trap cleanup EXIT
 
 count() { rclone size "w:$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])'; }
 if [ "$(count "$seed" 2>/dev/null || echo 0)" != $N ]; then
@@ -139,7 +103,7 @@ for ((i = 1; i <= RUNS; i++)); do
   copies=()
   for tool in rclone-delete gc-notrash gc-trash; do
     b="bench-bucket-$tool-$run_id-$i"
-    made+=("$b")
+    bench_buckets+=("$b")
     copies+=("$b")
     rclone copy "w:$seed" "w:$b" --transfers 32
   done

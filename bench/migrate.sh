@@ -42,19 +42,7 @@ done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "bench/migrate.sh: --jobs $jobs is not a positive number" >&2; exit 2; }
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bench/migrate.sh: RUNS=$RUNS is not a positive number" >&2; exit 2; }
 
-die() { echo "bench/migrate.sh: $*" >&2; exit 1; }
-
-# need CMD PACKAGE: installs PACKAGE with apt-get when CMD is missing.
-need() {
-  command -v "$1" >/dev/null && return 0
-  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-    die "$1 missing: apt-get install -y $2"
-  fi
-  echo "bench/migrate.sh: installing $2 with apt-get" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 ||
-    { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; } ||
-    die "apt-get install $2 failed"
-}
+. bench/lib.sh
 need rclone rclone
 need /usr/bin/time time
 
@@ -76,33 +64,7 @@ if [ ! -f "$large.done" ]; then
   rm -rf "$large"; go run ./bench/genblobs -dir "$large" -count 40 -min 50MiB -max 50MiB; touch "$large.done"
 fi
 
-export SEAWEEDFS_RUN_DIR="$BENCH_DIR/seaweedfs"
-started=false
-if ! exports=$(scripts/services/seaweedfs.sh status 2>/dev/null); then
-  exports=$(scripts/services/seaweedfs.sh start)
-  started=true
-fi
-eval "$exports"
-endpoint=$MEDIACTL_TEST_SEAWEEDFS
-
-# The S3 remote "w:" of rclone, and the credentials of both tools.
-export RCLONE_CONFIG_W_TYPE=s3 RCLONE_CONFIG_W_PROVIDER=Other RCLONE_CONFIG_W_ENDPOINT="$endpoint"
-export RCLONE_CONFIG_W_ACCESS_KEY_ID="$MEDIACTL_TEST_SEAWEEDFS_KEY" RCLONE_CONFIG_W_SECRET_ACCESS_KEY="$MEDIACTL_TEST_SEAWEEDFS_SECRET"
-export RCLONE_CONFIG_W_FORCE_PATH_STYLE=true RCLONE_CONFIG_W_REGION=us-east-1
-export AWS_ACCESS_KEY_ID="$MEDIACTL_TEST_SEAWEEDFS_KEY" AWS_SECRET_ACCESS_KEY="$MEDIACTL_TEST_SEAWEEDFS_SECRET"
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
-unset AWS_PROFILE AWS_SESSION_TOKEN
-rclone() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }
-
-bucket=
-cleanup() {
-  if $started; then
-    scripts/services/seaweedfs.sh stop >/dev/null 2>&1 || true
-  elif [ -n "$bucket" ]; then
-    rclone purge "w:$bucket" >/dev/null 2>&1 || true
-  fi
-}
-trap cleanup EXIT
+seaweedfs_up
 
 run_id=$(date +%s)
 results="$BENCH_DIR/migrate-results.txt"
@@ -114,6 +76,7 @@ run() {
   local set=$1 dir=$2 tool=$3 i=$4
   local log="$BENCH_DIR/migrate-$set-$tool"
   bucket="bench-$set-$tool-$run_id-$i"
+  bench_buckets+=("$bucket")
   rclone mkdir "w:$bucket" || die "could not create bucket $bucket on $endpoint"
   # mediactl keeps its journal and lock in DIR/.mediactl: start each run without one.
   rm -rf "${dir:?}/.mediactl"
@@ -127,7 +90,7 @@ run() {
       ;;
     mediactl)
       /usr/bin/time -v -o "$log.time" "$bin" migrate --store "$dir" \
-        --to "s3://$bucket?endpoint=$endpoint&use_path_style=true&region=us-east-1" \
+        --to "$(s3url "$bucket")" \
         --jobs "$jobs" -q -o json >"$log.json" 2>"$log.out" || rc=$?
       ;;
   esac
@@ -147,7 +110,6 @@ s = json.loads(size)
 print(set_, tool, secs, rss, s["count"], s["bytes"])
 PY
   rclone purge "w:$bucket" || die "rclone purge w:$bucket failed"
-  bucket=
 }
 
 # check_mediactl: the mediactl step fails here, clearly, while the command does

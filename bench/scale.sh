@@ -5,7 +5,8 @@
 # with references, 60-byte prose, every blob an 8-byte file in inbound/):
 #   1M:  ~1.1 million references over 200,000 blobs (640 MB of sessions)
 #   10M: ~11 million references over 2,000,000 blobs (6.4 GB of sessions)
-# The same sessions are also loaded into a SQLite database laid out as
+# The same messages (text and attachments, not the tool calls) are also
+# loaded into a SQLite database laid out as
 # coffer's (bench/tosqlite), and the same blobs into a bucket on a local
 # SeaweedFS (by mediactl migrate, which gives each object its sha256
 # metadata). On each scale, with the page cache warm, /usr/bin/time -v:
@@ -39,27 +40,9 @@ mkdir -p "$BENCH_DIR" bench/out
 bin="$BENCH_DIR/mediactl"
 go build -o "$bin" ./cmd/mediactl
 
+. bench/lib.sh
 if [ "$BUCKET" = 1 ]; then
-  export SEAWEEDFS_RUN_DIR="$BENCH_DIR/seaweedfs"
-  started=false
-  if ! exports=$(scripts/services/seaweedfs.sh status 2>/dev/null); then
-    exports=$(scripts/services/seaweedfs.sh start)
-    started=true
-  fi
-  eval "$exports"
-  endpoint=$MEDIACTL_TEST_SEAWEEDFS
-  export AWS_ACCESS_KEY_ID="$MEDIACTL_TEST_SEAWEEDFS_KEY" AWS_SECRET_ACCESS_KEY="$MEDIACTL_TEST_SEAWEEDFS_SECRET"
-  export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
-  export RCLONE_CONFIG_W_TYPE=s3 RCLONE_CONFIG_W_PROVIDER=Other RCLONE_CONFIG_W_ENDPOINT="$endpoint"
-  export RCLONE_CONFIG_W_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" RCLONE_CONFIG_W_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY"
-  export RCLONE_CONFIG_W_FORCE_PATH_STYLE=true RCLONE_CONFIG_W_REGION=us-east-1
-  rclone() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }
-  buckets=()
-  cleanup() {
-    for b in "${buckets[@]}"; do rclone purge "w:$b" >/dev/null 2>&1 || true; done
-    if $started; then scripts/services/seaweedfs.sh stop >/dev/null 2>&1 || true; fi
-  }
-  trap cleanup EXIT
+  seaweedfs_up
 fi
 
 out=bench/out/scale.txt
@@ -143,8 +126,8 @@ for scale in $SCALES; do
   if [ "$BUCKET" = 1 ] && [[ " $BUCKET_SCALES " == *" $scale "* ]]; then
     b="scale-${scale,,}-$(date +%s)"
     rclone mkdir "w:$b"
-    buckets+=("$b")
-    url="s3://$b?endpoint=$endpoint&use_path_style=true&region=us-east-1"
+    bench_buckets+=("$b")
+    url=$(s3url "$b")
     measure "upload-$scale" "$blobs" blobs "$bin" migrate --store "$work/.forge/files/inbound" --to "$url" --jobs 32 \
       --journal "$BENCH_DIR/scale-$scale-upload.jsonl" -q --no-progress -o json
     rm -f "$BENCH_DIR/scale-$scale-upload.jsonl"
