@@ -2,8 +2,8 @@
 // bench/gensessions wrote into a SQLite database laid out as coffer's
 // (conversations, chat_messages with a JSON array of blocks in content, WAL
 // mode), spelled as Python's json.dumps writes it (", " and ": ", non-ASCII
-// as \uXXXX), so that the scale benchmark reads the same references from
-// JSON files and from SQLite.
+// as \uXXXX: reftest.Quote with PythonASCII), so that the scale benchmark
+// reads the same references from JSON files and from SQLite.
 //
 //	go run ./bench/tosqlite -sessions DIR/.forge/sessions -db DIR/coffer.db
 package main
@@ -18,9 +18,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf16"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/mediactl/mediactl/pkg/ref/reftest"
 )
 
 type session struct {
@@ -89,12 +90,12 @@ func main() {
 		}
 		for seq, m := range s.Messages {
 			var blocks []string
-			blocks = append(blocks, `{"type": "text", "text": `+pyString(m.Content)+`}`)
+			blocks = append(blocks, `{"type": "text", "text": `+reftest.Quote(m.Content, reftest.PythonASCII)+`}`)
 			for _, p := range m.Parts {
 				if p.Media == nil {
 					continue
 				}
-				blocks = append(blocks, `{"type": "attachment", "path": `+pyString(p.Media.URI)+`, "mime": `+pyString(p.Media.MIMEType)+`, "filename": `+pyString(fmt.Sprintf("IMG_%04d.png", len(blocks)))+`}`)
+				blocks = append(blocks, `{"type": "attachment", "path": `+reftest.Quote(p.Media.URI, reftest.PythonASCII)+`, "mime": `+reftest.Quote(p.Media.MIMEType, reftest.PythonASCII)+`, "filename": `+reftest.Quote(fmt.Sprintf("IMG_%04d.png", len(blocks)), reftest.PythonASCII)+`}`)
 			}
 			if _, err := msg.ExecContext(ctx, fmt.Sprintf("%s-%d", id, seq), id, seq, m.Role, "["+strings.Join(blocks, ", ")+"]", s.CreatedAt); err != nil {
 				log.Fatal(err)
@@ -116,35 +117,4 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("wrote %d conversations, %d messages to %s\n", len(names), rows, *db)
-}
-
-// pyString is s as Python's json.dumps writes it with ensure_ascii=True.
-func pyString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r < 0x80:
-			b.WriteRune(r)
-		case r > 0xffff:
-			r1, r2 := utf16.EncodeRune(r)
-			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
