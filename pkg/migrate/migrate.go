@@ -364,7 +364,7 @@ func skipReason(e store.Entry, cutoff time.Time) string {
 		return "not a regular file"
 	case blobname.IsTemporary(e.Key):
 		return "a temporary file left by an interrupted write"
-	case !cutoff.IsZero() && e.ModTime.After(cutoff):
+	case !cutoff.IsZero() && !e.ModTime.Before(cutoff): // young, as gc and the trash judge it
 		return "modified " + e.ModTime.UTC().Format(time.RFC3339) + ", within the minimum age: a later run migrates it"
 	}
 	return ""
