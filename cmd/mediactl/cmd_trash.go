@@ -185,7 +185,11 @@ func runGCRuns(c *cli.Context) error {
 		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs, Splits: splits})
 	}
 	for _, r := range runs {
-		fmt.Fprintf(g.stdout, "%s  %s blobs  %s%s\n", r.Run, humanize.Comma(r.Blobs), humanize.IBytes(uint64(r.Bytes)), strings.TrimRight(" "+shardNote(r.Shard), " "))
+		line := fmt.Sprintf("%s  %s blobs  %s", r.Run, humanize.Comma(r.Blobs), humanize.IBytes(uint64(r.Bytes)))
+		if r.Shard != "" {
+			line += "  (shard " + r.Shard + ")"
+		}
+		fmt.Fprintln(g.stdout, line)
 	}
 	for _, s := range trash.Splits(runs) {
 		missing := "all shards ran"

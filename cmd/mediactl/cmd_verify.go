@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/metrics"
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/trash"
@@ -137,7 +138,7 @@ func runVerify(c *cli.Context) error {
 		storeOutcome := rep.Outcome(strict)
 		var storeQuarantine *verify.QuarantineReport
 		if quarantine != nil && len(rep.Corrupt) > 0 && !rep.Interrupted {
-			qr, why, err := quarantineCorrupt(c, st, quarantine, rep)
+			qr, why, err := quarantineCorrupt(c, st, quarantine, rep, sh)
 			if qr != nil {
 				quarantined = append(quarantined, qr)
 				storeQuarantine = qr
@@ -206,9 +207,8 @@ func runVerify(c *cli.Context) error {
 
 // quarantineCorrupt moves a store's corrupt blobs out, holding the store's
 // lock. A lock held by another run is a refusal, in words.
-func quarantineCorrupt(c *cli.Context, st, quarantine store.Store, rep *verify.Report) (*verify.QuarantineReport, string, error) {
+func quarantineCorrupt(c *cli.Context, st, quarantine store.Store, rep *verify.Report, sh shard.Spec) (*verify.QuarantineReport, string, error) {
 	var qr *verify.QuarantineReport
-	sh, _ := shardOf(c) // read before the run: it parses
 	err := storelock.DoShard(c.Context, st, "mediactl verify --quarantine", sh, func(l *storelock.Lock) (err error) {
 		qr, err = verify.Quarantine(c.Context, l, quarantine, rep.Corrupt, time.Now())
 		return err
