@@ -20,6 +20,12 @@
 #    the tools taking turns to go first, each timed under /usr/bin/time (wall time,
 #    peak RSS). Reports the median throughput (objects/s) of each, and the ratios
 #    mediactl/rclone; all runs go to bench/out/bucket.json.
+# 4. In the same runs, the server's own rates, by bench/s3rate (the bare AWS SDK: one
+#    listing, then nothing but the requests): on a fourth copy CopyObject of every
+#    object 32 at a time, then DeleteObjects of 500 keys 8 at a time; on the seed
+#    GetObject + sha256 32 at a time. No client of that server goes faster, so
+#    mediactl's share of each ceiling is reported beside its ratio to rclone (the
+#    trash's ceiling: the copy and the delete one after the other).
 #
 #   bench/bucket.sh               # RUNS=3
 #   RUNS=5 bench/bucket.sh
@@ -49,6 +55,7 @@ if ! flock -n 8; then
 fi
 bin="$BENCH_DIR/mediactl"
 go build -o "$bin" ./cmd/mediactl
+go build -o "$BENCH_DIR/s3rate" ./bench/s3rate
 
 blobs="$BENCH_DIR/bucket-blobs"
 if [ ! -f "$blobs.done" ]; then
@@ -101,22 +108,25 @@ gc_args() {
 
 for ((i = 1; i <= RUNS; i++)); do
   copies=()
-  for tool in rclone-delete gc-notrash gc-trash; do
+  for tool in rclone-delete gc-notrash gc-trash server; do
     b="bench-bucket-$tool-$run_id-$i"
     bench_buckets+=("$b")
     copies+=("$b")
     rclone copy "w:$seed" "w:$b" --transfers 32
   done
-  [ "$(count "${copies[0]}")" = $N ] && [ "$(count "${copies[1]}")" = $N ] && [ "$(count "${copies[2]}")" = $N ] ||
-    die "a copy of $seed does not hold $N blobs"
+  for b in "${copies[@]}"; do
+    [ "$(count "$b")" = $N ] || die "$b, a copy of $seed, does not hold $N blobs"
+  done
   echo "bench/bucket.sh: run $i of $RUNS" >&2
-  order=(0 1 2)
-  ((i % 2)) || order=(2 1 0)
+  order=(0 1 2 3)
+  ((i % 2)) || order=(3 2 1 0)
   for k in "${order[@]}"; do
     case $k in
       0) timed rclone-delete "$i" env -u AWS_CA_BUNDLE rclone --config /dev/null delete "w:${copies[0]}" --checkers 8 ;;
       1) timed gc-notrash "$i" "$bin" $(gc_args "${copies[1]}") --no-trash ;;
       2) timed gc-trash "$i" "$bin" $(gc_args "${copies[2]}") ;;
+      3) timed server-copy "$i" "$BENCH_DIR/s3rate" -endpoint "$endpoint" -bucket "${copies[3]}" -op copy
+         timed server-delete "$i" "$BENCH_DIR/s3rate" -endpoint "$endpoint" -bucket "${copies[3]}" -op delete ;;
     esac
   done
   # What is left: nothing after rclone, the 10 referenced blobs after gc.
@@ -127,12 +137,13 @@ for ((i = 1; i <= RUNS; i++)); do
   done
   trashed=$(rclone lsf -R --files-only "w:${copies[2]}/.mediactl/trash" | grep -c '\.bin$' || true)
   [ "$trashed" = $((N - ${#kept[@]})) ] || die "the trash of ${copies[2]} holds $trashed blobs, want $((N - ${#kept[@]}))"
-  vorder=(hash verify)
-  ((i % 2)) || vorder=(verify hash)
+  vorder=(hash verify server)
+  ((i % 2)) || vorder=(server verify hash)
   for v in "${vorder[@]}"; do
     case $v in
       hash) timed rclone-hashsum "$i" env -u AWS_CA_BUNDLE rclone --config /dev/null hashsum sha256 --download --checkers 8 "w:$seed" ;;
       verify) timed verify "$i" "$bin" verify --store "$(url "$seed")" ${JOBS:+--jobs "$JOBS"} -q --no-progress -o json ;;
+      server) timed server-get "$i" "$BENCH_DIR/s3rate" -endpoint "$endpoint" -bucket "$seed" -op get ;;
     esac
   done
   [ "$(wc -l <"$BENCH_DIR/bucket-rclone-hashsum.out")" = $N ] || die "rclone hashsum listed $(wc -l <"$BENCH_DIR/bucket-rclone-hashsum.out") blobs"
@@ -148,7 +159,8 @@ python3 - "$results" $N ${#kept[@]} "$RUNS" "$(nproc)" "$(env -u AWS_CA_BUNDLE r
 import json, statistics, sys
 results, n, kept, runs, cpus, rversion, jobs = sys.argv[1:]
 n, kept = int(n), int(kept)
-removed = {"rclone-delete": n, "gc-notrash": n - kept, "gc-trash": n - kept, "rclone-hashsum": n, "verify": n}
+removed = {"rclone-delete": n, "gc-notrash": n - kept, "gc-trash": n - kept, "rclone-hashsum": n, "verify": n,
+           "server-copy": n, "server-delete": n, "server-get": n}
 rows = {}
 for line in open(results):
     name, i, secs, kib = line.split()
@@ -158,7 +170,7 @@ med = {k: statistics.median(r["objects_per_s"] for r in v) for k, v in rows.item
 rss = {k: max(r["peak_rss_kib"] for r in v) for k, v in rows.items()}
 print(f"bucket benchmark ({cpus} CPUs), SeaweedFS on 127.0.0.1, {n} objects of 100 KiB, median of {runs} runs, mediactl --jobs {jobs}")
 print(f"  {rversion}")
-for k in ["rclone-delete", "gc-notrash", "gc-trash", "rclone-hashsum", "verify"]:
+for k in ["rclone-delete", "gc-notrash", "gc-trash", "rclone-hashsum", "verify", "server-delete", "server-copy", "server-get"]:
     secs = statistics.median(r["seconds"] for r in rows[k])
     each = ", ".join("%.2f" % r["seconds"] for r in rows[k])
     print(f"    {k:15s} {secs:7.2f} s  {med[k]:7.0f} objects/s  peak RSS {rss[k] // 1024} MiB   (runs: {each} s)")
@@ -169,7 +181,19 @@ ratios = {
 }
 for k, (r, target) in ratios.items():
     print(f"  {k:36s} {r:5.2f}x (target >= {target})")
+# The server's ceilings, as the bare SDK reached them; the trash's is its copy and
+# its delete one after the other, run by run.
+trash = statistics.median(n / (c["seconds"] + d["seconds"]) for c, d in zip(rows["server-copy"], rows["server-delete"]))
+ceilings = {
+    "gc --no-trash": (med["gc-notrash"], med["server-delete"], "DeleteObjects"),
+    "gc (trash)": (med["gc-trash"], trash, "CopyObject, then DeleteObjects"),
+    "verify": (med["verify"], med["server-get"], "GetObject + sha256"),
+}
+print("  the server's own rate (bench/s3rate, the bare SDK), and mediactl's share of it:")
+for k, (rate, ceiling, how) in ceilings.items():
+    print(f"    {k:15s} {rate:7.0f} of {ceiling:5.0f} objects/s = {100 * rate / ceiling:3.0f}%   ({how}; the ceiling is {ceiling / med['rclone-hashsum' if k == 'verify' else 'rclone-delete']:.2f}x rclone)")
 json.dump({"objects": n, "referenced": kept, "runs": int(runs), "cpus": int(cpus), "rclone": rversion, "jobs": jobs,
-           "results": rows, "median_objects_per_s": med, "ratios": {k: v[0] for k, v in ratios.items()}},
+           "results": rows, "median_objects_per_s": med, "ratios": {k: v[0] for k, v in ratios.items()},
+           "server_ceiling_objects_per_s": {k: v[1] for k, v in ceilings.items()}},
           open("bench/out/bucket.json", "w"), indent=2)
 PY
