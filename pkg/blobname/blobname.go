@@ -16,6 +16,10 @@ import (
 // DigestLen is the length of a hex sha256 digest.
 const DigestLen = 64
 
+// MaxExtLen is the length of the longest extension a content-addressed name
+// may have, its dot included (".markdown").
+const MaxExtLen = 9
+
 // Digest is a sha256 digest.
 type Digest [32]byte
 
@@ -64,7 +68,7 @@ func ValidExt(ext string) bool {
 	if ext == "" {
 		return true
 	}
-	if ext[0] != '.' || len(ext) < 2 || len(ext) > 9 {
+	if ext[0] != '.' || len(ext) < 2 || len(ext) > MaxExtLen {
 		return false
 	}
 	for i := 1; i < len(ext); i++ {

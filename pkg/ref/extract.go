@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
@@ -69,7 +70,10 @@ type Extractor struct {
 	// FoundAt, when set, is called instead of Found, with the place still to
 	// be rendered: a caller that lists only a few of the references it is
 	// told about asks At.Place for those, and the JSON pointers of the others
-	// are never built.
+	// are never built. Like the At, the Reference is only valid during the
+	// call: its strings may be views of the parser's buffer, so that a
+	// reference that is only counted costs no copy. A caller that keeps one
+	// keeps its Clone.
 	FoundAt func(Reference, *At)
 	// Text, when set, is called with every decoded string value, every member
 	// name and every number, of the document and of JSON embedded in its
@@ -235,7 +239,7 @@ func (h *docHandler) End(w *jsonwalk.Walker, kind byte) error {
 	// The walker now points at the object that held the pair.
 	at := where{h: h, w: w, member: o.pairKey}
 	if o.hasBucket && len(o.bucket) > 0 {
-		p, b := string(o.pair), string(o.bucket)
+		p, b := h.text(o.pair), h.text(o.bucket)
 		h.emit(Reference{Raw: b + ":" + p, Kind: BucketPair, Path: p, Bucket: b}, &at, o.pairOff)
 		return nil
 	}
@@ -268,6 +272,17 @@ func (h *docHandler) String(w *jsonwalk.Walker, s []byte, off int64) error {
 	}
 	h.plain(s, key, &at, off)
 	return nil
+}
+
+// text is b as the string of a reference about to be reported: a view of b
+// itself when references go to FoundAt, which are only valid during the call,
+// else a copy. (Embedded JSON's references are collected before they are
+// reported: its handler has no FoundAt, and copies.)
+func (h *docHandler) text(b []byte) string {
+	if h.e.FoundAt != nil {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return string(b)
 }
 
 // embedded searches s as JSON when it looks like a JSON object or array and parses
@@ -336,7 +351,7 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 	// Only a value that could be a reference by itself is converted and
 	// classified: most strings are prose, or short words without a slash.
 	if sh, ok := mayBeWhole(t, atLocation); ok {
-		if r, ok := classifyShaped(string(t), atLocation, sh); ok {
+		if r, ok := classifyShaped(h.text(t), atLocation, sh); ok {
 			h.emit(r, at, off)
 			return
 		}
@@ -358,20 +373,38 @@ func mayBeWhole(t []byte, atLocation bool) (shape, bool) {
 		if (len(t) < blobname.DigestLen && bytes.IndexByte(t, '/') < 0) || hasSpaceOrBreak(t) {
 			return 0, false
 		}
-		return scanPath(t), true
+		return schemeOrName(t, scanPath(t))
 	}
 	sh := scanPath(t)
 	switch {
 	case sh&broken != 0:
 		return 0, false
 	case sh&spaced == 0:
-		return sh, true
+		if atLocation {
+			return sh, true
+		}
+		return schemeOrName(t, sh)
 	case spaceBeforePath(t):
 		return 0, false // more than one path, or prose that names one
 	}
 	// Outside a location member, a value with spaces is a path only when it is
 	// an absolute path or file URI to a content-addressed name.
 	return sh, atLocation || contentAddressedBase(t)
+}
+
+// schemeOrName is mayBeWhole's last test of a value outside a location
+// member: without a scheme it is a reference only by a content-addressed
+// base name ("image/png" and "src/main.go" are not), as classify decides.
+// A base name found to be one is marked in the shape, so that classify need
+// not look again.
+func schemeOrName(t []byte, sh shape) (shape, bool) {
+	if bytes.IndexByte(t, ':') >= 0 {
+		return sh, true
+	}
+	if isBlobName(t) {
+		return sh | named, true
+	}
+	return 0, false
 }
 
 // hasSpaceOrBreak reports whether b holds white space or a NUL; it stops at the
@@ -392,6 +425,7 @@ const (
 	spaced    shape = 1 << iota // a space or tab, which a path may hold
 	broken                      // a line break or NUL, which end a path
 	backslash                   // a backslash, which no store key holds
+	named                       // (set by mayBeWhole) the base name is content-addressed
 )
 
 // shapeOf is scanPath's table: the shape bits of each byte.
@@ -473,7 +507,7 @@ func (h *docHandler) words(s []byte, at *where, off int64) {
 				if run := trimWord(s[start:to]); len(run) <= maxRefLen {
 					// The run has the shape of one path; its name need not be
 					// content-addressed, as a URI's need not.
-					if r, ok := fileURI(string(run), true, true); ok {
+					if r, ok := fileURI(h.text(run), true, true); ok {
 						h.emit(r, at, off)
 						pos = to
 						continue
@@ -487,14 +521,14 @@ func (h *docHandler) words(s []byte, at *where, off int64) {
 				continue // the rest of a link with a space in it
 			case joined:
 				if run := trimWord(s[from:end]); len(run) <= maxRefLen {
-					if r, ok := classify(string(run), false); ok {
+					if r, ok := classify(h.text(run), false); ok {
 						h.emit(r, at, off)
 						continue
 					}
 				}
 			}
 		}
-		if r, ok := classify(string(word), false); ok {
+		if r, ok := classify(h.text(word), false); ok {
 			h.emit(r, at, off)
 		}
 	}
@@ -760,9 +794,22 @@ func isPairKey(k []byte) bool {
 
 // isBlobName reports whether the base name of p is a content-addressed name,
 // as blobname.Parse would, without decoding its digest.
-func isBlobName(p string) bool {
-	base := path.Base(p)
-	if len(base) < blobname.DigestLen || !blobname.ValidExt(base[blobname.DigestLen:]) {
+func isBlobName[T string | []byte](p T) bool {
+	// The base name as path.Base has it: trailing slashes dropped (the
+	// bases path.Base returns for "" and "/…/" are too short to matter).
+	end := len(p)
+	for end > 0 && p[end-1] == '/' {
+		end--
+	}
+	start := end
+	for start > 0 && p[start-1] != '/' {
+		start--
+		if end-start > blobname.DigestLen+blobname.MaxExtLen {
+			return false // longer than any content-addressed name
+		}
+	}
+	base := p[start:end]
+	if len(base) < blobname.DigestLen || !blobname.ValidExt(string(base[blobname.DigestLen:])) {
 		return false
 	}
 	for i := 0; i < blobname.DigestLen; i++ {
@@ -822,7 +869,7 @@ func classifyShaped(v string, atLocation bool, sh shape) (Reference, bool) {
 	if withBackslash || isDrivePath(v) {
 		return Reference{}, false // a Windows path names no key of a local store
 	}
-	blobName := isBlobName(v)
+	blobName := sh&named != 0 || isBlobName(v)
 	absolute := strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/")
 	switch {
 	case withSpace && !atLocation && !(absolute && blobName):

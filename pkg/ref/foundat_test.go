@@ -23,7 +23,7 @@ func bothWays(data []byte) (eager, lazy []foundPair) {
 		if a.Place() != p {
 			panic("At.Place changed between calls")
 		}
-		lazy = append(lazy, foundPair{r, p})
+		lazy = append(lazy, foundPair{r.Clone(), p}) // r is only valid during the call
 	}}
 	_ = l.Document(strings.NewReader(string(data)), at)
 	l.Value(data, at)

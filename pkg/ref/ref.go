@@ -60,6 +60,18 @@ type Reference struct {
 	Bucket string `json:"bucket,omitempty"`
 }
 
+// Clone returns r with strings of its own: a reference FoundAt was given
+// outlives the call only as a clone.
+func (r Reference) Clone() Reference {
+	c := Reference{Raw: strings.Clone(r.Raw), Kind: r.Kind, Path: r.Path, Scheme: strings.Clone(r.Scheme), Bucket: strings.Clone(r.Bucket)}
+	if r.Path == r.Raw {
+		c.Path = c.Raw // most paths are their reference's whole text
+	} else {
+		c.Path = strings.Clone(r.Path)
+	}
+	return c
+}
+
 // Place is where a reference, string or error was found. Fields that do not apply
 // to the source kind are empty.
 type Place struct {

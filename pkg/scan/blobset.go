@@ -239,7 +239,7 @@ func (s *blobSet) check(f *Found, st *blobState) recorded {
 		default:
 			// Neither present nor provably missing: the scan is incomplete,
 			// and the next reference to the key asks again.
-			return recorded{statErr: &Problem{Place: ref.Place{Source: f.Store, Document: f.Key, Offset: -1}, Err: err.Error()}}
+			return recorded{statErr: &Problem{Place: ref.Place{Source: f.Store, Document: strings.Clone(f.Key), Offset: -1}, Err: err.Error()}}
 		}
 	}
 	return recorded{missing: *st&stMissing != 0}
@@ -288,7 +288,7 @@ func (s *blobSet) locate(f *Found) {
 			if s.where == nil {
 				s.where = map[located]int{}
 			}
-			s.where[first] = pick
+			s.where[located{first.store, strings.Clone(first.key)}] = pick // the key may be a view of the reference
 			s.whereMu.Unlock()
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
@@ -315,7 +316,10 @@ func (w *worker) handle(it item) {
 		w.ex = &ref.Extractor{FoundAt: w.add, Text: w.text}
 	}
 	w.b = batch{source: it.source}
-	w.recent, w.next = [len(w.recent)]settled{}, 0
+	for i := range w.recent {
+		w.recent[i].used = false // their buffers are kept
+	}
+	w.next = 0
 	b := &w.b
 	switch {
 	case it.Err != nil:
@@ -413,6 +417,8 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 	if w.countOnly {
 		return
 	}
+	// r is only valid during this call (ref.Extractor.FoundAt): what is kept
+	// of it is cloned, in keep, in the blob set, or by recent.
 	f := Found{Ref: r}
 	if w.unrecorded {
 		if !w.owns(f) {
@@ -420,11 +426,11 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 			return
 		}
 		f.Place = at.Place()
-		b.found = append(b.found, f)
+		b.found = append(b.found, f.keep())
 		return
 	}
 	for i := range w.recent {
-		if e := &w.recent[i]; e.used && e.ref == r {
+		if e := &w.recent[i]; e.used && e.is(r) {
 			// The same text again in this item (a tool call reading the
 			// file the message holds): it changes nothing but counts.
 			if len(w.stores) > 0 {
@@ -464,23 +470,51 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 	f.Missing = o.missing
 	if w.sendAll || f.Missing || f.Status == ref.Outside {
 		f.Place = at.Place()
-		b.found = append(b.found, f)
+		b.found = append(b.found, f.keep())
 		return
 	}
 	if o.statErr == nil {
 		// Recorded, and its blob's state final for this source: the same
 		// reference again needs neither resolving nor recording.
-		w.recent[w.next] = settled{r, f.Status, true}
+		w.recent[w.next].set(r, f.Status)
 		w.next = (w.next + 1) % len(w.recent)
 	}
 }
 
+// keep is f with strings of its own, for the collector: the reference a
+// worker is told about is only valid during the call.
+func (f Found) keep() Found {
+	f.Ref = f.Ref.Clone()
+	f.Key = strings.Clone(f.Key)
+	f.alts = nil // settled by locate
+	return f
+}
+
 // settled is a reference a worker recorded in the current item whose
-// repetition there changes nothing but the counts, with its status.
+// repetition there changes nothing but the counts, with its status. It keeps
+// the reference's text in a buffer of its own, reused by the next.
 type settled struct {
-	ref    ref.Reference
-	status ref.Status
-	used   bool
+	text                      []byte // Raw, Path, Scheme, Bucket
+	raw, path, scheme, bucket int    // their lengths
+	kind                      ref.Kind
+	status                    ref.Status
+	used                      bool
+}
+
+func (e *settled) set(r ref.Reference, status ref.Status) {
+	e.text = append(append(append(append(e.text[:0], r.Raw...), r.Path...), r.Scheme...), r.Bucket...)
+	e.raw, e.path, e.scheme, e.bucket = len(r.Raw), len(r.Path), len(r.Scheme), len(r.Bucket)
+	e.kind, e.status, e.used = r.Kind, status, true
+}
+
+// is reports whether r is the reference e holds, field by field.
+func (e *settled) is(r ref.Reference) bool {
+	if e.kind != r.Kind || e.raw != len(r.Raw) || e.path != len(r.Path) || e.scheme != len(r.Scheme) || e.bucket != len(r.Bucket) {
+		return false
+	}
+	t := e.text
+	return string(t[:e.raw]) == r.Raw && string(t[e.raw:e.raw+e.path]) == r.Path &&
+		string(t[e.raw+e.path:e.raw+e.path+e.scheme]) == r.Scheme && string(t[e.raw+e.path+e.scheme:]) == r.Bucket
 }
 
 // located is a store and the key a reference names in it.
