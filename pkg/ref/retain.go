@@ -2,6 +2,7 @@ package ref
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"hash/maphash"
 	"path"
@@ -474,28 +475,115 @@ func (x *Index) markOne(s []byte) (forms int) {
 			x.mark(uint32(o.id))
 		}
 	}
+	if len(x.byToken) == 0 {
+		// Only content-addressed names and substrings are indexed: the
+		// tokens that matter are 64 bytes or longer.
+		x.markLong(s)
+		return formsOf(s)
+	}
 	for i := 0; i < len(s); {
-		if c := s[i]; !isTokenByte(c) {
-			switch {
-			case c == '\\':
-				forms |= hasEscape
-			case c == '%':
-				forms |= hasPercent
-			case c >= utf8.RuneSelf:
-				forms |= hasWide
-			}
+		c := s[i]
+		if cl := byteClass[c]; cl&tokenByte == 0 {
+			forms |= int(cl >> formShift)
 			i++
 			continue
 		}
-		j := i
-		for j < len(s) && isTokenByte(s[j]) {
+		j := i + 1
+		for j < len(s) && byteClass[s[j]]&tokenByte != 0 {
 			j++
 		}
-		x.markToken(s[i:j])
+		if j-i >= blobname.DigestLen || len(x.byToken) > 0 {
+			// Shorter tokens name no content-addressed blob, and only
+			// those are indexed without token entries.
+			x.markToken(s[i:j])
+		}
 		i = j
 	}
 	return forms
 }
+
+// markLong is markOne's token loop for an index without token entries: it
+// marks the tokens of s that are at least blobname.DigestLen long, and looks
+// at only one byte in DigestLen of the rest. Such a token covers one of every
+// DigestLen consecutive positions, so probing a position in each stride of
+// DigestLen finds it; a probe that hits a token byte widens to the whole token.
+func (x *Index) markLong(s []byte) {
+	for p := blobname.DigestLen - 1; p < len(s); {
+		if byteClass[s[p]]&tokenByte == 0 {
+			p += blobname.DigestLen
+			continue
+		}
+		i, j := p, p+1
+		for i > 0 && byteClass[s[i-1]]&tokenByte != 0 {
+			i--
+		}
+		for j < len(s) && byteClass[s[j]]&tokenByte != 0 {
+			j++
+		}
+		if j-i >= blobname.DigestLen {
+			x.markToken(s[i:j])
+		}
+		// s[j] ends the token: the next one starts after it, and the
+		// position DigestLen on lies in it if it is long enough.
+		p = j + blobname.DigestLen
+	}
+}
+
+// formsOf is what markOne's loop finds out about the other forms of s, for
+// markLong, which does not look at every byte: a JSON escape, a percent escape
+// or a non-ASCII byte anywhere in s. It reads s eight bytes at a time.
+func formsOf(s []byte) (forms int) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	// has reports whether a byte of w is b (exact: the borrow of a lower
+	// byte never sets the high bit of one that differs).
+	has := func(w, b uint64) bool { v := w ^ lo*b; return (v-lo)&^v&hi != 0 }
+	i := 0
+	for ; i+8 <= len(s) && forms != hasEscape|hasPercent|hasWide; i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		if w&hi != 0 {
+			forms |= hasWide
+		}
+		if has(w, '\\') {
+			forms |= hasEscape
+		}
+		if has(w, '%') {
+			forms |= hasPercent
+		}
+	}
+	for ; i < len(s); i++ {
+		forms |= int(byteClass[s[i]] >> formShift)
+	}
+	return forms
+}
+
+// byteClass is isTokenByte and isHex, and the forms a byte calls for, by
+// table: markOne and markToken look at every byte of every session string.
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		if isTokenByte(b) {
+			t[c] |= tokenByte
+		}
+		if isHex(b) {
+			t[c] |= hexByte
+		}
+		switch {
+		case b == '\\':
+			t[c] |= hasEscape << formShift
+		case b == '%':
+			t[c] |= hasPercent << formShift
+		case b >= utf8.RuneSelf:
+			t[c] |= hasWide << formShift
+		}
+	}
+	return t
+}()
+
+const (
+	tokenByte = 1 << iota
+	hexByte
+	formShift = iota // the form bits (hasEscape, …) above these
+)
 
 // appendPercentDecoded appends s with every valid %XX escape decoded to dst;
 // anything else stays as written.
@@ -523,13 +611,13 @@ func (x *Index) markToken(tok []byte) {
 	if len(tok) < blobname.DigestLen || len(x.byDigest) == 0 {
 		return
 	}
-	for i := 0; i < len(tok); {
-		if !isHex(tok[i]) {
+	for i := 0; i+blobname.DigestLen <= len(tok); {
+		if byteClass[tok[i]]&hexByte == 0 {
 			i++
 			continue
 		}
-		j := i
-		for j < len(tok) && isHex(tok[j]) {
+		j := i + 1
+		for j < len(tok) && byteClass[tok[j]]&hexByte != 0 {
 			j++
 		}
 		if j-i == blobname.DigestLen {
@@ -543,10 +631,21 @@ func (x *Index) markToken(tok []byte) {
 
 // decodeHex decodes 64 hex digits of either case, already checked by isHex.
 func decodeHex(d *blobname.Digest, s []byte) {
+	s = s[:2*len(d)]
 	for k := range d {
-		d[k] = unhex(s[2*k])<<4 | unhex(s[2*k+1])
+		d[k] = hexValue[s[2*k]]<<4 | hexValue[s[2*k+1]]
 	}
 }
+
+// hexValue is unhex by table, for decodeHex.
+var hexValue = func() (t [256]byte) {
+	for c := range 256 {
+		if isHex(byte(c)) {
+			t[c] = unhex(byte(c))
+		}
+	}
+	return t
+}()
 
 func unhex(c byte) byte {
 	switch {
