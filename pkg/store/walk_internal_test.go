@@ -9,13 +9,16 @@ import (
 
 // dirEntries.compare orders a directory's entries as their keys sort, a
 // directory's key with "/" after it; it must agree with comparing those
-// strings, for names that are prefixes of each other and hold bytes on both
-// sides of "/".
+// strings, for names that are prefixes of each other, hold bytes on both
+// sides of "/", and are alike in their first 8 bytes or not.
 func TestDirEntriesCompare(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	alphabet := []string{"a", "b", "-", ".", "/", "0", "é", "~"}
 	name := func() string {
 		var b strings.Builder
+		// Names longer than the 8 bytes compare first stores, with those
+		// bytes alike, and names of exactly 7, 8 and 9 bytes.
+		b.WriteString([]string{"", "", "abcdefg", "abcdefgh", "abcdefghi"}[r.IntN(5)])
 		for range 1 + r.IntN(4) { // a directory entry has a name
 			b.WriteString(alphabet[r.IntN(len(alphabet))])
 		}
