@@ -65,6 +65,25 @@ func TestListLargeDirectory(t *testing.T) {
 		t.Fatalf("listed %d keys, want %d; first difference near %q", len(got), len(want), firstDiff(got, want))
 	}
 
+	// The unordered listing describes in batches too: the same entries,
+	// described alike.
+	listed := map[string]store.Entry{}
+	err = s.List(ctx, "", func(e store.Entry) error { listed[e.Key] = e; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	unordered := 0
+	err = s.ListUnordered(ctx, "", func(e store.Entry) error {
+		unordered++
+		if l, ok := listed[e.Key]; !ok || l.Size != e.Size || l.Mode != e.Mode || l.Link != e.Link || !l.ModTime.Equal(e.ModTime) {
+			t.Errorf("ListUnordered: %+v, List: %+v", e, l)
+		}
+		return nil
+	})
+	if err != nil || unordered != len(want) {
+		t.Fatalf("ListUnordered: %v, %d entries, want %d", err, unordered, len(want))
+	}
+
 	stop := errors.New("enough")
 	seen := 0
 	err = s.List(ctx, "", func(e store.Entry) error {
@@ -75,6 +94,16 @@ func TestListLargeDirectory(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || seen != 2100 {
 		t.Fatalf("List after the callback stopped it: %v, %d entries", err, seen)
+	}
+	seen = 0
+	err = s.ListUnordered(ctx, "", func(e store.Entry) error {
+		if seen++; seen == 2100 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || seen != 2100 {
+		t.Fatalf("ListUnordered after the callback stopped it: %v, %d entries", err, seen)
 	}
 }
 

@@ -206,8 +206,9 @@ func (s *LocalStore) ListKeys(ctx context.Context, prefix string, fn func(Entry)
 	return s.listUnordered(ctx, prefix, false, fn)
 }
 
-// ListUnordered lists like List — every entry described — but in the order
-// the directory returns its entries, each as soon as it is read, so that no
+// ListUnordered lists like List — every entry described — but in about the
+// order the directory returns its entries, each as soon as it is read and
+// described (a few batches of them are lstat'ed at once), so that no
 // directory's names are held in memory at once. gc plans with it: a million
 // blobs in one folder would otherwise be sorted in memory first.
 func (s *LocalStore) ListUnordered(ctx context.Context, prefix string, fn func(Entry) error) error {

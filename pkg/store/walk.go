@@ -414,9 +414,11 @@ func hexUnescape(s string) string {
 }
 
 // walkUnordered lists like walk but in the order the directory returns its
-// entries, emitting each as soon as it is read; with describe false it does not
-// describe regular files (Size -1). Subdirectories are listed after their
-// parent's files.
+// entries, emitting each as soon as it is read and described; with describe
+// false it does not describe regular files (Size -1). Entries to describe are
+// lstat'ed in batches by goroutines, up to statAheadBatches batches ahead of
+// the emitting, so that a folder of millions of blobs is not described one
+// lstat after the other. Subdirectories are listed after their parent's files.
 func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix string, describe bool, fn func(Entry) error) error {
 	name := dirPath
 	if name == "" {
@@ -431,25 +433,12 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 	}
 	defer f.Close()
 	var subdirs []dirItem
-	err = readDirEach(f, func(de dirent) error {
-		if err := ctx.Err(); err != nil {
-			return w.errorf("list", prefix, err)
-		}
-		if dirPath == "" && de.name == InternalDir {
-			return nil
-		}
+	// emit reports one entry, described by st (or not, for a regular file
+	// that need not be).
+	emit := func(de dirent, st entryStat, described bool) error {
 		key := join(dirKey, de.name)
-		p := join(dirPath, de.name)
-		var st entryStat
-		if de.unknown || !de.typ.IsRegular() || describe {
-			s, err := statAt(f, w.root, p, de.name)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return w.errorf("list", key, err)
-			}
-			st, de.typ = s, s.mode.Type()
+		if described {
+			de.typ = st.mode.Type()
 		}
 		switch {
 		case de.typ.IsDir():
@@ -459,15 +448,82 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 			return nil
 		case !strings.HasPrefix(key, prefix):
 			return nil
-		case de.typ.IsRegular() && !describe:
+		case !described:
 			return fn(Entry{Key: key, Size: -1})
 		}
 		e := Entry{Key: key, Size: st.size, ModTime: st.mtime, Mode: st.mode}
 		if st.mode&fs.ModeSymlink != 0 {
-			e.Link, _ = w.root.Readlink(p)
+			e.Link, _ = w.root.Readlink(join(dirPath, de.name))
 		}
 		return fn(e)
+	}
+	// Batches of entries being described, oldest first.
+	type batch struct {
+		des []dirent
+		out chan []stated
+	}
+	var ahead []batch
+	var cur []dirent
+	submit := func() {
+		b := batch{des: cur, out: make(chan []stated, 1)}
+		cur = nil
+		go func() {
+			out := make([]stated, len(b.des))
+			for i, de := range b.des {
+				out[i].st, out[i].err = statAt(f, w.root, join(dirPath, de.name), de.name)
+			}
+			b.out <- out
+		}()
+		ahead = append(ahead, b)
+	}
+	emitOldest := func() error {
+		b := ahead[0]
+		ahead = ahead[1:]
+		for i, r := range <-b.out {
+			de := b.des[i]
+			if r.err != nil {
+				if errors.Is(r.err, fs.ErrNotExist) {
+					continue
+				}
+				return w.errorf("list", join(dirKey, de.name), r.err)
+			}
+			if err := emit(de, r.st, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Every batch is waited for before f closes: its goroutine stats
+	// relative to it.
+	defer func() {
+		for _, b := range ahead {
+			<-b.out
+		}
+	}()
+	err = readDirEach(f, func(de dirent) error {
+		if err := ctx.Err(); err != nil {
+			return w.errorf("list", prefix, err)
+		}
+		if dirPath == "" && de.name == InternalDir {
+			return nil
+		}
+		if !de.unknown && de.typ.IsRegular() && !describe {
+			return emit(de, entryStat{}, false)
+		}
+		if cur = append(cur, de); len(cur) == statBatch {
+			submit()
+			if len(ahead) > statAheadBatches {
+				return emitOldest()
+			}
+		}
+		return nil
 	})
+	if err == nil && len(cur) > 0 {
+		submit()
+	}
+	for err == nil && len(ahead) > 0 {
+		err = emitOldest()
+	}
 	if err != nil {
 		return err
 	}
