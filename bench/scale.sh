@@ -115,6 +115,9 @@ for scale in $SCALES; do
   # folder of 2 million, pages the sessions pushed out) grows for both alike.
   find "$work/.forge/files/inbound" -type f -print0 | xargs -0 -n 20000 cat >/dev/null
   measure "sha256sum-$scale" "$blobs" blobs bash -c 'find "$1" -type f -print0 | xargs -0 -P"$(nproc)" -n 20000 sha256sum >/dev/null' _ "$work/.forge/files/inbound"
+  # The blobs read since pushed the sessions' pages out: warm them again for
+  # the commands that read them.
+  cat "$work/.forge/sessions"/* >/dev/null
   measure "gcplan-$scale" "$refs" refs "$bin" gc --layout forge --root "$work" --max-delete 100% -q --no-progress -o json
   measure "gcshard-$scale" "$refs" refs "$bin" gc --layout forge --root "$work" --shard 0/16 --max-delete 100% -q --no-progress -o json
   measure "migrate-$scale" "$blobs" blobs "$bin" migrate --store "$work/.forge/files/inbound" --to "file://$bucket" --dry-run -q --no-progress -o json
