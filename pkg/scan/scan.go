@@ -486,7 +486,7 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 func (f Found) keep() Found {
 	f.Ref = f.Ref.Clone()
 	f.Key = strings.Clone(f.Key)
-	f.alts = nil // settled by locate
+	f.alts = nil // its keys may be views too; locate has settled them by now
 	return f
 }
 
