@@ -192,8 +192,9 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 
 // InShard reports whether the blob key belongs to shard s, where a
 // companion (see MarkOptions.Companion) belongs to its owner's shard: the two
-// are kept or removed together, so one shard must decide both. Every
-// operation that splits a store by shard asks this.
+// are kept or removed together, so one shard must decide both. gc and
+// verify split a store by it; migrate copies each blob on its own and splits
+// by the key alone.
 func InShard(s shard.Spec, key string, companion func(key string) (owner string, ok bool)) bool {
 	if !s.Sharded() {
 		return true

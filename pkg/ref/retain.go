@@ -492,11 +492,7 @@ func (x *Index) markOne(s []byte) (forms int) {
 		for j < len(s) && byteClass[s[j]]&tokenByte != 0 {
 			j++
 		}
-		if j-i >= blobname.DigestLen || len(x.byToken) > 0 {
-			// Shorter tokens name no content-addressed blob, and only
-			// those are indexed without token entries.
-			x.markToken(s[i:j])
-		}
+		x.markToken(s[i:j])
 		i = j
 	}
 	return forms
