@@ -79,12 +79,13 @@ type dirEntries struct {
 const arenaBlock = 1 << 20
 
 // dirEntry is one entry of dirEntries, 32 bytes: its name on disk at off in
-// the arena (block off/arenaBlock) and, for fileblob when unescaping changes it, its key's last
-// element right after the name (kn bytes; 0: the name itself).
+// the arena (block off/arenaBlock) and, when it differs from the name, its
+// sort key right after it (kn bytes; 0: the name itself). The sort key is the
+// key's last element (the name, unescaped for fileblob) with a "/" after a
+// directory's, since keys below it sort that way.
 type dirEntry struct {
-	// pre is the first 8 bytes of the entry's sort key (its key's last
-	// element, and "/" for a directory), big-endian and zero-padded: most
-	// comparisons of a sort end there, without reading the arena, whose
+	// pre is the first 8 bytes of the sort key, big-endian and zero-padded:
+	// most comparisons of a sort end there, without reading the arena, whose
 	// millions of names lie far apart in memory. (A name holds no NUL, so the
 	// padding sorts a shorter key first, as the bytes do.)
 	pre   uint64
@@ -96,14 +97,15 @@ type dirEntry struct {
 
 // add appends an entry named name on disk whose key's last element is k.
 func (d *dirEntries) add(name, k string, typ fs.FileMode) error {
+	if typ.IsDir() {
+		k += "/"
+	}
 	if len(name) > math.MaxUint16 || len(k) > math.MaxUint16 {
 		return fmt.Errorf("a name of %d bytes", max(len(name), len(k)))
 	}
 	e := dirEntry{n: uint16(len(name)), typ: typ, dir: typ.IsDir()}
 	var pre [8]byte
-	if i := copy(pre[:], k); i < len(pre) && e.dir {
-		pre[i] = '/'
-	}
+	copy(pre[:], k)
 	e.pre = binary.BigEndian.Uint64(pre[:])
 	if k != name {
 		e.kn = uint16(len(k))
@@ -122,13 +124,14 @@ func (d *dirEntries) add(name, k string, typ fs.FileMode) error {
 	return nil
 }
 
-// name is e's name on disk, key its key's last element.
+// name is e's name on disk.
 func (d *dirEntries) name(e dirEntry) []byte {
 	b, at := d.arena[e.off/arenaBlock], e.off%arenaBlock
 	return b[at : at+int(e.n)]
 }
 
-func (d *dirEntries) key(e dirEntry) []byte {
+// sortKey is e's sort key.
+func (d *dirEntries) sortKey(e dirEntry) []byte {
 	if e.kn == 0 {
 		return d.name(e)
 	}
@@ -136,50 +139,22 @@ func (d *dirEntries) key(e dirEntry) []byte {
 	return b[at : at+int(e.kn)]
 }
 
-// compare orders entries as their keys sort, a directory's key with a "/"
-// after it (keys below it sort that way). All keys of one directory share
-// its key in front, so their last elements decide.
+// key is the last element of e's key.
+func (d *dirEntries) key(e dirEntry) []byte {
+	k := d.sortKey(e)
+	if e.dir {
+		k = k[:len(k)-1]
+	}
+	return k
+}
+
+// compare orders entries as their keys sort. All keys of one directory share
+// its key in front, so their sort keys decide.
 func (d *dirEntries) compare(a, b dirEntry) int {
 	if a.pre != b.pre {
 		return cmp.Compare(a.pre, b.pre)
 	}
-	x, y := d.key(a), d.key(b)
-	n := min(len(x), len(y))
-	if c := bytes.Compare(x[:n], y[:n]); c != 0 {
-		return c
-	}
-	at := func(e []byte, dir bool, i int) (byte, bool) {
-		switch {
-		case i < len(e):
-			return e[i], true
-		case i == len(e) && dir:
-			return '/', true
-		}
-		return 0, false
-	}
-	// One of x and y ends at n: at most one byte, a directory's "/", is left
-	// to compare before the lengths decide.
-	cx, okx := at(x, a.dir, n)
-	cy, oky := at(y, b.dir, n)
-	switch {
-	case okx && oky:
-		if c := cmp.Compare(cx, cy); c != 0 {
-			return c
-		}
-		return cmp.Compare(len(x)+b2i(a.dir), len(y)+b2i(b.dir))
-	case okx:
-		return 1
-	case oky:
-		return -1
-	}
-	return 0
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return bytes.Compare(d.sortKey(a), d.sortKey(b))
 }
 
 // walk lists directory dirPath (on disk, "" for the root), whose key is dirKey.
@@ -252,7 +227,7 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 		name := string(des.name(it))
 		key := name
 		if it.kn != 0 {
-			key = string(des.key(it))
+			key = string(des.key(it)) // unescaped, or a directory's
 		}
 		key = join(dirKey, key)
 		p := join(dirPath, name)
