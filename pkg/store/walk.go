@@ -267,8 +267,8 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 	return nil
 }
 
-// statBatch is how many entries of a directory one stat-ahead goroutine
-// describes; a directory of fewer is described in the walk itself.
+// statBatch is how many entries of a directory one describing goroutine
+// lstat's; the sorted walk describes a directory of fewer itself.
 const statBatch = 1024
 
 // statAheadBatches is how many batches are described ahead of the walk's
@@ -282,77 +282,92 @@ type stated struct {
 	err error
 }
 
-// statsAhead hands out the lstat of a sorted directory's entries in order,
-// described by goroutines up to statAheadBatches batches ahead.
-type statsAhead struct {
+// describer lstat's entries of one open directory in batches, each by a
+// goroutine of its own, and hands the batches back in the order they were
+// given. Both walks describe through it.
+type describer struct {
 	w       *walker
 	f       *os.File
 	dirPath string
-	futures chan chan []stated // in order; nil for a small directory
-	done    chan struct{}
-	cur     []stated
-	base    int // index of cur[0]
+	ahead   []describing // oldest first
+}
+
+type describing struct {
+	des []dirent
+	out chan []stated
+}
+
+// add starts describing des.
+func (d *describer) add(des []dirent) {
+	b := describing{des: des, out: make(chan []stated, 1)}
+	go func() {
+		out := make([]stated, len(b.des))
+		for i, de := range b.des {
+			out[i].st, out[i].err = statAt(d.f, d.w.root, join(d.dirPath, de.name), de.name)
+		}
+		b.out <- out
+	}()
+	d.ahead = append(d.ahead, b)
+}
+
+// full reports whether statAheadBatches batches are being described.
+func (d *describer) full() bool { return len(d.ahead) >= statAheadBatches }
+
+// next waits for the oldest batch and returns it with its lstats.
+func (d *describer) next() ([]dirent, []stated) {
+	b := d.ahead[0]
+	d.ahead = d.ahead[1:]
+	return b.des, <-b.out
+}
+
+// wait waits for every batch not taken yet: its goroutine lstat's relative to
+// the directory, which must stay open until then.
+func (d *describer) wait() {
+	for _, b := range d.ahead {
+		<-b.out
+	}
+	d.ahead = nil
+}
+
+// statsAhead hands out the lstats of a sorted directory's entries in order,
+// described up to statAheadBatches batches ahead.
+type statsAhead struct {
+	d    describer
+	des  *dirEntries
+	sent int      // entries handed to d
+	cur  []stated // the batch being handed out, from entry base
+	base int
 }
 
 func (w *walker) statAhead(f *os.File, dirPath string, des *dirEntries) *statsAhead {
-	s := &statsAhead{w: w, f: f, dirPath: dirPath}
-	if len(des.items) <= statBatch {
-		return s
-	}
-	s.futures, s.done = make(chan chan []stated, statAheadBatches-1), make(chan struct{})
-	go func() {
-		defer close(s.futures)
-		for i := 0; i < len(des.items); i += statBatch {
-			batch := des.items[i:min(i+statBatch, len(des.items))]
-			fut := make(chan []stated, 1)
-			select {
-			case s.futures <- fut:
-			case <-s.done:
-				return
-			}
-			go func() {
-				out := make([]stated, len(batch))
-				for j, it := range batch {
-					select {
-					case <-s.done:
-						fut <- out[:j]
-						return
-					default:
-					}
-					name := string(des.name(it))
-					out[j].st, out[j].err = statAt(f, w.root, join(dirPath, name), name)
-				}
-				fut <- out
-			}()
-		}
-	}()
-	return s
+	return &statsAhead{d: describer{w: w, f: f, dirPath: dirPath}, des: des}
 }
 
 // next is the lstat of entry i, named name; entries are asked for in order.
 func (s *statsAhead) next(i int, name string) (entryStat, error) {
-	if s.futures == nil {
-		return statAt(s.f, s.w.root, join(s.dirPath, name), name)
+	if len(s.des.items) <= statBatch {
+		return statAt(s.d.f, s.d.w.root, join(s.d.dirPath, name), name)
 	}
 	if i-s.base >= len(s.cur) {
+		for s.sent < len(s.des.items) && !s.d.full() {
+			batch := s.des.items[s.sent:min(s.sent+statBatch, len(s.des.items))]
+			des := make([]dirent, len(batch))
+			for j, it := range batch {
+				des[j].name = string(s.des.name(it))
+			}
+			s.d.add(des)
+			s.sent += len(batch)
+		}
 		s.base += len(s.cur)
-		s.cur = <-<-s.futures
+		_, s.cur = s.d.next()
 	}
 	r := s.cur[i-s.base]
 	return r.st, r.err
 }
 
-// stop ends the describing goroutines when the walk returns; an entry being
-// described is finished first (f stays open until the walk returns: its
-// close is deferred before stop).
-func (s *statsAhead) stop() {
-	if s.done != nil {
-		close(s.done)
-		for fut := range s.futures {
-			<-fut
-		}
-	}
-}
+// stop waits for the batches still being described, before the directory
+// closes (its close is deferred before stop).
+func (s *statsAhead) stop() { s.d.wait() }
 
 func join(dir, name string) string {
 	if dir == "" {
@@ -432,30 +447,13 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 		}
 		return fn(e)
 	}
-	// Batches of entries being described, oldest first.
-	type batch struct {
-		des []dirent
-		out chan []stated
-	}
-	var ahead []batch
+	d := describer{w: w, f: f, dirPath: dirPath}
+	defer d.wait()
 	var cur []dirent
-	submit := func() {
-		b := batch{des: cur, out: make(chan []stated, 1)}
-		cur = nil
-		go func() {
-			out := make([]stated, len(b.des))
-			for i, de := range b.des {
-				out[i].st, out[i].err = statAt(f, w.root, join(dirPath, de.name), de.name)
-			}
-			b.out <- out
-		}()
-		ahead = append(ahead, b)
-	}
 	emitOldest := func() error {
-		b := ahead[0]
-		ahead = ahead[1:]
-		for i, r := range <-b.out {
-			de := b.des[i]
+		des, res := d.next()
+		for i, r := range res {
+			de := des[i]
 			if r.err != nil {
 				if errors.Is(r.err, fs.ErrNotExist) {
 					continue
@@ -468,13 +466,6 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 		}
 		return nil
 	}
-	// Every batch is waited for before f closes: its goroutine stats
-	// relative to it.
-	defer func() {
-		for _, b := range ahead {
-			<-b.out
-		}
-	}()
 	err = readDirEach(f, func(de dirent) error {
 		if err := ctx.Err(); err != nil {
 			return w.errorf("list", prefix, err)
@@ -486,17 +477,20 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 			return emit(de, entryStat{}, false)
 		}
 		if cur = append(cur, de); len(cur) == statBatch {
-			submit()
-			if len(ahead) > statAheadBatches {
-				return emitOldest()
+			if d.full() {
+				if err := emitOldest(); err != nil {
+					return err
+				}
 			}
+			d.add(cur)
+			cur = nil
 		}
 		return nil
 	})
 	if err == nil && len(cur) > 0 {
-		submit()
+		d.add(cur)
 	}
-	for err == nil && len(ahead) > 0 {
+	for err == nil && len(d.ahead) > 0 {
 		err = emitOldest()
 	}
 	if err != nil {
