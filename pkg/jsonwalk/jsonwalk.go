@@ -306,7 +306,19 @@ func (w *Walker) step(c byte) error {
 	case stKeyOrClose, stKey:
 		switch c {
 		case '"':
-			return w.members()
+			s, _, err := w.readString()
+			if err != nil {
+				return err
+			}
+			if w.nh != nil {
+				if err := w.nh.Name(w, s); err != nil {
+					return err
+				}
+			}
+			f := &w.stack[len(w.stack)-1]
+			f.key = append(f.key[:0], s...)
+			w.state = stColon
+			return nil
 		case '}':
 			if w.state == stKeyOrClose {
 				return w.close(c)
@@ -336,75 +348,6 @@ func (w *Walker) step(c byte) error {
 			return w.close(c)
 		}
 		return w.syntax(w.pos, fmt.Sprintf("expected ',' or end of %s, found %q", kindName(f.kind), c))
-	}
-}
-
-// members reads the members of the object at the top of the stack, from the
-// member name at w.pos, for as long as they are a name, a colon and a string
-// or scalar value followed by a comma or the object's end: most of a
-// session, read here without a trip through Run and step for every token.
-// Anything else (a nested value, the end of the buffer, malformed input) it
-// leaves to them at that byte and in the state they would have reached it
-// in, so that what the handler is told, and every error and its offset, is
-// as if each token had gone through step.
-func (w *Walker) members() error {
-	for {
-		s, _, err := w.readString()
-		if err != nil {
-			return err
-		}
-		if w.nh != nil {
-			if err := w.nh.Name(w, s); err != nil {
-				return err
-			}
-		}
-		f := &w.stack[len(w.stack)-1]
-		f.key = append(f.key[:0], s...)
-		w.state = stColon
-		i := skipSpace(w.buf[:w.end], w.pos)
-		if i >= w.end || w.buf[i] != ':' {
-			w.pos = i
-			return nil
-		}
-		i = skipSpace(w.buf[:w.end], i+1)
-		w.pos, w.state = i, stValue
-		if i >= w.end {
-			return nil
-		}
-		switch w.buf[i] {
-		case '"':
-			s, off, err := w.readString()
-			if err != nil {
-				return err
-			}
-			if err := w.h.String(w, s, off); err != nil {
-				return err
-			}
-			w.afterValue()
-		case '{', '[', ']':
-			return nil
-		default:
-			if err := w.scalar(); err != nil {
-				return err
-			}
-		}
-		i = skipSpace(w.buf[:w.end], w.pos)
-		w.pos = i
-		if i >= w.end {
-			return nil
-		}
-		switch w.buf[i] {
-		case ',':
-			i = skipSpace(w.buf[:w.end], i+1)
-			w.pos, w.state = i, stKey
-			if i >= w.end || w.buf[i] != '"' {
-				return nil
-			}
-		case '}':
-			return w.close('}')
-		default:
-			return nil
-		}
 	}
 }
 
