@@ -280,7 +280,7 @@ func (h *docHandler) String(w *jsonwalk.Walker, s []byte, off int64) error {
 // reported: its handler has no FoundAt, and copies.)
 func (h *docHandler) text(b []byte) string {
 	if h.e.FoundAt != nil {
-		return unsafe.String(unsafe.SliceData(b), len(b))
+		return view(b)
 	}
 	return string(b)
 }
@@ -288,6 +288,11 @@ func (h *docHandler) text(b []byte) string {
 // embedded searches s as JSON when it looks like a JSON object or array and parses
 // as one; it reports whether it did.
 func (h *docHandler) embedded(s []byte, at *where, off int64) bool {
+	// Most strings start with a letter: neither a bracket nor white space
+	// (ASCII, or a non-ASCII character TrimSpace may drop).
+	if len(s) < 2 || s[0] != '{' && s[0] != '[' && ' ' < s[0] && s[0] < utf8.RuneSelf {
+		return false
+	}
 	t := bytes.TrimSpace(s)
 	if h.level >= maxEmbedded || len(t) < 2 {
 		return false
@@ -401,7 +406,7 @@ func schemeOrName(t []byte, sh shape) (shape, bool) {
 	if bytes.IndexByte(t, ':') >= 0 {
 		return sh, true
 	}
-	if isBlobName(t) {
+	if isBlobName(view(t)) {
 		return sh | named, true
 	}
 	return 0, false
@@ -793,36 +798,48 @@ func isPairKey(k []byte) bool {
 }
 
 // isBlobName reports whether the base name of p is a content-addressed name,
-// as blobname.Parse would, without decoding its digest.
-func isBlobName[T string | []byte](p T) bool {
+// as blobname.Parse would, without decoding its digest. It is asked about
+// every value that may be a path: the base name is found by one search of
+// the bytes that can hold it, and its digest checked without a branch per
+// digit.
+func isBlobName(p string) bool {
 	// The base name as path.Base has it: trailing slashes dropped (the
 	// bases path.Base returns for "" and "/…/" are too short to matter).
 	end := len(p)
 	for end > 0 && p[end-1] == '/' {
 		end--
 	}
-	start := end
-	for start > 0 && p[start-1] != '/' {
-		start--
-		if end-start > blobname.DigestLen+blobname.MaxExtLen {
-			return false // longer than any content-addressed name
-		}
+	// A content-addressed base name starts within its longest length of
+	// the end: a slash before that window leaves a longer base name.
+	lo := max(0, end-(blobname.DigestLen+blobname.MaxExtLen+1))
+	slash := strings.LastIndexByte(p[lo:end], '/')
+	if slash < 0 && lo > 0 {
+		return false // longer than any content-addressed name
 	}
-	base := p[start:end]
-	if len(base) < blobname.DigestLen || !blobname.ValidExt(string(base[blobname.DigestLen:])) {
+	base := p[lo+slash+1 : end]
+	if len(base) < blobname.DigestLen || !blobname.ValidExt(base[blobname.DigestLen:]) {
 		return false
 	}
+	var bad byte
 	for i := 0; i < blobname.DigestLen; i++ {
-		if !lowerHexDigit[base[i]] {
-			return false
-		}
+		bad |= notLowerHex[base[i]]
 	}
-	return true
+	return bad == 0
 }
 
-// lowerHexDigit is the set of the bytes of a content-addressed name's digest.
-var lowerHexDigit = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
-	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true}
+// notLowerHex is 1 for every byte that is not one of a content-addressed
+// name's digest.
+var notLowerHex = func() (t [256]byte) {
+	for c := range t {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// view is b as a string without a copy, for a call that does not keep it.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func equalFold(b []byte, s string) bool {
 	return len(b) == len(s) && strings.EqualFold(string(b), s)

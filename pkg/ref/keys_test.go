@@ -98,3 +98,17 @@ func BenchmarkResolveAbsPath(b *testing.B) {
 		}
 	}
 }
+
+// FuzzIsBlobName: isBlobName answers as blobname.Parse does on any path.
+func FuzzIsBlobName(f *testing.F) {
+	d := sha256.Sum256([]byte("cat"))
+	h := hex.EncodeToString(d[:])
+	for _, p := range []string{h + ".png", "/a/" + h + ".jpeg//", "x" + h + ".png", "/" + h + ".abcdefghi", h[:63] + "G.png", "a/b"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if _, want := blobname.Parse(p); isBlobName(p) != want {
+			t.Fatalf("isBlobName(%q) = %v, blobname.Parse says %v", p, !want, want)
+		}
+	})
+}
