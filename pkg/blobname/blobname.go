@@ -38,17 +38,47 @@ func (n Name) String() string { return n.Digest.String() + n.Ext }
 // Parse parses the base name of key (the part after the last "/") as a
 // content-addressed name. ok is false for opaque names.
 func Parse(key string) (n Name, ok bool) {
-	base := path.Base(key)
-	if len(base) < DigestLen || !ValidExt(base[DigestLen:]) {
+	n.Digest, n.Ext, ok = ParseBase(path.Base(key))
+	if !ok {
 		return Name{}, false
 	}
-	if !isLowerHex(base[:DigestLen]) {
-		return Name{}, false
-	}
-	hex.Decode(n.Digest[:], []byte(base[:DigestLen]))
-	n.Ext = base[DigestLen:]
 	return n, true
 }
+
+// ParseBase parses base, a name without a folder, as a content-addressed
+// name: its digest and its extension (a part of base). It allocates nothing
+// and checks the digest by table, without a branch per digit: scans and the
+// gc plan ask it about every reference.
+func ParseBase(base string) (d Digest, ext string, ok bool) {
+	if len(base) < DigestLen || !ValidExt(base[DigestLen:]) {
+		return d, "", false
+	}
+	var bad byte
+	for i := range d {
+		hi, lo := lowerHexValue[base[2*i]], lowerHexValue[base[2*i+1]]
+		bad |= hi | lo
+		d[i] = hi<<4 | lo&0x0f
+	}
+	if bad&0xf0 != 0 {
+		return Digest{}, "", false
+	}
+	return d, base[DigestLen:], true
+}
+
+// lowerHexValue is the value of a lower-case hex digit, 0xff for any other
+// byte.
+var lowerHexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
 
 // ParseDigest parses a 64-character hex digest in either case.
 func ParseDigest(s string) (Digest, bool) {
@@ -74,16 +104,6 @@ func ValidExt(ext string) bool {
 	for i := 1; i < len(ext); i++ {
 		c := ext[i]
 		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
-
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}

@@ -2,6 +2,8 @@ package blobname
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -58,4 +60,50 @@ func TestParseDigest(t *testing.T) {
 			t.Errorf("ParseDigest(%q) accepted", in)
 		}
 	}
+}
+
+// baseShape is what a content-addressed base name looks like, written out
+// independently of ParseBase.
+var baseShape = regexp.MustCompile(`\A[0-9a-f]{64}(\.[a-z0-9]{1,8})?\z`)
+
+// parseBaseOracle is ParseBase by regular expression and encoding/hex.
+func parseBaseOracle(base string) (Digest, string, bool) {
+	var d Digest
+	if !baseShape.MatchString(base) {
+		return d, "", false
+	}
+	b, _ := hex.DecodeString(base[:DigestLen])
+	copy(d[:], b)
+	return d, base[DigestLen:], true
+}
+
+func TestParseBase(t *testing.T) {
+	d := sha256.Sum256([]byte("cat"))
+	h := Digest(d).String()
+	for _, base := range []string{
+		h, h + ".png", h + ".abcdefgh", h + ".abcdefghi", h + ".PNG", strings.ToUpper(h), h[:63] + ".png", h + "0.png",
+		h + ".tar.gz", h + ".", h[:10] + "g" + h[11:], h[:10] + "/" + h[11:], h[:63] + "\xff", h[:63] + "\x00", "", "x.png",
+	} {
+		wd, wext, wok := parseBaseOracle(base)
+		gd, gext, gok := ParseBase(base)
+		if gok != wok || gd != wd || gext != wext {
+			t.Errorf("ParseBase(%q) = %x %q %v, want %x %q %v", base, gd, gext, gok, wd, wext, wok)
+		}
+	}
+}
+
+// FuzzParseBase: ParseBase answers as the oracle on any base name.
+func FuzzParseBase(f *testing.F) {
+	d := sha256.Sum256([]byte("cat"))
+	h := Digest(d).String()
+	for _, s := range []string{h, h + ".png", h[:63] + "G", h + ".x/y", "ab"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, base string) {
+		wd, wext, wok := parseBaseOracle(base)
+		gd, gext, gok := ParseBase(base)
+		if gok != wok || gd != wd || gext != wext {
+			t.Fatalf("ParseBase(%q) = %x %q %v, want %x %q %v", base, gd, gext, gok, wd, wext, wok)
+		}
+	})
 }

@@ -798,10 +798,8 @@ func isPairKey(k []byte) bool {
 }
 
 // isBlobName reports whether the base name of p is a content-addressed name,
-// as blobname.Parse would, without decoding its digest. It is asked about
-// every value that may be a path: the base name is found by one search of
-// the bytes that can hold it, and its digest checked without a branch per
-// digit.
+// as blobname.Parse would. It is asked about every value that may be a
+// path: the base name is found by one search of the bytes that can hold it.
 func isBlobName(p string) bool {
 	// The base name as path.Base has it: trailing slashes dropped (the
 	// bases path.Base returns for "" and "/…/" are too short to matter).
@@ -816,27 +814,9 @@ func isBlobName(p string) bool {
 	if slash < 0 && lo > 0 {
 		return false // longer than any content-addressed name
 	}
-	base := p[lo+slash+1 : end]
-	if len(base) < blobname.DigestLen || !blobname.ValidExt(base[blobname.DigestLen:]) {
-		return false
-	}
-	var bad byte
-	for i := 0; i < blobname.DigestLen; i++ {
-		bad |= notLowerHex[base[i]]
-	}
-	return bad == 0
+	_, _, ok := blobname.ParseBase(p[lo+slash+1 : end])
+	return ok
 }
-
-// notLowerHex is 1 for every byte that is not one of a content-addressed
-// name's digest.
-var notLowerHex = func() (t [256]byte) {
-	for c := range t {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			t[c] = 1
-		}
-	}
-	return t
-}()
 
 // view is b as a string without a copy, for a call that does not keep it.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

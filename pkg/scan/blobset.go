@@ -109,7 +109,7 @@ func (s *blobSet) blobID(local map[string]uint16, f *Found) (blobKey, string) {
 	id := f.Key
 	switch {
 	case len(s.stores) == 0:
-		if d, ext, ok := parseFlat(path.Base(f.Ref.Path)); ok {
+		if d, ext, ok := blobname.ParseBase(path.Base(f.Ref.Path)); ok {
 			if i, ok := s.extIndex(local, ext); ok {
 				return blobKey{d, i}, ""
 			}
@@ -120,7 +120,7 @@ func (s *blobSet) blobID(local map[string]uint16, f *Found) (blobKey, string) {
 	case f.store > 0:
 		id = strconv.Itoa(f.store) + ":" + id // keys of different stores are different blobs
 	}
-	if d, ext, ok := parseFlat(id); ok {
+	if d, ext, ok := blobname.ParseBase(id); ok {
 		if i, ok := s.extIndex(local, ext); ok {
 			return blobKey{d, i}, ""
 		}
@@ -128,41 +128,9 @@ func (s *blobSet) blobID(local map[string]uint16, f *Found) (blobKey, string) {
 	return blobKey{}, id
 }
 
-// parseFlat is blobname.Parse for a name without a folder, without allocating.
-func parseFlat(id string) (blobname.Digest, string, bool) {
-	var d blobname.Digest
-	if len(id) < blobname.DigestLen || !blobname.ValidExt(id[blobname.DigestLen:]) {
-		return d, "", false
-	}
-	var bad byte
-	for i := range d {
-		hi, lo := hexValue[id[2*i]], hexValue[id[2*i+1]]
-		bad |= hi | lo
-		d[i] = hi<<4 | lo&0x0f
-	}
-	if bad&0xf0 != 0 {
-		return d, "", false
-	}
-	return d, id[blobname.DigestLen:], true
-}
-
-// hexValue is the value of a lower-case hex digit, 0xff for any other byte.
-var hexValue = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0xff
-	}
-	for c := byte('0'); c <= '9'; c++ {
-		t[c] = c - '0'
-	}
-	for c := byte('a'); c <= 'f'; c++ {
-		t[c] = c - 'a' + 10
-	}
-	return t
-}()
-
 // isFlat reports whether name is a content-addressed name without a folder.
 func isFlat(name string) bool {
-	_, _, ok := parseFlat(name)
+	_, _, ok := blobname.ParseBase(name)
 	return ok
 }
 
