@@ -91,19 +91,19 @@ type dirEntry struct {
 	pre   uint64
 	off   int
 	n, kn uint16 // a name is at most 255 bytes (NAME_MAX) on the file systems the walk reads
-	typ   fs.FileMode
 	dir   bool
 }
 
-// add appends an entry named name on disk whose key's last element is k.
-func (d *dirEntries) add(name, k string, typ fs.FileMode) error {
-	if typ.IsDir() {
+// add appends an entry named name on disk whose key's last element is k; dir
+// says it is a directory.
+func (d *dirEntries) add(name, k string, dir bool) error {
+	if dir {
 		k += "/"
 	}
 	if len(name) > math.MaxUint16 || len(k) > math.MaxUint16 {
 		return fmt.Errorf("a name of %d bytes", max(len(name), len(k)))
 	}
-	e := dirEntry{n: uint16(len(name)), typ: typ, dir: typ.IsDir()}
+	e := dirEntry{n: uint16(len(name)), dir: dir}
 	var pre [8]byte
 	copy(pre[:], k)
 	e.pre = binary.BigEndian.Uint64(pre[:])
@@ -205,7 +205,7 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 				return nil
 			}
 		}
-		if err := des.add(n, k, de.typ); err != nil {
+		if err := des.add(n, k, de.typ.IsDir()); err != nil {
 			return &stopError{w.errorf("list", dirKey, err)}
 		}
 		return nil
@@ -224,14 +224,13 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 		if err := ctx.Err(); err != nil {
 			return w.errorf("list", prefix, err)
 		}
-		name := string(des.name(it))
+		name, fi, err := stats.next(i)
 		key := name
 		if it.kn != 0 {
 			key = string(des.key(it)) // unescaped, or a directory's
 		}
 		key = join(dirKey, key)
 		p := join(dirPath, name)
-		fi, err := stats.next(i, name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -335,7 +334,8 @@ type statsAhead struct {
 	d    describer
 	des  *dirEntries
 	sent int      // entries handed to d
-	cur  []stated // the batch being handed out, from entry base
+	cur  []dirent // the batch being handed out, from entry base
+	res  []stated // and its lstats
 	base int
 }
 
@@ -343,10 +343,13 @@ func (w *walker) statAhead(f *os.File, dirPath string, des *dirEntries) *statsAh
 	return &statsAhead{d: describer{w: w, f: f, dirPath: dirPath}, des: des}
 }
 
-// next is the lstat of entry i, named name; entries are asked for in order.
-func (s *statsAhead) next(i int, name string) (entryStat, error) {
+// next is the name on disk and the lstat of entry i; entries are asked for
+// in order.
+func (s *statsAhead) next(i int) (string, entryStat, error) {
 	if len(s.des.items) <= statBatch {
-		return statAt(s.d.f, s.d.w.root, join(s.d.dirPath, name), name)
+		name := string(s.des.name(s.des.items[i]))
+		st, err := statAt(s.d.f, s.d.w.root, join(s.d.dirPath, name), name)
+		return name, st, err
 	}
 	if i-s.base >= len(s.cur) {
 		for s.sent < len(s.des.items) && !s.d.full() {
@@ -359,10 +362,10 @@ func (s *statsAhead) next(i int, name string) (entryStat, error) {
 			s.sent += len(batch)
 		}
 		s.base += len(s.cur)
-		_, s.cur = s.d.next()
+		s.cur, s.res = s.d.next()
 	}
-	r := s.cur[i-s.base]
-	return r.st, r.err
+	r := s.res[i-s.base]
+	return s.cur[i-s.base].name, r.st, r.err
 }
 
 // stop waits for the batches still being described, before the directory
