@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -85,25 +86,19 @@ func TestListLargeDirectory(t *testing.T) {
 	}
 
 	stop := errors.New("enough")
-	seen := 0
-	err = s.List(ctx, "", func(e store.Entry) error {
-		if seen++; seen == 2100 {
-			return stop
+	for name, list := range map[string]func(context.Context, string, func(store.Entry) error) error{
+		"List": s.List, "ListUnordered": s.ListUnordered,
+	} {
+		seen := 0
+		err = list(ctx, "", func(e store.Entry) error {
+			if seen++; seen == 2100 {
+				return stop
+			}
+			return nil
+		})
+		if !errors.Is(err, stop) || seen != 2100 {
+			t.Fatalf("%s after the callback stopped it: %v, %d entries", name, err, seen)
 		}
-		return nil
-	})
-	if !errors.Is(err, stop) || seen != 2100 {
-		t.Fatalf("List after the callback stopped it: %v, %d entries", err, seen)
-	}
-	seen = 0
-	err = s.ListUnordered(ctx, "", func(e store.Entry) error {
-		if seen++; seen == 2100 {
-			return stop
-		}
-		return nil
-	})
-	if !errors.Is(err, stop) || seen != 2100 {
-		t.Fatalf("ListUnordered after the callback stopped it: %v, %d entries", err, seen)
 	}
 }
 
