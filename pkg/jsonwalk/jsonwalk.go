@@ -469,7 +469,23 @@ func (w *Walker) skipBOM() error {
 // readString reads the string starting at w.pos (a '"') and returns it decoded,
 // with the input offset of its opening quote.
 func (w *Walker) readString() ([]byte, int64, error) {
+	// Most strings are short and hold no escape: their end is found eight
+	// bytes at a time, with one test for both the quote and a backslash,
+	// before the search below, which is faster on long strings.
 	scan := w.pos + 1
+	for lim := min(w.end, scan+shortString); scan+8 <= lim; scan += 8 {
+		x := binary.LittleEndian.Uint64(w.buf[scan:])
+		if m := hasZeroByte(x^quotes8) | hasZeroByte(x^backslashes8); m != 0 {
+			i := scan + bits.TrailingZeros64(m)/8
+			if w.buf[i] != '"' {
+				break // an escape: the search below reads it
+			}
+			raw := w.buf[w.pos+1 : i]
+			off := w.base + int64(w.pos)
+			w.pos = i + 1
+			return raw, off, nil
+		}
+	}
 	for {
 		q := bytes.IndexByte(w.buf[scan:w.end], '"')
 		if q < 0 {
@@ -503,6 +519,20 @@ func (w *Walker) readString() ([]byte, int64, error) {
 		}
 		return w.unescape(raw), off, nil
 	}
+}
+
+// shortString is how far readString looks eight bytes at a time.
+const shortString = 32
+
+const (
+	quotes8      = 0x2222222222222222 // '"' in every byte
+	backslashes8 = 0x5c5c5c5c5c5c5c5c // '\\' in every byte
+)
+
+// hasZeroByte has the high bit set in the lowest zero byte of x (and maybe in
+// higher bytes after it, which the callers ignore).
+func hasZeroByte(x uint64) uint64 {
+	return (x - 0x0101010101010101) &^ x & 0x8080808080808080
 }
 
 // unescape decodes a string's JSON escapes into the walker's scratch buffer.

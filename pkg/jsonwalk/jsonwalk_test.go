@@ -30,6 +30,7 @@ func (r *recorder) String(w *Walker, s []byte, off int64) error {
 // duplicate member names, which a map would merge).
 func oracle(t testing.TB, data []byte) []string {
 	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber() // a number too large for a float64 is still JSON
 	type level struct {
 		object bool
 		index  int
@@ -277,6 +278,12 @@ func FuzzWalk(f *testing.F) {
 		if !reflect.DeepEqual(normalise(got), normalise(want)) {
 			t.Fatalf("got %q want %q", got, want)
 		}
+		// Whole, strings are found eight bytes at a time; at a read's
+		// end they go the long way.
+		whole, err := walk(t, bytes.NewReader(data))
+		if err != nil || !reflect.DeepEqual(whole, got) {
+			t.Fatalf("walked whole: %q, %v; half at a time: %q", whole, err, got)
+		}
 	})
 }
 
@@ -329,5 +336,43 @@ func TestNameHandlerSeesMemberNamesAndNumbers(t *testing.T) {
 	}
 	if strings.Join(r2.names, ",") != strings.Join(r.names, ",") || strings.Join(r2.numbers, ",") != strings.Join(r.numbers, ",") {
 		t.Errorf("streamed walk saw names %v numbers %v, want %v %v", r2.names, r2.numbers, r.names, r.numbers)
+	}
+}
+
+// A string's end is found the same wherever its closing quote and its
+// escapes fall: in the first words, which are read eight bytes at a time,
+// across a word's edge, past them, and across a read's end.
+func TestStringEndsAtEveryPosition(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("[")
+	for n := 0; n <= 80; n++ {
+		for _, esc := range []string{"", `\"`, `\\`, `\u0041`, `\\\"`} {
+			for at := 0; at <= n; at += max(1, n/9) {
+				if in.Len() > 1 {
+					in.WriteString(",")
+				}
+				body := strings.Repeat("x", at) + esc + strings.Repeat("y", n-at)
+				fmt.Fprintf(&in, "%q, \"%s\"", body, body)
+			}
+		}
+	}
+	in.WriteString("]")
+	data := in.String()
+	if !json.Valid([]byte(data)) {
+		t.Fatal("test input is not JSON")
+	}
+	want := oracle(t, []byte(data))
+	for name, r := range map[string]io.Reader{
+		"whole":   strings.NewReader(data),
+		"onebyte": iotest.OneByteReader(strings.NewReader(data)),
+		"half":    iotest.HalfReader(strings.NewReader(data)),
+	} {
+		got, err := walk(t, r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %d strings differ from encoding/json's", name, len(got))
+		}
 	}
 }
