@@ -436,14 +436,45 @@ const (
 // shapeOf is scanPath's table: the shape bits of each byte.
 var shapeOf = [256]shape{' ': spaced, '\t': spaced, '\n': broken, '\r': broken, 0: broken, '\\': backslash}
 
-// scanPath reads b once for what decides its shape.
+// scanPath reads b once for what decides its shape. Every byte with a shape
+// is a control character, a space or a backslash, so eight bytes at a time a
+// word without one (most of a path) is passed over, and only a word with one
+// is read by table.
 func scanPath[T string | []byte](b T) shape {
 	var sh shape
-	for i := 0; i < len(b); i++ {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
+		if !hasByteBelow(x, '!') && !hasZeroByte(x^backslashes8) {
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			sh |= shapeOf[b[j]]
+		}
+	}
+	for ; i < len(b); i++ {
 		sh |= shapeOf[b[i]]
 	}
 	return sh
 }
+
+const (
+	ones8        = 0x0101010101010101
+	highBits8    = 0x8080808080808080
+	backslashes8 = '\\' * ones8
+)
+
+// hasByteBelow reports whether one of the eight bytes of x is below n
+// (n <= 0x80): the borrow of subtracting n from a byte sets its high bit
+// only when it is below n, and bytes with the high bit already set are left
+// out.
+func hasByteBelow(x uint64, n byte) bool {
+	return (x-uint64(n)*ones8)&^x&highBits8 != 0
+}
+
+// hasZeroByte reports whether one of the eight bytes of x is zero.
+func hasZeroByte(x uint64) bool { return hasByteBelow(x, 1) }
 
 // spaceBeforePath reports whether a space or tab in b is followed by the start
 // of another path ("/…" or "~/…"): "cp /a.png /b.png" is two paths, not one with
@@ -540,7 +571,22 @@ func (h *docHandler) words(s []byte, at *where, off int64) {
 }
 
 // trimWord drops the sentence punctuation that may follow a word.
-func trimWord(w []byte) []byte { return bytes.TrimRight(w, ".,:;!?") }
+func trimWord(w []byte) []byte {
+	for len(w) > 0 && isTrailingPunct(w[len(w)-1]) {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// isTrailingPunct reports whether trimWord drops c. (bytes.TrimRight built
+// its set of bytes again on every call.)
+func isTrailingPunct(c byte) bool {
+	switch c {
+	case '.', ',', ':', ';', '!', '?':
+		return true
+	}
+	return false
+}
 
 // wordStart returns where the word around s[i] starts. A JSON escape that
 // precedes it in text holding escaped JSON ("…\n/srv/…", "\u0022/srv/…") is
