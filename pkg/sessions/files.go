@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -626,11 +627,7 @@ func fileTypeName(m fs.FileMode) string {
 
 // sortEntries sorts by name, byte order (os.ReadDir's order).
 func sortEntries(es []fs.DirEntry) {
-	for i := 1; i < len(es); i++ {
-		for j := i; j > 0 && es[j].Name() < es[j-1].Name(); j-- {
-			es[j], es[j-1] = es[j-1], es[j]
-		}
-	}
+	slices.SortFunc(es, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 }
 
 func (s *filesSource) place(path string) ref.Place {
