@@ -332,6 +332,11 @@ func (t *flatTable) slot(seed maphash.Seed, k blobKey) (*flatSlot, bool) {
 func (t *flatTable) grow(seed maphash.Seed) {
 	old := t.slots
 	t.slots = make([]flatSlot, max(64, 2*len(old)))
+	// Fresh memory is only mapped when first touched. Touched by a probe's
+	// read, a page is mapped to the kernel's shared page of zeros, and the
+	// first write then faults again and flushes both CPUs' address caches;
+	// writing every page first costs one fault per page and no flush.
+	clear(t.slots)
 	mask := uint64(len(t.slots) - 1)
 	for _, o := range old {
 		if !o.used {
