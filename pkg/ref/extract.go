@@ -348,34 +348,46 @@ func (c *collector) add(r Reference, p Place) { c.found = append(c.found, found{
 
 // plain searches a string that is not JSON.
 func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
-	t := bytes.TrimSpace(s)
+	t := trimSpace(s)
 	if len(t) == 0 {
 		return
 	}
 	atLocation := isLocationKey(key)
+	// The white space trimmed holds no slash: t has one when s has.
+	slashed := bytes.IndexByte(t, '/') >= 0
 	// Only a value that could be a reference by itself is converted and
 	// classified: most strings are prose, or short words without a slash.
-	if sh, ok := mayBeWhole(t, atLocation); ok {
+	if sh, ok := mayBeWhole(t, atLocation, slashed); ok {
 		if r, ok := classifyShaped(h.text(t), atLocation, sh); ok {
 			h.emit(r, at, off)
 			return
 		}
 	}
-	if bytes.IndexByte(s, '/') >= 0 {
+	if slashed {
 		h.words(s, at, off)
 	}
 }
 
+// trimSpace is bytes.TrimSpace, without its call for the usual string, which
+// starts and ends with a printable ASCII byte.
+func trimSpace(s []byte) []byte {
+	if len(s) > 0 && ' ' < s[0] && s[0] < utf8.RuneSelf && ' ' < s[len(s)-1] && s[len(s)-1] < utf8.RuneSelf {
+		return s
+	}
+	return bytes.TrimSpace(s)
+}
+
 // mayBeWhole is plain's cheap test of whether t, a whole trimmed value, can be
 // a reference by itself, before it is converted for classify, which decides;
-// it hands on the shape it read. Prose fails it at its first space.
-func mayBeWhole(t []byte, atLocation bool) (shape, bool) {
+// it hands on the shape it read. Prose fails it at its first space. slashed
+// says whether t holds a slash.
+func mayBeWhole(t []byte, atLocation, slashed bool) (shape, bool) {
 	if len(t) > maxRefLen {
 		return 0, false
 	}
 	if !atLocation && !startsAbsolute(t) {
 		// A relative path or a URI outside a location member has no space.
-		if (len(t) < blobname.DigestLen && bytes.IndexByte(t, '/') < 0) || hasSpaceOrBreak(t) {
+		if (len(t) < blobname.DigestLen && !slashed) || hasSpaceOrBreak(t) {
 			return 0, false
 		}
 		return schemeOrName(t, scanPath(t))

@@ -1,6 +1,9 @@
 package ref
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 // scanPathByByte is scanPath without the eight-byte skip: the table read
 // for every byte.
@@ -27,6 +30,18 @@ func FuzzScanPath(f *testing.F) {
 		}
 		if got := scanPath(s); got != want {
 			t.Fatalf("scanPath(string %q) = %b, byte by byte %b", s, got, want)
+		}
+	})
+}
+
+// trimSpace trims what bytes.TrimSpace trims, its shortcut included.
+func FuzzTrimSpace(f *testing.F) {
+	for _, s := range []string{"", " ", "a", " a ", "a\n", "\u00a0a", "a\u0085", "\x85a\x85", "\x7fa\x7f", "\ta b\r"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := trimSpace(b), bytes.TrimSpace(b); !bytes.Equal(got, want) {
+			t.Fatalf("trimSpace(%q) = %q, bytes.TrimSpace %q", b, got, want)
 		}
 	})
 }
