@@ -107,3 +107,21 @@ func FuzzParseBase(f *testing.F) {
 		}
 	})
 }
+
+// Every byte value at every place of the digest is accepted or refused as
+// the oracle does, and the digest is decoded the same.
+func TestParseBaseEveryByteEverywhere(t *testing.T) {
+	d := sha256.Sum256([]byte("dog"))
+	h := []byte(Digest(d).String() + ".jpg")
+	for i := range DigestLen {
+		for c := range 256 {
+			b := append([]byte(nil), h...)
+			b[i] = byte(c)
+			wd, wext, wok := parseBaseOracle(string(b))
+			gd, gext, gok := ParseBase(string(b))
+			if gok != wok || gd != wd || gext != wext {
+				t.Fatalf("ParseBase(%q) = %x %q %v, want %x %q %v", b, gd, gext, gok, wd, wext, wok)
+			}
+		}
+	}
+}
