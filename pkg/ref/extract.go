@@ -176,6 +176,13 @@ type docHandler struct {
 	sub   *docHandler // the handler of JSON embedded in this level's strings
 	buf   collector   // as sub: what it found, reported once the parse succeeded
 	walk  *jsonwalk.Walker
+	// arena, for JSON embedded in a document whose references go to
+	// FoundAt, holds the text of the references found in it until they are
+	// reported: one buffer for every level, emptied when the document's next
+	// string holding JSON is searched.
+	arena *[]byte
+	// arenaBuf is the arena, at the document's level.
+	arenaBuf []byte
 }
 
 // pointer is the pointer of the walker's value within this level's JSON. For
@@ -276,11 +283,19 @@ func (h *docHandler) String(w *jsonwalk.Walker, s []byte, off int64) error {
 
 // text is b as the string of a reference about to be reported: a view of b
 // itself when references go to FoundAt, which are only valid during the call,
-// else a copy. (Embedded JSON's references are collected before they are
-// reported: its handler has no FoundAt, and copies.)
+// else a copy. Embedded JSON's references are collected before they are
+// reported: its handler has no FoundAt, and copies them into the arena when
+// they go to FoundAt in the end, else each into a string of its own.
 func (h *docHandler) text(b []byte) string {
-	if h.e.FoundAt != nil {
+	switch {
+	case h.e.FoundAt != nil:
 		return view(b)
+	case h.arena != nil:
+		// A view of what is appended is never written again while it is
+		// used: an append that outgrows the buffer leaves it in the old one.
+		n := len(*h.arena)
+		*h.arena = append(*h.arena, b...)
+		return view((*h.arena)[n:])
 	}
 	return string(b)
 }
@@ -312,6 +327,16 @@ func (h *docHandler) embedded(s []byte, at *where, off int64) bool {
 		h.sub = inner
 	}
 	inner.at, inner.objs = h.at, inner.objs[:0]
+	switch {
+	case h.level > 0:
+		inner.arena = h.arena
+	case h.e.FoundAt != nil:
+		// The references of the last string holding JSON were reported.
+		h.arenaBuf = h.arenaBuf[:0]
+		inner.arena = &h.arenaBuf
+	default:
+		inner.arena = nil // Found keeps what it is given
+	}
 	c := &inner.buf
 	c.found = c.found[:0]
 	// Text sees the inner strings as they decode, even when the parse fails
