@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -149,15 +150,104 @@ func identity(r ref.Reference) string {
 
 func (s *blobSet) shard(k blobKey, id string) *setShard {
 	if id == "" {
-		return &s.shards[(uint(k.digest[0])|uint(k.digest[1])<<8)%setShards]
+		return &s.shards[flatShard(k)]
 	}
 	return &s.shards[maphash.String(s.seed, id)%setShards]
 }
 
-// record notes that source refers to f's blob and, for an inside reference
-// whose key nobody asked the store about yet, asks.
-func (s *blobSet) record(local map[string]uint16, source int, f *Found) recorded {
-	k, id := s.blobID(local, f)
+// flatShard is the shard of a flat content-addressed name.
+func flatShard(k blobKey) uint {
+	return (uint(k.digest[0]) | uint(k.digest[1])<<8) % setShards
+}
+
+// flatBatch is the flat content-addressed names a worker found in an item,
+// to be recorded together when no store is asked about them (see
+// recordFlat): there is no answer a reference waits for then.
+type flatBatch struct {
+	keys   []blobKey
+	sorted []blobKey // keys by shard, reused
+	hashes []uint64  // of one shard's keys, reused
+	seen   bool      // what reading their slots ahead read, kept so it is read
+}
+
+// maxFlatBatch bounds a batch: a large session is recorded in parts.
+const maxFlatBatch = 4096
+
+// recordFlat records that source refers to each name in b and empties it.
+// The names are taken shard by shard, each shard's lock once: one lock per
+// reference was a line of memory passed between the CPUs' caches every
+// time, and the lookups made one after another in a shard let the
+// processor wait for their cache misses at once.
+func (s *blobSet) recordFlat(source int, b *flatBatch) {
+	if len(b.keys) == 0 {
+		return
+	}
+	var start [setShards + 1]int32
+	for _, k := range b.keys {
+		start[flatShard(k)+1]++
+	}
+	for i := 1; i <= setShards; i++ {
+		start[i] += start[i-1]
+	}
+	b.sorted = slices.Grow(b.sorted[:0], len(b.keys))[:len(b.keys)]
+	next := start
+	for _, k := range b.keys {
+		i := flatShard(k)
+		b.sorted[next[i]] = k
+		next[i]++
+	}
+	for i := range setShards {
+		part := b.sorted[start[i]:start[i+1]]
+		if len(part) == 0 {
+			continue
+		}
+		hashes := slices.Grow(b.hashes[:0], len(part))[:len(part)]
+		for j, k := range part {
+			hashes[j] = flatHash(s.seed, k)
+		}
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		// Read the first slot of every name before looking any up: the
+		// reads do not wait for one another, so their misses overlap.
+		var seen bool
+		if mask := uint64(len(sh.blobs.slots) - 1); len(sh.blobs.slots) > 0 {
+			for _, h := range hashes {
+				seen = seen != sh.blobs.slots[h&mask].used
+			}
+		}
+		b.seen = seen
+		for j, k := range part {
+			sh.markFlat(s.seed, hashes[j], k, source)
+		}
+		sh.mu.Unlock()
+		b.hashes = hashes
+	}
+	b.keys = b.keys[:0]
+}
+
+// markFlat records, with sh's lock held, that source refers to k, a flat
+// content-addressed name no store is asked about.
+func (sh *setShard) markFlat(seed maphash.Seed, h uint64, k blobKey, source int) {
+	slot, had := sh.blobs.slotHashed(seed, h, k)
+	st := slot.st
+	sh.markSource(&st, source, k, "")
+	switch {
+	case had && st == slot.st:
+		// Most references name a blob already seen from this source; not
+		// writing keeps the slot's line shared between the CPUs' caches.
+	case !had:
+		slot.key, slot.used = k, true
+		sh.blobs.n++
+		fallthrough
+	default:
+		slot.st = st
+	}
+}
+
+// record notes that source refers to f's blob (k or id, as blobID names it)
+// and, for an inside reference whose key nobody asked the store about yet,
+// asks.
+func (s *blobSet) record(k blobKey, id string, source int, f *Found) recorded {
 	sh := s.shard(k, id)
 	sh.mu.Lock()
 	var st blobState
@@ -313,11 +403,16 @@ type flatSlot struct {
 // slot returns k's slot and true, or the free slot where k belongs and false;
 // the caller fills a free slot and counts it in n before the next call.
 func (t *flatTable) slot(seed maphash.Seed, k blobKey) (*flatSlot, bool) {
+	return t.slotHashed(seed, flatHash(seed, k), k)
+}
+
+// slotHashed is slot given k's flatHash.
+func (t *flatTable) slotHashed(seed maphash.Seed, h uint64, k blobKey) (*flatSlot, bool) {
 	if (t.n+1)*4 > len(t.slots)*3 {
 		t.grow(seed)
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := flatHash(seed, k) & mask; ; i = (i + 1) & mask {
+	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if !s.used {
 			return s, false

@@ -306,6 +306,7 @@ type worker struct {
 	recent [4]settled
 	next   int
 	ex     *ref.Extractor
+	flat   flatBatch // the item's names still to record, without stores
 }
 
 func (w *worker) handle(it item) {
@@ -347,6 +348,7 @@ func (w *worker) handle(it item) {
 			w.progress.Add(b.bytes)
 		}
 	}
+	w.set.recordFlat(it.source, &w.flat)
 	w.out <- w.b
 	w.b = batch{}
 }
@@ -457,7 +459,17 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 		b.refs-- // another shard's
 		return
 	}
-	o := w.set.record(w.exts, b.source, &f)
+	var o recorded
+	if k, id := w.set.blobID(w.exts, &f); len(w.stores) == 0 && id == "" {
+		// Nothing to ask a store: recorded with the item's others, which
+		// changes no count and nothing said about this reference.
+		w.flat.keys = append(w.flat.keys, k)
+		if len(w.flat.keys) == maxFlatBatch {
+			w.set.recordFlat(b.source, &w.flat)
+		}
+	} else {
+		o = w.set.record(k, id, b.source, &f)
+	}
 	if len(w.stores) > 0 {
 		b.byStatus[f.Status]++
 	}

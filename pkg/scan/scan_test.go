@@ -223,3 +223,42 @@ func TestMalformedLeftoverIsReadAsText(t *testing.T) {
 		}
 	}
 }
+
+// Without a store, the names of an item are recorded together, in parts of
+// a bounded size: a document of more names than one part holds, names far
+// apart repeating each other and names of another source among them, are
+// all counted once per source and once in all.
+func TestManyNamesInOneDocumentCountOnce(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	var srcs []sessions.Source
+	const distinct = 6000
+	for s, refs := range []int{10000, 300} {
+		dir := filepath.Join(root, fmt.Sprintf("s%d", s))
+		must(t, os.MkdirAll(dir, 0o700))
+		var body strings.Builder
+		body.WriteString("[")
+		for i := range refs {
+			if i > 0 {
+				body.WriteString(",")
+			}
+			// Source 0 names 0, 1, ..., 5999, 0, 1, ...; source 1 names 0-299.
+			fmt.Fprintf(&body, `{"uri": "/srv/a/.forge/files/inbound/%s"}`, missingName(fmt.Sprint(i%distinct)))
+		}
+		body.WriteString("]")
+		must(t, os.WriteFile(filepath.Join(dir, "t.json"), []byte(body.String()), 0o600))
+		src, err := sessions.Open(ctx, dir, sessions.Options{})
+		must(t, err)
+		defer src.Close()
+		srcs = append(srcs, src)
+	}
+	for _, jobs := range []int{1, 2, 4} {
+		rep, err := scan.Run(ctx, scan.Options{Sources: srcs, Jobs: jobs})
+		must(t, err)
+		if rep.References != 10300 || rep.DistinctBlobs != distinct ||
+			rep.Sources[0].DistinctBlobs != distinct || rep.Sources[1].DistinctBlobs != 300 {
+			t.Errorf("jobs %d: %d references, %d distinct (per source %d, %d); want 10300, %d (%d, 300)", jobs,
+				rep.References, rep.DistinctBlobs, rep.Sources[0].DistinctBlobs, rep.Sources[1].DistinctBlobs, distinct, distinct)
+		}
+	}
+}
