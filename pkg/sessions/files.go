@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -271,7 +272,7 @@ func (s *filesSource) Walk(ctx context.Context, fn func(Item) error) (Counts, er
 		c.Documents++
 		return c, fn(s.document(root, fi, f, true, false))
 	}
-	w := &filesWalk{s: s, ctx: ctx, fn: fn, c: &c, read: map[fileKey]bool{}, seen: map[string]entryState{}}
+	w := newFilesWalk(s, ctx, fn, &c)
 	for pass := 0; ; pass++ {
 		w.pass, w.changes = pass, 0
 		w.visited = map[fileKey]bool{}
@@ -306,13 +307,21 @@ func (s *filesSource) walkRewritable(ctx context.Context, fn func(Item) error) (
 		c.Documents++
 		return c, fn(s.document(s.spec, fi, docFormat{oneJSON: true}, true, false))
 	}
-	w := &filesWalk{s: s, ctx: ctx, fn: fn, c: &c, rewrite: true, read: map[fileKey]bool{}, seen: map[string]entryState{}, visited: map[fileKey]bool{}}
+	w := newFilesWalk(s, ctx, fn, &c)
+	w.rewrite, w.visited = true, map[fileKey]bool{}
 	return c, w.dir(s.spec, "", nil)
 }
 
 // rewritableEntry is entry for walkRewritable.
-func (w *filesWalk) rewritableEntry(p, rel, name string, e fs.DirEntry, ancestors []fileKey) error {
-	t := e.Type()
+func (w *filesWalk) rewritableEntry(p, rel, name string, ancestors []fileKey) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone since the listing: nothing to rewrite
+		}
+		return w.report(p, err)
+	}
+	t := fi.Mode().Type()
 	switch {
 	case t.IsDir():
 		return w.dir(p, rel, ancestors)
@@ -331,17 +340,6 @@ func (w *filesWalk) rewritableEntry(p, rel, name string, e fs.DirEntry, ancestor
 		w.c.Skipped++
 		return nil
 	}
-	fi, err := e.Info() // lstat
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // gone: nothing to rewrite
-		}
-		return w.report(p, err)
-	}
-	if !fi.Mode().IsRegular() {
-		w.c.Skipped++ // replaced by a link or something else since the listing
-		return nil
-	}
 	if err := probe(p); err != nil {
 		return w.report(p, err)
 	}
@@ -349,11 +347,7 @@ func (w *filesWalk) rewritableEntry(p, rel, name string, e fs.DirEntry, ancestor
 	return w.fn(w.s.document(p, fi, f, false, false))
 }
 
-// fileKey is a file's identity: device and inode where the platform has them.
-type fileKey struct {
-	dev, ino uint64
-	path     string // the resolved path where it has not
-}
+// fileKey is a file's identity (files_unix.go, files_other.go).
 
 // entryState is what a listing saw at a path, to tell a later listing's
 // changes from what was already handled.
@@ -384,16 +378,35 @@ type filesWalk struct {
 	rewrite bool // walkRewritable
 	pass    int
 	changes int                   // entries new or changed in this pass (after the first)
-	seen    map[string]entryState // path → what the latest listing saw there
-	read    map[fileKey]bool      // files yielded as documents (read once)
+	seed    maphash.Seed          // of pathHash
+	seen    map[uint64]entryState // a path's hash → what the latest listing saw there
+	read    map[fileKey]struct{}  // files yielded as documents (read once)
 	visited map[fileKey]bool      // folders entered in this pass
 }
+
+func newFilesWalk(s *filesSource, ctx context.Context, fn func(Item) error, c *Counts) *filesWalk {
+	return &filesWalk{s: s, ctx: ctx, fn: fn, c: c, seed: maphash.MakeSeed(),
+		seen: map[uint64]entryState{}, read: map[fileKey]struct{}{}}
+}
+
+// pathHash is what seen is keyed by. Every shard of a sharded run walks every
+// session file, so what the walk keeps per file is paid N times: a path's
+// 64-bit hash is 8 bytes where the path was a string of ~100. Two paths with
+// one hash cannot make a document go unread: a document counts as already
+// seen only if the identity last seen under its hash is its own, and a file of
+// that identity has been read (read is keyed by identity, not hash). At worst
+// the two keep looking changed and the walk ends as a tree that kept changing:
+// incomplete, which deletes nothing. (A document that could not be read was
+// reported, which makes the walk incomplete too.) A variable so a test can make every
+// path collide.
+var pathHash = func(seed maphash.Seed, p string) uint64 { return maphash.String(seed, p) }
 
 // note records what this pass sees at p and reports whether it is new: in the
 // first pass everything is; later, what differs from the last listing.
 func (w *filesWalk) note(p string, st entryState) bool {
-	old, had := w.seen[p]
-	w.seen[p] = st
+	h := pathHash(w.seed, p)
+	old, had := w.seen[h]
+	w.seen[h] = st
 	if w.pass == 0 {
 		return true
 	}
@@ -461,7 +474,11 @@ func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
 		w.changes++
 		return nil
 	}
-	id := fileIdentity(fi, p)
+	id, err := fileIdentity(fi, p)
+	if err != nil {
+		f.Close()
+		return w.problem(p, err)
+	}
 	for _, a := range ancestors {
 		if a == id {
 			f.Close()
@@ -474,18 +491,21 @@ func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
 		return nil
 	}
 	w.visited[id] = true
-	entries, err := f.ReadDir(-1)
+	// Names only: each entry is lstat'ed when its turn comes anyway, and a
+	// large folder's listing is held while it is walked (a name is ~16 bytes
+	// beside its string; a DirEntry ~100).
+	names, err := f.Readdirnames(-1)
 	f.Close()
 	if err != nil {
 		return failed(err)
 	}
-	sortEntries(entries)
+	slices.Sort(names) // byte order, os.ReadDir's
 	ancestors = append(ancestors, id)
-	for _, e := range entries {
+	for _, name := range names {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-		if err := w.entry(p, rel, e, ancestors); err != nil {
+		if err := w.entry(p, rel, name, ancestors); err != nil {
 			return err
 		}
 	}
@@ -493,8 +513,7 @@ func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
 }
 
 // entry handles one entry of a folder.
-func (w *filesWalk) entry(dir, dirRel string, e fs.DirEntry, ancestors []fileKey) error {
-	name := e.Name()
+func (w *filesWalk) entry(dir, dirRel, name string, ancestors []fileKey) error {
 	p := filepath.Join(dir, name)
 	rel := name
 	if dirRel != "" {
@@ -507,43 +526,26 @@ func (w *filesWalk) entry(dir, dirRel string, e fs.DirEntry, ancestors []fileKey
 		return nil
 	}
 	if w.rewrite {
-		return w.rewritableEntry(p, rel, name, e, ancestors)
+		return w.rewritableEntry(p, rel, name, ancestors)
 	}
-	linked := e.Type()&fs.ModeSymlink != 0
-	if !linked && e.IsDir() {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			w.changes++ // gone since the listing: the next one finds where
+			return nil
+		}
+		return w.problem(p, err)
+	}
+	if fi.IsDir() {
 		return w.dir(p, rel, ancestors)
 	}
-	var fi fs.FileInfo
-	var err error
+	linked := fi.Mode()&fs.ModeSymlink != 0
 	if linked {
-		fi, err = os.Stat(p) // follows the whole chain
-		if err != nil {
+		if fi, err = os.Stat(p); err != nil { // follows the whole chain
 			return w.linkProblem(p, err)
 		}
 		if fi.IsDir() {
 			return w.dir(p, rel, ancestors)
-		}
-	} else {
-		fi, err = e.Info() // lstat
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				w.changes++ // gone since the listing: the next one finds where
-				return nil
-			}
-			return w.problem(p, err)
-		}
-		if fi.IsDir() {
-			return w.dir(p, rel, ancestors) // replaced by a folder since the listing
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			// Replaced by a link since the listing.
-			if fi, err = os.Stat(p); err != nil {
-				return w.linkProblem(p, err)
-			}
-			linked = true
-			if fi.IsDir() {
-				return w.dir(p, rel, ancestors)
-			}
 		}
 	}
 	if !fi.Mode().IsRegular() {
@@ -567,7 +569,10 @@ func (w *filesWalk) entry(dir, dirRel string, e fs.DirEntry, ancestors []fileKey
 		}
 		return nil
 	}
-	id := fileIdentity(fi, p)
+	id, err := fileIdentity(fi, p)
+	if err != nil {
+		return w.problem(p, err)
+	}
 	if fi.Size() == 0 && leftover {
 		// An empty leftover: the write it was meant for never started.
 		if w.note(p, entryState{kind: entryEmptyLeftover}) {
@@ -575,7 +580,10 @@ func (w *filesWalk) entry(dir, dirRel string, e fs.DirEntry, ancestors []fileKey
 		}
 		return nil
 	}
-	if !w.note(p, entryState{kind: entryDocument, id: id}) || w.read[id] {
+	if !w.note(p, entryState{kind: entryDocument, id: id}) {
+		return nil
+	}
+	if _, done := w.read[id]; done {
 		return nil
 	}
 	// A document found new (or replaced) in this listing: read, or a problem.
@@ -585,7 +593,7 @@ func (w *filesWalk) entry(dir, dirRel string, e fs.DirEntry, ancestors []fileKey
 	if err := probe(p); err != nil {
 		return w.report(p, err)
 	}
-	w.read[id] = true
+	w.read[id] = struct{}{}
 	if leftover {
 		w.c.Leftovers++
 	} else {
@@ -623,11 +631,6 @@ func fileTypeName(m fs.FileMode) string {
 		return "a device"
 	}
 	return "not a regular file (" + m.Type().String() + ")"
-}
-
-// sortEntries sorts by name, byte order (os.ReadDir's order).
-func sortEntries(es []fs.DirEntry) {
-	slices.SortFunc(es, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 }
 
 func (s *filesSource) place(path string) ref.Place {

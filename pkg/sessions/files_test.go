@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -731,4 +732,66 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// TestFilesPathHashCollisions: the walk keeps a hash of each path, not the
+// path. With every path given the same hash, and a session replaced while the
+// walk runs, every document is still read, in its latest version, and the
+// walk ends incomplete (the tree looks as if it kept changing) rather than
+// calling the collisions "unchanged".
+func TestFilesPathHashCollisions(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a", "t-1.json"), `{"v":1}`)
+	writeFile(t, filepath.Join(dir, "a", "t-2.json"), `{"t":2}`)
+	writeFile(t, filepath.Join(dir, "b", "t-3.jsonl"), `{"t":3}`+"\n")
+	writeFile(t, filepath.Join(dir, "b", "notes.txt"), "not a session")
+	if err := os.Link(filepath.Join(dir, "a", "t-2.json"), filepath.Join(dir, "c-t-2.json")); err != nil {
+		t.Fatal(err)
+	}
+	defer func(h func(maphash.Seed, string) uint64) { pathHash = h }(pathHash)
+	pathHash = func(maphash.Seed, string) uint64 { return 7 }
+	replaced := false
+	walkDirHook = func(p string) {
+		if p == filepath.Join(dir, "b") && !replaced {
+			replaced = true
+			if err := forgeWrite(filepath.Join(dir, "a", "t-1.json"), `{"v":2}`); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer func() { walkDirHook = nil }()
+
+	// Each document is read when it is yielded, as the scan does: what a
+	// walk passes over is not read later.
+	read := map[string]string{}
+	keptChanging := false
+	_, err := openFiles(t, dir).Walk(context.Background(), func(it Item) error {
+		switch {
+		case it.Err != nil && strings.Contains(it.Err.Error(), "kept changing"):
+			keptChanging = true
+		case it.Open != nil:
+			r, err := it.Open()
+			if err != nil {
+				return err
+			}
+			b, _ := io.ReadAll(r)
+			r.Close()
+			rel, _ := filepath.Rel(dir, it.Place.Document)
+			read[filepath.ToSlash(rel)] += string(b) + ";"
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(read["a/t-1.json"], `{"v":2}`) {
+		t.Errorf("a/t-1.json read as %q, want its replacement {\"v\":2}", read["a/t-1.json"])
+	}
+	// t-2.json and its hard link are one file: read once, under either name.
+	if read["a/t-2.json"]+read["c-t-2.json"] != `{"t":2};` || read["b/t-3.jsonl"] == "" {
+		t.Errorf("read %q, want every document once", read)
+	}
+	if !keptChanging {
+		t.Errorf("the walk ended complete with every path colliding; read %q", read)
+	}
 }

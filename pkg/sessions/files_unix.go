@@ -3,17 +3,23 @@
 package sessions
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
 )
 
-// fileIdentity is a file's device and inode.
-func fileIdentity(fi fs.FileInfo, path string) fileKey {
+// fileKey is a file's identity: its device and inode.
+type fileKey struct{ dev, ino uint64 }
+
+// fileIdentity is a file's device and inode. The os package's FileInfo always
+// carries them here; one that does not is reported, not given a made-up
+// identity (a wrong one could have a document taken for one already read).
+func fileIdentity(fi fs.FileInfo, path string) (fileKey, error) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fileKey{dev: uint64(st.Dev), ino: uint64(st.Ino)}
+		return fileKey{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
 	}
-	return fileKey{path: path}
+	return fileKey{}, fmt.Errorf("%s: no device and inode in its file information (%T)", path, fi.Sys())
 }
 
 // openFile opens a file for reading without blocking: a named pipe swapped in

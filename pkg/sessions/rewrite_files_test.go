@@ -625,41 +625,69 @@ func TestRewriteFilesSingleFile(t *testing.T) {
 	}
 }
 
-// TestRewriteFilesSubfolderSwapped: a subfolder replaced by a link after the
-// listing is not followed.
+// TestRewriteFilesSubfolderSwapped: a subfolder replaced by a link is not
+// followed, whenever the swap happens: before the walk reaches it (the walk
+// sees a link and skips it), or after the walk found it a folder and before
+// it opened it (the walk lists the link's target; the rewriter reaches sub/
+// with O_NOFOLLOW and refuses, before reading anything there).
 func TestRewriteFilesSubfolderSwapped(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "sessions")
-	writeMode(t, filepath.Join(dir, "a.json"), forgeSession("a", localRef), 0o600)
-	writeMode(t, filepath.Join(dir, "sub", "b.json"), forgeSession("b", localRef), 0o600)
-	elsewhere := filepath.Join(base, "elsewhere")
-	writeMode(t, filepath.Join(elsewhere, "b.json"), forgeSession("elsewhere", localRef), 0o600)
-	w := openRewriter(t, dir)
-	edit := func(p ref.Place, old []byte) ([]byte, error) {
-		if filepath.Base(p.Document) == "a.json" {
-			// Walk has listed sub already: swap it for a link now.
-			if err := os.RemoveAll(filepath.Join(dir, "sub")); err != nil {
-				return nil, err
+	for _, when := range []string{"before the walk reaches it", "as the walk enters it"} {
+		t.Run(when, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "sessions")
+			writeMode(t, filepath.Join(dir, "a.json"), forgeSession("a", localRef), 0o600)
+			writeMode(t, filepath.Join(dir, "sub", "b.json"), forgeSession("b", localRef), 0o600)
+			elsewhere := filepath.Join(base, "elsewhere")
+			writeMode(t, filepath.Join(elsewhere, "b.json"), forgeSession("elsewhere", localRef), 0o600)
+			sub := filepath.Join(dir, "sub")
+			swap := func() error {
+				if err := os.RemoveAll(sub); err != nil {
+					return err
+				}
+				return os.Symlink(elsewhere, sub)
 			}
-			if err := os.Symlink(elsewhere, filepath.Join(dir, "sub")); err != nil {
-				return nil, err
+			swapped := false
+			edit := func(p ref.Place, old []byte) ([]byte, error) {
+				if when == "before the walk reaches it" && filepath.Base(p.Document) == "a.json" {
+					swapped = true
+					if err := swap(); err != nil {
+						return nil, err
+					}
+				}
+				return bytes.ReplaceAll(old, []byte(localRef), []byte(bucketRef)), nil
 			}
-		}
-		return bytes.ReplaceAll(old, []byte(localRef), []byte(bucketRef)), nil
-	}
-	c, err := w.Rewrite(context.Background(), edit, RewriteOptions{})
-	// Walk listed sub/ as a folder before the swap and reads the link's target
-	// folder (os.ReadDir follows it); the rewriter reaches sub/ with O_NOFOLLOW
-	// and refuses, before reading anything there.
-	if c != (RewriteCounts{Units: 1, Changed: 1, Failed: 1}) {
-		t.Errorf("counts = %+v, err %v", c, err)
-	}
-	if got := readString(t, filepath.Join(elsewhere, "b.json")); got != forgeSession("elsewhere", localRef) {
-		t.Errorf("a file behind the swapped-in link was written: %q", got)
-	}
-	units := unitErrors(t, err)
-	if len(units) != 1 || units[0].Place.Document != filepath.Join(dir, "sub", "b.json") || !strings.Contains(err.Error(), "not a folder any more") {
-		t.Errorf("err = %v", err)
+			if when == "as the walk enters it" {
+				walkDirHook = func(p string) {
+					if p == sub && !swapped {
+						swapped = true
+						if err := swap(); err != nil {
+							t.Error(err)
+						}
+					}
+				}
+				defer func() { walkDirHook = nil }()
+			}
+			c, err := openRewriter(t, dir).Rewrite(context.Background(), edit, RewriteOptions{})
+			if !swapped {
+				t.Fatal("the swap did not happen")
+			}
+			if got := readString(t, filepath.Join(elsewhere, "b.json")); got != forgeSession("elsewhere", localRef) {
+				t.Errorf("a file behind the swapped-in link was written: %q", got)
+			}
+			if when == "before the walk reaches it" {
+				if c != (RewriteCounts{Units: 1, Changed: 1, Skipped: 1}) || err != nil {
+					t.Errorf("counts = %+v, err %v; want a.json changed and the link skipped", c, err)
+				}
+				return
+			}
+			if c != (RewriteCounts{Units: 1, Changed: 1, Failed: 1}) {
+				t.Errorf("counts = %+v, err %v", c, err)
+			}
+			units := unitErrors(t, err)
+			if len(units) != 1 || units[0].Place.Document != filepath.Join(sub, "b.json") || !strings.Contains(err.Error(), "not a folder any more") {
+				t.Errorf("err = %v", err)
+			}
+		})
 	}
 }
 
