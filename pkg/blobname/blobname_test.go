@@ -84,11 +84,17 @@ func TestParseBase(t *testing.T) {
 		h, h + ".png", h + ".abcdefgh", h + ".abcdefghi", h + ".PNG", strings.ToUpper(h), h[:63] + ".png", h + "0.png",
 		h + ".tar.gz", h + ".", h[:10] + "g" + h[11:], h[:10] + "/" + h[11:], h[:63] + "\xff", h[:63] + "\x00", "", "x.png",
 	} {
-		wd, wext, wok := parseBaseOracle(base)
-		gd, gext, gok := ParseBase(base)
-		if gok != wok || gd != wd || gext != wext {
-			t.Errorf("ParseBase(%q) = %x %q %v, want %x %q %v", base, gd, gext, gok, wd, wext, wok)
-		}
+		parsesAsOracle(t, base)
+	}
+}
+
+// parsesAsOracle fails t unless ParseBase answers as the oracle on base.
+func parsesAsOracle(t testing.TB, base string) {
+	t.Helper()
+	wd, wext, wok := parseBaseOracle(base)
+	gd, gext, gok := ParseBase(base)
+	if gok != wok || gd != wd || gext != wext {
+		t.Fatalf("ParseBase(%q) = %x %q %v, want %x %q %v", base, gd, gext, gok, wd, wext, wok)
 	}
 }
 
@@ -99,13 +105,7 @@ func FuzzParseBase(f *testing.F) {
 	for _, s := range []string{h, h + ".png", h[:63] + "G", h + ".x/y", "ab"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, base string) {
-		wd, wext, wok := parseBaseOracle(base)
-		gd, gext, gok := ParseBase(base)
-		if gok != wok || gd != wd || gext != wext {
-			t.Fatalf("ParseBase(%q) = %x %q %v, want %x %q %v", base, gd, gext, gok, wd, wext, wok)
-		}
-	})
+	f.Fuzz(func(t *testing.T, base string) { parsesAsOracle(t, base) })
 }
 
 // Every byte value at every place of the digest is accepted or refused as
@@ -117,11 +117,7 @@ func TestParseBaseEveryByteEverywhere(t *testing.T) {
 		for c := range 256 {
 			b := append([]byte(nil), h...)
 			b[i] = byte(c)
-			wd, wext, wok := parseBaseOracle(string(b))
-			gd, gext, gok := ParseBase(string(b))
-			if gok != wok || gd != wd || gext != wext {
-				t.Fatalf("ParseBase(%q) = %x %q %v, want %x %q %v", b, gd, gext, gok, wd, wext, wok)
-			}
+			parsesAsOracle(t, string(b))
 		}
 	}
 }
