@@ -13,7 +13,7 @@
 #   local store, JSON sessions: scan; verify (full), and beside it the
 #     find | xargs -P sha256sum pipeline on the same blobs; gc refcount plan (dry
 #     run); gc plan of one shard of 16 (--shard 0/16); migrate --dry-run
-#     into an empty file:// bucket. These rows take turns: each command runs
+#     into an empty file:// bucket, whole and one shard of 16. These rows take turns: each command runs
 #     once on every scale to warm what it reads, then TURNS times (default 3)
 #     1M, 10M, 1M, 10M, ...; the median wall and CPU time of its turns make its
 #     row. A 10M run's state of the page cache (the kernel of this machine
@@ -37,7 +37,8 @@
 #
 # ROWS picks the groups of rows (default "local sqlite bucket"): ROWS=bucket
 # times only the bucket rows, e.g. the 10M bucket on its own with
-# BUCKET_SCALES="1M 10M" ROWS=bucket.
+# BUCKET_SCALES="1M 10M" ROWS=bucket. LOCAL_ROWS picks among the local rows
+# (default "scan verify sha256sum gcplan gcshard migrate migrateshard").
 # SCALES="1M" runs only the small one. Needs go and /usr/bin/time; ~8 GB of
 # disk under $BENCH_DIR (default /tmp/mediactl-bench).
 set -euo pipefail
@@ -49,6 +50,7 @@ BUCKET=${BUCKET:-1}
 BUCKET_SCALES=${BUCKET_SCALES:-1M}
 TURNS=${TURNS:-3}
 ROWS=${ROWS:-"local sqlite bucket"}
+LOCAL_ROWS=${LOCAL_ROWS:-"scan verify sha256sum gcplan gcshard migrate migrateshard"}
 rows() { [[ " $ROWS " == *" $1 "* ]]; }
 command -v /usr/bin/time >/dev/null || { echo "bench/scale.sh: /usr/bin/time missing: apt-get install -y time" >&2; exit 2; }
 mkdir -p "$BENCH_DIR" bench/out
@@ -168,12 +170,15 @@ local_run() {
     migrate)
       rm -rf "$BENCH_DIR/scale-$scale-bucket" && mkdir -p "$BENCH_DIR/scale-$scale-bucket"
       measure "migrate-$scale" "$blobs" blobs "$bin" migrate --store "$inbound" --to "file://$BENCH_DIR/scale-$scale-bucket" --dry-run -q --no-progress -o json ;;
+    migrateshard)
+      rm -rf "$BENCH_DIR/scale-$scale-bucket" && mkdir -p "$BENCH_DIR/scale-$scale-bucket"
+      measure "migrateshard-$scale" "$blobs" blobs "$bin" migrate --store "$inbound" --to "file://$BENCH_DIR/scale-$scale-bucket" --shard 0/16 --dry-run -q --no-progress -o json ;;
   esac
 }
 
 # The local rows take turns (see the top): per command, a warming run on each
 # scale, forgotten, then TURNS rounds over the scales.
-local_rows="scan verify sha256sum gcplan gcshard migrate"
+local_rows=$LOCAL_ROWS
 rows local || local_rows=""
 for name in $local_rows; do
   for scale in $SCALES; do
@@ -219,15 +224,18 @@ done
 if [[ " $SCALES " == *" 1M "* && " $SCALES " == *" 10M "* ]]; then
   say "10M vs 1M (target: throughput >= 0.80), and CPU time per item 1M/10M:"
   cs=""
-  rows local && cs="scan verify sha256sum gcplan gcshard migrate"
+  rows local && cs=$local_rows
   rows sqlite && cs="$cs scan-sqlite gcplan-sqlite"
   rows bucket && [ "$BUCKET" = 1 ] && [[ " $BUCKET_SCALES " == *" 1M "* && " $BUCKET_SCALES " == *" 10M "* ]] && cs="$cs upload verify-fast-bucket gcplan-bucket"
   for c in $cs; do
     say "$(python3 -c 'import sys; a,b,c,d=map(float,sys.argv[2:]); print(f"  {sys.argv[1]:<20} throughput {b/a:.2f}, CPU per item {c/d:.2f}")' "$c" "${rate[$c-1M]}" "${rate[$c-10M]}" "${cpuper[$c-1M]}" "${cpuper[$c-10M]}")"
   done
 fi
-rows local && for scale in $SCALES; do
+[[ " $local_rows " == *" gcplan "* && " $local_rows " == *" gcshard "* ]] && for scale in $SCALES; do
   say "$(python3 -c 'import sys; w,s,wa,sa=map(int,sys.argv[2:]); print(f"gc plan memory at {sys.argv[1]}: one shard of 16 / whole: peak RSS {s//1024}/{w//1024} MiB = {s/w:.3f}, anonymous {sa//1024}/{wa//1024} MiB = {sa/wa:.3f} (target <= 0.125)")' "$scale" "${rss[gcplan-$scale]}" "${rss[gcshard-$scale]}" "${anon[gcplan-$scale]}" "${anon[gcshard-$scale]}")"
+done
+[[ " $local_rows " == *" migrate "* && " $local_rows " == *" migrateshard "* ]] && for scale in $SCALES; do
+  say "$(python3 -c 'import sys; w,s=map(int,sys.argv[2:]); print(f"migrate --dry-run memory at {sys.argv[1]}: one shard of 16 / whole: peak RSS {s//1024}/{w//1024} MiB = {s/w:.3f}")' "$scale" "${rss[migrate-$scale]}" "${rss[migrateshard-$scale]}")"
 done
 max=0
 for k in "${!rss[@]}"; do (( rss[$k] > max )) && max=${rss[$k]}; done

@@ -314,10 +314,9 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 		})
 	}()
 	cur, more := <-dst
-	err := m.opts.From.List(ctx, "", func(e store.Entry) error {
-		if !m.opts.Select.match(e) {
-			return nil
-		}
+	// Selected by key as the source is listed: a shard's listing of a local
+	// folder then holds the names of its own blobs only while it sorts them.
+	err := store.ListSelected(ctx, m.opts.From, "", m.opts.Select.keeps, func(e store.Entry) error {
 		if why := skipReason(e, m.cutoff); why != "" {
 			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: why})
 			return nil
@@ -379,8 +378,8 @@ func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
 	}
 	cutoff := opts.cutoff()
 	var total int64
-	err := opts.From.List(ctx, "", func(e store.Entry) error {
-		if opts.Select.match(e) && skipReason(e, cutoff) == "" {
+	err := store.ListSelected(ctx, opts.From, "", opts.Select.keeps, func(e store.Entry) error {
+		if skipReason(e, cutoff) == "" {
 			total += e.Size
 		}
 		return nil
@@ -425,16 +424,19 @@ func (s Selection) Check() error {
 	return nil
 }
 
-func (s Selection) match(e store.Entry) bool {
-	if !s.Shard.Owns(e.Key) {
+// keeps reports whether the blob key is selected. It decides by the key
+// alone (the shard, the patterns), so that a listing can ask it before it
+// holds the name.
+func (s Selection) keeps(key string) bool {
+	if !s.Shard.Owns(key) {
 		return false
 	}
 	if len(s.Include) == 0 {
 		return true
 	}
-	base := path.Base(e.Key)
+	base := path.Base(key)
 	for _, p := range s.Include {
-		if ok, _ := path.Match(p, e.Key); ok {
+		if ok, _ := path.Match(p, key); ok {
 			return true
 		}
 		if ok, _ := path.Match(p, base); ok {

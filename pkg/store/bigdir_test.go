@@ -85,6 +85,23 @@ func TestListLargeDirectory(t *testing.T) {
 		t.Fatalf("ListUnordered: %v, %d entries, want %d", err, unordered, len(want))
 	}
 
+	// The selective listing keeps a third of the names while it sorts (the
+	// stat-ahead batches then hold fewer entries than the directory): the
+	// same entries as List's, in List's order, described alike.
+	third := func(key string) bool { return len(key)%3 == 0 }
+	var selected []string
+	err = s.ListSelected(ctx, "", third, func(e store.Entry) error {
+		selected = append(selected, e.Key)
+		if l := listed[e.Key]; l.Size != e.Size || l.Mode != e.Mode || l.Link != e.Link || !l.ModTime.Equal(e.ModTime) {
+			t.Errorf("ListSelected: %+v, List: %+v", e, l)
+		}
+		return nil
+	})
+	wantSelected := slices.DeleteFunc(slices.Clone(want), func(k string) bool { return !third(k) })
+	if err != nil || !slices.Equal(selected, wantSelected) {
+		t.Fatalf("ListSelected: %v, %d keys, want %d; first difference near %q", err, len(selected), len(wantSelected), firstDiff(selected, wantSelected))
+	}
+
 	stop := errors.New("enough")
 	for name, list := range map[string]func(context.Context, string, func(store.Entry) error) error{
 		"List": s.List, "ListUnordered": s.ListUnordered,

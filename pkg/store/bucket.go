@@ -324,7 +324,7 @@ func (s *BucketStore) List(ctx context.Context, prefix string, fn func(Entry) er
 		return nil
 	}
 	if s.scheme == "file" {
-		return s.listFile(ctx, prefix, fn)
+		return s.listFile(ctx, prefix, nil, fn)
 	}
 	it := s.b.List(&blob.ListOptions{Prefix: prefix})
 	for {
@@ -348,7 +348,7 @@ func (s *BucketStore) List(ctx context.Context, prefix string, fn func(Entry) er
 // follows directory-walk order, not key order ("a/b" before "a-c"), and pages by
 // comparing keys, so it can skip objects. The walk sees what fileblob stores:
 // regular files, with names hex-unescaped and "*.attrs" sidecars left out.
-func (s *BucketStore) listFile(ctx context.Context, prefix string, fn func(Entry) error) error {
+func (s *BucketStore) listFile(ctx context.Context, prefix string, keep func(string) bool, fn func(Entry) error) error {
 	root, err := os.OpenRoot(filepath.Join(s.name, filepath.FromSlash(s.prefix)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && s.prefix != "" {
@@ -357,8 +357,24 @@ func (s *BucketStore) listFile(ctx context.Context, prefix string, fn func(Entry
 		return s.errorf("list", prefix, plainErr(err))
 	}
 	defer root.Close()
-	w := walker{root: root, errorf: s.errorf, fileblob: true}
+	w := walker{root: root, errorf: s.errorf, fileblob: true, keep: keep}
 	return w.list(ctx, prefix, fn)
+}
+
+// ListSelected lists like List, reporting only the objects whose key keep
+// accepts. A file:// bucket's walk does not hold the names of the others
+// while it sorts a directory; any other bucket's listing is a stream of pages
+// in key order already, and is filtered as it comes.
+func (s *BucketStore) ListSelected(ctx context.Context, prefix string, keep func(key string) bool, fn func(Entry) error) error {
+	if s.scheme == "file" && !strings.HasPrefix(prefix, InternalDir+"/") {
+		return s.listFile(ctx, prefix, keep, fn)
+	}
+	return s.List(ctx, prefix, func(e Entry) error {
+		if !keep(e.Key) {
+			return nil
+		}
+		return fn(e)
+	})
 }
 
 // Stat returns the attributes of key: Size, ModTime, ContentType, MD5 (nil when the

@@ -88,6 +88,6 @@ func ExampleFeaturesOf() {
 		s.Close()
 	}
 	// Output:
-	// Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo
-	// Internal,ReportsMD5,DeleteMany
+	// Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ListSelected
+	// Internal,ReportsMD5,DeleteMany,ListSelected
 }

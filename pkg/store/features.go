@@ -35,6 +35,22 @@ type UnorderedLister interface {
 	ListUnordered(ctx context.Context, prefix string, fn func(Entry) error) error
 }
 
+// SelectiveLister is List of only the entries a caller wants, decided by key
+// before they cost memory.
+//
+// ListSelected reports, in List's order and described as List describes them,
+// exactly the entries of List(ctx, prefix, fn) whose key keep accepts. keep is
+// asked about the keys of blobs (and of symlinks, FIFOs, …), never about a
+// folder's, and may be asked about a key that then vanishes; it must be a pure
+// function of the key, and cheap. Where List sorts a directory's names in memory
+// first (a local store, a file:// bucket), the names keep refuses are never
+// held, so one shard of N holds about 1/N of a folder of millions of blobs;
+// elsewhere it costs what List costs. Call it through the package's
+// [ListSelected], which falls back to filtering List.
+type SelectiveLister interface {
+	ListSelected(ctx context.Context, prefix string, keep func(key string) bool, fn func(Entry) error) error
+}
+
 // KeyLister lists keys without describing them and opens a blob and describes
 // the very file it opened, in one call. It suits a caller that reads every blob
 // anyway (verify).
@@ -161,14 +177,16 @@ const (
 	FeatureReportsMD5
 	// FeatureBatchRemove: [BatchRemover] (ListRange, CopyToInternal, DeleteMany).
 	FeatureBatchRemove
+	// FeatureListSelected: [SelectiveLister].
+	FeatureListSelected
 
 	// AllFeatures is every capability this package knows.
-	AllFeatures = FeatureBatchRemove<<1 - 1
+	AllFeatures = FeatureListSelected<<1 - 1
 )
 
 // featureNames are the names String uses, in bit order: the methods that the
 // capabilities add.
-var featureNames = [...]string{"Internal", "ListUnordered", "ListKeys", "MoveManyToInternal", "MoveTo", "ReportsMD5", "DeleteMany"}
+var featureNames = [...]string{"Internal", "ListUnordered", "ListKeys", "MoveManyToInternal", "MoveTo", "ReportsMD5", "DeleteMany", "ListSelected"}
 
 // Has reports whether f holds every capability of want.
 func (f Features) Has(want Features) bool { return f&want == want }
@@ -219,6 +237,9 @@ func FeaturesOf(st Store) Features {
 	if _, ok := st.(BatchRemover); ok {
 		f |= FeatureBatchRemove
 	}
+	if _, ok := st.(SelectiveLister); ok {
+		f |= FeatureListSelected
+	}
 	if declares {
 		f &^= d.Drops()
 	}
@@ -260,7 +281,29 @@ func AsBatchRemover(st Store) (BatchRemover, bool) {
 	return as[BatchRemover](st, FeatureBatchRemove)
 }
 
+// AsSelectiveLister returns st's selective listing, when it offers one.
+func AsSelectiveLister(st Store) (SelectiveLister, bool) {
+	return as[SelectiveLister](st, FeatureListSelected)
+}
+
+// ListSelected lists the entries of st under prefix whose key keep accepts,
+// as [SelectiveLister] describes: through st's own ListSelected when it offers
+// one, else by filtering st.List.
+func ListSelected(ctx context.Context, st Store, prefix string, keep func(key string) bool, fn func(Entry) error) error {
+	if sl, ok := AsSelectiveLister(st); ok {
+		return sl.ListSelected(ctx, prefix, keep, fn)
+	}
+	return st.List(ctx, prefix, func(e Entry) error {
+		if !keep(e.Key) {
+			return nil
+		}
+		return fn(e)
+	})
+}
+
 var (
+	_ SelectiveLister = (*LocalStore)(nil)
+	_ SelectiveLister = (*BucketStore)(nil)
 	_ UnorderedLister = (*LocalStore)(nil)
 	_ KeyLister       = (*LocalStore)(nil)
 	_ BatchMover      = (*LocalStore)(nil)

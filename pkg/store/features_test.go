@@ -19,6 +19,7 @@ var capabilityTypes = map[store.Features]reflect.Type{
 	store.FeatureMoveTo:        reflect.TypeFor[store.LocalMover](),
 	store.FeatureReportsMD5:    reflect.TypeFor[store.MD5Reporter](),
 	store.FeatureBatchRemove:   reflect.TypeFor[store.BatchRemover](),
+	store.FeatureListSelected:  reflect.TypeFor[store.SelectiveLister](),
 }
 
 // trashElsewhere embeds a local store but would route trash moves elsewhere,
@@ -56,17 +57,17 @@ func TestFeaturesOf(t *testing.T) {
 		want store.Features
 		str  string
 	}{
-		{"local", local, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureBatchMove | store.FeatureMoveTo,
-			"Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo"},
-		{"mem", mem, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove, "Internal,ReportsMD5,DeleteMany"},
-		{"file", file, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove, "Internal,ReportsMD5,DeleteMany"},
-		{"wrapper dropping moves", trashElsewhere{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys,
-			"Internal,ListUnordered,ListKeys"},
+		{"local", local, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureBatchMove | store.FeatureMoveTo | store.FeatureListSelected,
+			"Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ListSelected"},
+		{"mem", mem, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected, "Internal,ReportsMD5,DeleteMany,ListSelected"},
+		{"file", file, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected, "Internal,ReportsMD5,DeleteMany,ListSelected"},
+		{"wrapper dropping moves", trashElsewhere{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureListSelected,
+			"Internal,ListUnordered,ListKeys,ListSelected"},
 		{"plain wrapper", onlyStore{local}, 0, "none"},
 		{"undeclared embedding", undeclared{local}, 0, "none"},
 		{"undeclared embedding, pointer", &undeclared{local}, 0, "none"},
-		{"embedding that drops nothing", &keepsAll{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureBatchMove | store.FeatureMoveTo,
-			"Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo"},
+		{"embedding that drops nothing", &keepsAll{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureBatchMove | store.FeatureMoveTo | store.FeatureListSelected,
+			"Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ListSelected"},
 	} {
 		got := store.FeaturesOf(c.st)
 		if got != c.want || got.String() != c.str {
@@ -94,8 +95,9 @@ func TestFeaturesOf(t *testing.T) {
 		_, lm := store.AsLocalMover(c.st)
 		_, md := store.AsMD5Reporter(c.st)
 		_, br := store.AsBatchRemover(c.st)
+		_, ls := store.AsSelectiveLister(c.st)
 		offered := map[store.Features]bool{store.FeatureInternal: in, store.FeatureListUnordered: ul, store.FeatureListKeys: kl,
-			store.FeatureBatchMove: bm, store.FeatureMoveTo: lm, store.FeatureReportsMD5: md, store.FeatureBatchRemove: br}
+			store.FeatureBatchMove: bm, store.FeatureMoveTo: lm, store.FeatureReportsMD5: md, store.FeatureBatchRemove: br, store.FeatureListSelected: ls}
 		for f, ok := range offered {
 			if ok != got.Has(f) {
 				t.Errorf("%s: As… for %s = %v, FeaturesOf has it = %v", c.name, f, ok, got.Has(f))
@@ -110,7 +112,7 @@ func TestFeaturesOf(t *testing.T) {
 }
 
 func TestFeaturesString(t *testing.T) {
-	if got := store.AllFeatures.String(); got != "Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ReportsMD5,DeleteMany" {
+	if got := store.AllFeatures.String(); got != "Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ReportsMD5,DeleteMany,ListSelected" {
 		t.Errorf("AllFeatures = %q", got)
 	}
 	if got := (store.FeatureMoveTo | 1<<31).String(); got != "MoveTo" {

@@ -196,6 +196,14 @@ func (s *LocalStore) List(ctx context.Context, prefix string, fn func(Entry) err
 	return w.list(ctx, prefix, fn)
 }
 
+// ListSelected lists like List, reporting only the entries whose key keep
+// accepts; the names of the others are not held while a directory is sorted
+// (see [SelectiveLister]).
+func (s *LocalStore) ListSelected(ctx context.Context, prefix string, keep func(key string) bool, fn func(Entry) error) error {
+	w := walker{root: s.root, errorf: s.errorf, keep: keep}
+	return w.list(ctx, prefix, fn)
+}
+
 // ListKeys lists like List, with two differences that suit a caller that opens
 // every blob anyway (verify, with OpenEntry): regular files are not described
 // (their entries carry only Key, with Size -1), saving a system call per file;

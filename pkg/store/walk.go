@@ -26,6 +26,9 @@ type walker struct {
 	// fileblob: names on disk are escaped by gocloud's fileblob (unescape them),
 	// "*.attrs" files are its metadata sidecars, and only regular files are objects.
 	fileblob bool
+	// keep, when set, says which keys (of anything but a directory) to report;
+	// the sorted walk does not hold the names of the others while it sorts.
+	keep func(key string) bool
 }
 
 // dirent is a directory entry as the directory reports it.
@@ -205,6 +208,9 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 				return nil
 			}
 		}
+		if w.keep != nil && !de.typ.IsDir() && !w.keep(join(dirKey, k)) {
+			return nil
+		}
 		if err := des.add(n, k, de.typ.IsDir()); err != nil {
 			return &stopError{w.errorf("list", dirKey, err)}
 		}
@@ -246,7 +252,7 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 			}
 			continue
 		}
-		if it.dir && !strings.HasPrefix(key, prefix) {
+		if it.dir && (!strings.HasPrefix(key, prefix) || w.keep != nil && !w.keep(key)) {
 			continue // a directory replaced by a file while listing
 		}
 		e := Entry{Key: key, Size: fi.size, ModTime: fi.mtime, Mode: fi.mode}

@@ -27,6 +27,7 @@ var capabilityTypes = map[store.Features]reflect.Type{
 	store.FeatureMoveTo:        reflect.TypeFor[store.LocalMover](),
 	store.FeatureReportsMD5:    reflect.TypeFor[store.MD5Reporter](),
 	store.FeatureBatchRemove:   reflect.TypeFor[store.BatchRemover](),
+	store.FeatureListSelected:  reflect.TypeFor[store.SelectiveLister](),
 }
 
 // testFeatures: FeaturesOf reports exactly the capabilities whose interface
@@ -109,6 +110,75 @@ func testListUnordered(t *testing.T, s store.Store) {
 	n := 0
 	if err := ul.ListUnordered(ctx, "", func(store.Entry) error { n++; return stop }); err != stop || n != 1 {
 		t.Errorf("ListUnordered with a failing callback = %v after %d entries, want the callback's error after 1", err, n)
+	}
+}
+
+// testListSelected: the selective listing reports exactly what List reports
+// that keep accepts, in List's order and described alike; keep is asked about
+// blobs only, never about a folder; store.ListSelected does the same for a
+// store without the capability.
+func testListSelected(t *testing.T, s store.Store) {
+	putDescribed(t, s)
+	if l, ok := s.(store.Local); ok {
+		if err := os.Symlink("x/1", filepath.Join(l.Dir(), "x", "link")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var all []store.Entry
+	if err := s.List(ctx, "", func(e store.Entry) error { all = append(all, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	keeps := map[string]func(string) bool{
+		"none":            func(string) bool { return false },
+		"all":             func(string) bool { return true },
+		"below x/":        func(k string) bool { return strings.HasPrefix(k, "x/") },
+		"odd-length keys": func(k string) bool { return len(k)%2 == 1 },
+		"not x/y/333":     func(k string) bool { return k != "x/y/333" },
+	}
+	lists := map[string]func(prefix string, keep func(string) bool, fn func(store.Entry) error) error{
+		"store.ListSelected": func(prefix string, keep func(string) bool, fn func(store.Entry) error) error {
+			return store.ListSelected(ctx, s, prefix, keep, fn)
+		},
+	}
+	if sl, ok := store.AsSelectiveLister(s); ok {
+		lists["ListSelected"] = func(prefix string, keep func(string) bool, fn func(store.Entry) error) error {
+			return sl.ListSelected(ctx, prefix, keep, fn)
+		}
+	}
+	isBlob := map[string]bool{}
+	for _, e := range all {
+		isBlob[e.Key] = true
+	}
+	for lname, listSelected := range lists {
+		for kname, keep := range keeps {
+			for _, prefix := range []string{"", "x", "x/", "x/y/", "é", ".mediactl/", "zz"} {
+				var asked []string
+				ask := func(k string) bool { asked = append(asked, k); return keep(k) }
+				var got []store.Entry
+				if err := listSelected(prefix, ask, func(e store.Entry) error { got = append(got, e); return nil }); err != nil {
+					t.Fatalf("%s(%q, %s): %v", lname, prefix, kname, err)
+				}
+				var want []store.Entry
+				for _, e := range all {
+					if strings.HasPrefix(e.Key, prefix) && keep(e.Key) {
+						want = append(want, e)
+					}
+				}
+				if !slices.EqualFunc(got, want, sameDescription) {
+					t.Errorf("%s(%q, %s) =\n %+v\nwant List's, filtered =\n %+v", lname, prefix, kname, got, want)
+				}
+				for _, k := range asked {
+					if !isBlob[k] {
+						t.Errorf("%s(%q, %s) asked keep about %q, which List does not report", lname, prefix, kname, k)
+					}
+				}
+			}
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := store.ListSelected(ctx, s, "", func(string) bool { return true }, func(store.Entry) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("ListSelected with a failing callback = %v after %d entries, want the callback's error after 1", err, n)
 	}
 }
 

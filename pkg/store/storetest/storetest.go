@@ -65,6 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Features", testFeatures},
 		{"ListUnordered", testListUnordered},
 		{"ListKeys", testListKeys},
+		{"ListSelected", testListSelected},
 		{"MoveManyToInternal", testMoveManyToInternal},
 		{"MoveTo", testMoveTo},
 		{"ReportsMD5", testReportsMD5},
