@@ -107,7 +107,15 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 	// The index keeps the keys, compactly; per blob the retention adds its
 	// size and time.
 	r.b = &blobs{idx: ref.NewIndex()}
-	list := st.List
+	// A key-order listing asks about each key before it holds the name: a
+	// shard keeps its own blobs, and every key inside a nested store's
+	// folder, which must refuse the run on every shard alike.
+	keep := func(key string) bool {
+		return strings.Contains(key, "/"+store.InternalDir+"/") || InShard(opts.Shard, key, opts.Companion)
+	}
+	list := func(ctx context.Context, prefix string, fn func(store.Entry) error) error {
+		return store.ListSelected(ctx, st, prefix, keep, fn)
+	}
 	if ul, ok := store.AsUnorderedLister(st); ok {
 		list = ul.ListUnordered // order does not matter to the marking; memory does
 	}

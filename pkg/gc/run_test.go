@@ -13,6 +13,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/trash"
@@ -134,6 +135,46 @@ func TestRunNestedStore(t *testing.T) {
 	}
 	if err := storelock.Check(context.Background(), f.st); err != nil {
 		t.Fatalf("the lock was left behind: %v", err)
+	}
+}
+
+// TestRunNestedStoreEveryShard: each shard of a split refuses a store that
+// holds another store, whichever shard the nested store's files belong to,
+// also on a file:// bucket, whose key-order listing drops another shard's
+// keys before it holds them.
+func TestRunNestedStoreEveryShard(t *testing.T) {
+	for _, scheme := range []string{"local", "file"} {
+		f := newFixture(t)
+		kept := f.blob(t, "kept", 48*time.Hour)
+		f.blob(t, "old", 48*time.Hour)
+		f.session(t, "s.json", kept)
+		nested := filepath.Join(f.inbound, "old-pod", store.InternalDir, trash.Dir, "20261101T000000Z-1")
+		must(t, os.MkdirAll(nested, 0o700))
+		trashed := filepath.Join(nested, name("in the other trash"))
+		must(t, os.WriteFile(trashed, []byte("in the other trash"), 0o600))
+		st := f.st
+		if scheme == "file" {
+			var err error
+			st, err = store.Open(context.Background(), "file://"+filepath.ToSlash(f.inbound))
+			must(t, err)
+			defer st.Close()
+		}
+		owners := map[int]bool{}
+		for k := range 3 {
+			s := shard.Spec{K: k, N: 3}
+			owners[shard.Of("old-pod/"+store.InternalDir+"/"+trash.Dir+"/20261101T000000Z-1/"+name("in the other trash"), 3)] = true
+			_, err := gc.Run(context.Background(), gc.RunOptions{Options: gc.Options{Sessions: []sessions.Source{f.src}, Shard: s}, Stores: []store.Store{st}, Delete: true, Guards: gc.Guards{MaxDeletePercent: 100}})
+			var ne *gc.NestedStoreError
+			if !errors.As(err, &ne) || len(ne.Nested) != 1 || ne.Nested[0] != "old-pod" {
+				t.Errorf("%s, shard %s: Run = %v, want a NestedStoreError naming old-pod", scheme, s, err)
+			}
+		}
+		if len(owners) != 1 {
+			t.Fatalf("the nested file belongs to %d shards", len(owners))
+		}
+		if _, err := os.Stat(trashed); err != nil {
+			t.Fatalf("%s: the other store's trash was touched: %v", scheme, err)
+		}
 	}
 }
 

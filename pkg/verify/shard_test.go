@@ -106,3 +106,37 @@ func sortedCopy(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// On a file:// bucket, whose key-order listing sorts each folder's names and
+// drops another shard's before holding them, the shards still check every
+// blob exactly once.
+func TestShardsVerifyFileBucketOnce(t *testing.T) {
+	st, err := store.Open(context.Background(), "file://"+filepath.ToSlash(t.TempDir()))
+	must(t, err)
+	defer st.Close()
+	corrupt := corruptStore(t, st, 40)
+	for i := range 20 {
+		put(t, st, fmt.Sprintf("uploads/user %d/photo %d.jpg", i%3, i), []byte(fmt.Sprint("photo ", i)))
+	}
+	var listed []string
+	must(t, st.List(context.Background(), "", func(e store.Entry) error { listed = append(listed, e.Key); return nil }))
+	for _, n := range []int{1, 3, 7} {
+		checked := map[string]int{}
+		var corruptKeys []string
+		for k := range n {
+			rep := run(t, verify.Options{Store: st, Shard: shard.Spec{K: k, N: n}, OnResult: func(r verify.Result) { checked[r.Key]++ }})
+			corruptKeys = append(corruptKeys, keysOf(rep.Corrupt)...)
+		}
+		for _, key := range listed {
+			if checked[key] != 1 {
+				t.Errorf("N=%d: %s checked %d times", n, key, checked[key])
+			}
+		}
+		if len(checked) != len(listed) {
+			t.Errorf("N=%d: %d keys checked, %d listed", n, len(checked), len(listed))
+		}
+		if slices.Sort(corruptKeys); !slices.Equal(corruptKeys, sortedCopy(corrupt)) {
+			t.Errorf("N=%d: corrupt %v, want %v", n, corruptKeys, corrupt)
+		}
+	}
+}
