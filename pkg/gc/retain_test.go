@@ -150,7 +150,7 @@ func TestOneRetentionModel(t *testing.T) {
 	if cr.Copied != int64(3+len(cases)) {
 		t.Fatalf("copied %d", cr.Copied)
 	}
-	migrated := func(k string) bool { _, ok := j.State().Copied[k]; return ok }
+	migrated := func(k string) bool { _, ok := j.State().Copied.Get(k); return ok }
 	ck, ret, err := migrate.CheckRetained(ctx, srcs, st, []string{w.root}, migrated, 0, gc.MarkOptions{})
 	must(t, err)
 	sel, err := migrate.SelectDeletable(ctx, j, dst, ck, ret, ret.Started.Add(-gc.DefaultMinAge), 2)

@@ -130,7 +130,7 @@ func TestCopy(t *testing.T) {
 	// Rerun with the same journal: everything proven is skipped without I/O.
 	must(t, j.Close())
 	j2 := journal(t, jpath)
-	if n := len(j2.State().Copied); n != 3 {
+	if n := j2.State().Copied.Len(); n != 3 {
 		t.Fatalf("journal lists %d proven copies, want 3", n)
 	}
 	rep = copyAll(t, migrate.Options{From: src, To: dst, Journal: j2})

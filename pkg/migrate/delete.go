@@ -139,7 +139,7 @@ func Deletable(ctx context.Context, j *Journal, to store.Store, skip func(key st
 			}
 		}()
 	}
-	for key, p := range j.State().Copied {
+	for key, p := range j.State().Copied.All() {
 		if skip(key) {
 			continue
 		}

@@ -103,14 +103,14 @@ type JournalState struct {
 	Runs   int                // start records
 	From   string             // source of the first run
 	To     string             // destination of the first run
-	Copied map[string]Proof   // proven copies by source key
+	Copied *Proofs            // proven copies by source key
 	Units  map[string]*Record // latest rewrite record by unit (see unitID)
 	Order  []string           // units in the order they were first rewritten
 	Trash  []TrashRun         // gc trash runs holding deleted sources
 }
 
 // Proof is what the journal keeps in memory of a proven copy: enough to skip
-// it on a rerun and to rewrite references to it, in 56 bytes plus the key.
+// it on a rerun and to rewrite references to it.
 type Proof struct {
 	Size    int64
 	ModTime int64 // Unix nanoseconds of the source when it was copied
@@ -126,8 +126,7 @@ func (p Proof) Digest() string { return hex.EncodeToString(p.SHA256[:]) }
 func (j *Journal) Proven(key string) (Proof, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	p, ok := j.state.Copied[key]
-	return p, ok
+	return j.state.Copied.Get(key)
 }
 
 // TrashRun is a gc trash run that holds sources --delete-source moved.
@@ -140,7 +139,7 @@ type TrashRun struct {
 // records (0 when it cannot tell).
 func (st *JournalState) Rate() float64 {
 	var first, last, bytes int64
-	for _, p := range st.Copied {
+	for _, p := range st.Copied.All() {
 		if first == 0 || p.At < first {
 			first = p.At
 		}
@@ -200,7 +199,7 @@ func LoadJournal(path string) (*Journal, error) {
 // ReadJournal parses a journal. It returns the state and the length of the
 // well-formed prefix (everything but a torn last line).
 func ReadJournal(r io.Reader) (*JournalState, int64, error) {
-	st := &JournalState{Copied: map[string]Proof{}, Units: map[string]*Record{}}
+	st := &JournalState{Copied: newProofs(), Units: map[string]*Record{}}
 	br := bufio.NewReaderSize(r, 256<<10)
 	var good int64
 	for line := 1; ; line++ {
@@ -254,7 +253,7 @@ func (st *JournalState) apply(rec Record) error {
 		if !ok {
 			return fmt.Errorf("copied record with a malformed sha256 %q", rec.SHA256)
 		}
-		st.Copied[rec.Key] = Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix(), SHA256: sum}
+		st.Copied.set(rec.Key, Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix(), SHA256: sum})
 	case RecordRolledBack:
 		// Rollback decides by content, not by this record: a rollback that was
 		// prepared but not committed is simply tried again.

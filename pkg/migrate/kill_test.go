@@ -97,13 +97,13 @@ func TestKillNineAtAnyPoint(t *testing.T) {
 			t.Fatalf("kill %d: journal unreadable: %v", i, err)
 		}
 		// Every journaled copy is in the bucket, complete.
-		for key, p := range j.State().Copied {
+		for key, p := range j.State().Copied.All() {
 			attrs, err := dst.Stat(ctx, key)
 			if err != nil || attrs.Size != p.Size || attrs.Metadata[migrate.MetadataKey] != p.Digest() {
 				t.Fatalf("kill %d: journal says %s is proven, bucket says %+v, %v", i, key, attrs, err)
 			}
 		}
-		proven := len(j.State().Copied)
+		proven := j.State().Copied.Len()
 		j.Close()
 		// Every session is whole JSON, and each reference either still names
 		// the local blob or names an object in the bucket holding its bytes.

@@ -171,7 +171,7 @@ func testForgeMigration(t *testing.T, be backend) {
 	rd, err := sessions.Open(ctx, sessDir, sessions.Options{})
 	must(t, err)
 	defer rd.Close()
-	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, []string{root}, func(k string) bool { _, ok := proven[k]; return ok }, 0)
+	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, []string{root}, func(k string) bool { _, ok := proven.Get(k); return ok }, 0)
 	must(t, err)
 	if ck.StillLocal != 0 || !ck.Complete {
 		t.Fatalf("check: %+v", ck)
@@ -266,7 +266,7 @@ func testCofferMigration(t *testing.T, be backend) {
 	defer rw.Close()
 	proven := j.State().Copied
 	repl := &migrate.Replacer{Resolver: scan.NewResolver(src, nil), Target: func(key string) (string, bool) {
-		_, ok := proven[key]
+		_, ok := proven.Get(key)
 		return migrate.ObjectURL(dst.(store.Bucket), key), ok
 	}}
 	rr, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})

@@ -218,13 +218,13 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 			dst.Close()
 		}
 	}()
-	keys := make([]string, 0, len(js.Copied))
-	for k := range js.Copied {
+	keys := make([]string, 0, js.Copied.Len())
+	for k := range js.Copied.All() {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, key := range keys {
-		p := js.Copied[key]
+		p, _ := js.Copied.Get(key)
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -260,7 +260,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		}
 	}
 	if (opts.Rewrite || opts.DeleteSource) && !stop() {
-		migrated := func(key string) bool { _, ok := proven[key]; return ok }
+		migrated := func(key string) bool { _, ok := proven.Get(key); return ok }
 		var ck *CheckReport
 		var ret *gc.Retention
 		if opts.DeleteSource {

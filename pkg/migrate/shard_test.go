@@ -60,7 +60,7 @@ func TestShardedMigrateCopiesEveryBlobOnce(t *testing.T) {
 		journals[rep.Journal] = true
 		j, err := migrate.LoadJournal(rep.Journal)
 		must(t, err)
-		for key := range j.State().Copied {
+		for key := range j.State().Copied.All() {
 			copied[key]++
 		}
 		j.Close()

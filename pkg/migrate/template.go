@@ -80,9 +80,9 @@ func (t Template) Render(dst store.Bucket, key, digest string) string {
 
 // Target gives the new reference text of a migrated key: false for a key
 // the journal proves no copy of.
-func (t Template) Target(proven map[string]Proof, dst store.Bucket) func(key string) (string, bool) {
+func (t Template) Target(proven *Proofs, dst store.Bucket) func(key string) (string, bool) {
 	return func(key string) (string, bool) {
-		p, ok := proven[key]
+		p, ok := proven.Get(key)
 		if !ok {
 			return "", false
 		}

@@ -1,0 +1,114 @@
+package migrate
+
+import (
+	"iter"
+	"path"
+
+	"github.com/mediactl/mediactl/pkg/blobname"
+)
+
+// Proofs are a journal's proven copies by source key. A migration of millions
+// of blobs keeps one per blob for the whole run (a rerun skips what is proven,
+// the rewrite finds each copy), so they are held compactly: a key that is a
+// content-addressed name whose copy has the digest the name carries — every
+// blob forge and coffer write — as that digest and the index of its folder
+// and extension, with no string of its own (about half the memory of a map
+// from key strings); any other key as its string.
+type Proofs struct {
+	named map[namedKey]namedProof
+	other map[string]Proof
+	// forms are the folder and extension pairs of the named keys, each kept
+	// once ("" and ".png" for a forge store), and index them.
+	forms   []form
+	formIDs map[form]uint32
+}
+
+type form struct{ dir, ext string }
+
+type namedKey struct {
+	digest blobname.Digest
+	form   uint32
+}
+
+type namedProof struct{ size, modTime, at int64 }
+
+func newProofs() *Proofs {
+	return &Proofs{named: map[namedKey]namedProof{}, other: map[string]Proof{}, formIDs: map[form]uint32{}}
+}
+
+// Len is the number of proven copies.
+func (ps *Proofs) Len() int { return len(ps.named) + len(ps.other) }
+
+// Get returns the proof of key's copy.
+func (ps *Proofs) Get(key string) (Proof, bool) {
+	if p, ok := ps.other[key]; ok {
+		return p, true
+	}
+	d, f, ok := splitNamed(key)
+	if !ok {
+		return Proof{}, false
+	}
+	id, ok := ps.formIDs[f]
+	if !ok {
+		return Proof{}, false
+	}
+	p, ok := ps.named[namedKey{d, id}]
+	if !ok {
+		return Proof{}, false
+	}
+	return Proof{Size: p.size, ModTime: p.modTime, At: p.at, SHA256: d}, true
+}
+
+// set records p as the proof of key's copy, replacing an earlier one.
+func (ps *Proofs) set(key string, p Proof) {
+	d, f, named := splitNamed(key)
+	if named {
+		id, known := ps.formIDs[f]
+		if !known && p.SHA256 == d {
+			id = uint32(len(ps.forms))
+			ps.forms = append(ps.forms, f)
+			ps.formIDs[f] = id
+			known = true
+		}
+		if known {
+			delete(ps.named, namedKey{d, id})
+		}
+		if known && p.SHA256 == d {
+			delete(ps.other, key)
+			ps.named[namedKey{d, id}] = namedProof{size: p.Size, modTime: p.ModTime, at: p.At}
+			return
+		}
+	}
+	// An opaque name, or a copy whose bytes are not what the name says.
+	ps.other[key] = p
+}
+
+// All yields every key and its proof, in no particular order. Named keys are
+// spelled again from their parts, a string each.
+func (ps *Proofs) All() iter.Seq2[string, Proof] {
+	return func(yield func(string, Proof) bool) {
+		for k, p := range ps.other {
+			if !yield(k, p) {
+				return
+			}
+		}
+		for k, p := range ps.named {
+			f := ps.forms[k.form]
+			if !yield(f.dir+k.digest.String()+f.ext, Proof{Size: p.size, ModTime: p.modTime, At: p.at, SHA256: k.digest}) {
+				return
+			}
+		}
+	}
+}
+
+// splitNamed parses key as a content-addressed name: its digest and its folder
+// ("" or ending in "/") and extension. The name's hex is lower-case (see
+// blobname.ParseBase), so the parts spell key again exactly.
+func splitNamed(key string) (blobname.Digest, form, bool) {
+	base := path.Base(key)
+	d, ext, ok := blobname.ParseBase(base)
+	if !ok || len(base) > len(key) || key[len(key)-len(base):] != base {
+		return d, form{}, false
+	}
+	return d, form{dir: key[:len(key)-len(base)], ext: ext}, true
+}

@@ -1,0 +1,139 @@
+package migrate
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// proofKeys are the spellings a journal meets: content-addressed names at the
+// top and in folders, with and without an extension, one digest under two
+// names, and names that only look content-addressed (upper-case hex, a digit
+// short, an extension too long, a trailing slash).
+func proofKeys() []string {
+	d := func(s string) string { return fmt.Sprintf("%x", sha256.Sum256([]byte(s))) }
+	a, b := d("a"), d("b")
+	return []string{
+		a + ".png", a + ".jpg", a, "inbound/" + a + ".png", "x/y/" + a + ".png", b + ".png",
+		"x/./" + b + ".pdf", strings.ToUpper(a) + ".png", a[:63] + ".png", a + ".toolongext",
+		a + ".png/", "photo.png", "u/t/uploads/f.png", "",
+	}
+}
+
+// The compact proofs answer as a plain map of key strings would, whatever
+// the spelling of the key and whether or not a copy's digest is its name's:
+// after every change, every key's proof, the count and the full listing.
+func TestProofsAgainstMap(t *testing.T) {
+	keys := proofKeys()
+	r := rand.New(rand.NewPCG(1, 2))
+	ps, want := newProofs(), map[string]Proof{}
+	for step := range 3000 {
+		key := keys[r.IntN(len(keys))]
+		p := Proof{Size: r.Int64N(1 << 40), ModTime: r.Int64(), At: r.Int64N(1 << 33)}
+		if d, _, ok := splitNamed(key); ok && r.IntN(3) > 0 {
+			p.SHA256 = d // the copy is what its name says
+		} else {
+			p.SHA256 = sha256.Sum256(fmt.Append(nil, step))
+		}
+		ps.set(key, p)
+		want[key] = p
+		for _, k := range keys {
+			got, ok := ps.Get(k)
+			w, wok := want[k]
+			if ok != wok || got != w {
+				t.Fatalf("step %d, after setting %q: Get(%q) = %+v, %v; want %+v, %v", step, key, k, got, ok, w, wok)
+			}
+		}
+		if ps.Len() != len(want) {
+			t.Fatalf("step %d: Len = %d, want %d", step, ps.Len(), len(want))
+		}
+		if all := maps.Collect(ps.All()); !maps.Equal(all, want) {
+			t.Fatalf("step %d: All = %v, want %v", step, all, want)
+		}
+	}
+	if len(ps.named) == 0 || len(ps.other) == 0 {
+		t.Fatalf("%d named, %d other: the test did not reach both forms", len(ps.named), len(ps.other))
+	}
+}
+
+// FuzzProofsKey: any key read from a journal is found again under exactly its
+// own spelling, with the proof it was given.
+func FuzzProofsKey(f *testing.F) {
+	for _, k := range proofKeys() {
+		f.Add(k, true)
+		f.Add(k, false)
+	}
+	f.Fuzz(func(t *testing.T, key string, asNamed bool) {
+		ps := newProofs()
+		p := Proof{Size: 7, ModTime: 8, At: 9, SHA256: sha256.Sum256([]byte(key))}
+		if d, _, ok := splitNamed(key); ok && asNamed {
+			p.SHA256 = d
+		}
+		ps.set(key, p)
+		if got, ok := ps.Get(key); !ok || got != p {
+			t.Fatalf("Get(%q) = %+v, %v; want %+v", key, got, ok, p)
+		}
+		n := 0
+		for k, got := range ps.All() {
+			n++
+			if k != key || got != p {
+				t.Fatalf("All yields %q %+v; want %q %+v", k, got, key, p)
+			}
+		}
+		if n != 1 || ps.Len() != 1 {
+			t.Fatalf("All yields %d, Len %d; want 1", n, ps.Len())
+		}
+		if _, ok := ps.Get(key + "x"); ok {
+			t.Fatalf("Get(%q) found the proof of %q", key+"x", key)
+		}
+	})
+}
+
+// BenchmarkProofsMemory: the heap 200,000 proven copies of forge's names hold
+// (B/proof), compact and as a map of key strings.
+func BenchmarkProofsMemory(b *testing.B) {
+	const n = 200000
+	keys := make([]string, n)
+	proofs := make([]Proof, n)
+	for i := range keys {
+		sum := sha256.Sum256(fmt.Append(nil, i))
+		keys[i] = fmt.Sprintf("%x.png", sum)
+		proofs[i] = Proof{Size: int64(i), ModTime: int64(i), At: int64(i), SHA256: sum}
+	}
+	measure := func(b *testing.B, fill func() any) {
+		var keep any
+		var before, after runtime.MemStats
+		for b.Loop() {
+			keep = nil
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			keep = fill()
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+		}
+		runtime.KeepAlive(keep)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/proof")
+	}
+	b.Run("compact", func(b *testing.B) {
+		measure(b, func() any {
+			ps := newProofs()
+			for i, k := range keys {
+				ps.set(strings.Clone(k), proofs[i])
+			}
+			return ps
+		})
+	})
+	b.Run("map", func(b *testing.B) {
+		measure(b, func() any {
+			m := map[string]Proof{}
+			for i, k := range keys {
+				m[strings.Clone(k)] = proofs[i]
+			}
+			return m
+		})
+	})
+}
