@@ -36,11 +36,20 @@ func newProofs() *Proofs {
 	return &Proofs{named: map[namedKey]namedProof{}, other: map[string]Proof{}, formIDs: map[form]uint32{}}
 }
 
-// Len is the number of proven copies.
-func (ps *Proofs) Len() int { return len(ps.named) + len(ps.other) }
+// Len is the number of proven copies. A nil *Proofs holds none; so do Get
+// and All.
+func (ps *Proofs) Len() int {
+	if ps == nil {
+		return 0
+	}
+	return len(ps.named) + len(ps.other)
+}
 
 // Get returns the proof of key's copy.
 func (ps *Proofs) Get(key string) (Proof, bool) {
+	if ps == nil {
+		return Proof{}, false
+	}
 	if p, ok := ps.other[key]; ok {
 		return p, true
 	}
@@ -87,6 +96,9 @@ func (ps *Proofs) set(key string, p Proof) {
 // spelled again from their parts, a string each.
 func (ps *Proofs) All() iter.Seq2[string, Proof] {
 	return func(yield func(string, Proof) bool) {
+		if ps == nil {
+			return
+		}
 		for k, p := range ps.other {
 			if !yield(k, p) {
 				return

@@ -60,6 +60,17 @@ func TestProofsAgainstMap(t *testing.T) {
 	}
 }
 
+// A JournalState built by hand, without proofs, answers that nothing is proven.
+func TestNilProofs(t *testing.T) {
+	var ps *Proofs
+	if _, ok := ps.Get("a.png"); ok || ps.Len() != 0 {
+		t.Fatal("a nil Proofs holds a proof")
+	}
+	for k := range ps.All() {
+		t.Fatalf("a nil Proofs yields %q", k)
+	}
+}
+
 // FuzzProofsKey: any key read from a journal is found again under exactly its
 // own spelling, with the proof it was given.
 func FuzzProofsKey(f *testing.F) {
