@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
 )
@@ -220,6 +221,25 @@ func TestSelection(t *testing.T) {
 	}
 	if _, err := migrate.Copy(context.Background(), migrate.Options{From: src, To: dst, DryRun: true, Select: migrate.Selection{Include: []string{"[x"}}}); err == nil {
 		t.Fatal("a malformed pattern was accepted")
+	}
+
+	// The progress bar's total (an unordered listing of its own) is the
+	// bytes Copy selects: by pattern, age and shard; a link is never counted.
+	for i := range 12 {
+		writeBlob(t, dir, bytes.Repeat([]byte{'b'}, 10+i), []string{".png", ".pdf"}[i%2])
+	}
+	must(t, os.Symlink(old, filepath.Join(dir, "link.png")))
+	now := time.Now()
+	for _, sel := range []migrate.Selection{
+		{}, {Include: []string{"*.png"}}, {MinAge: 30 * 24 * time.Hour},
+		{Shard: shard.Spec{K: 0, N: 3}}, {Shard: shard.Spec{K: 2, N: 3}, Include: []string{"*.pdf"}},
+	} {
+		opts := migrate.Options{From: src, To: dst, DryRun: true, Select: sel, Now: now}
+		total, err := migrate.SelectedBytes(context.Background(), opts)
+		must(t, err)
+		if rep := copyAll(t, opts); total != rep.SelectedBytes || rep.Selected == 0 {
+			t.Errorf("%+v: SelectedBytes = %d, Copy selected %d blobs, %d bytes", sel, total, rep.Selected, rep.SelectedBytes)
+		}
 	}
 }
 

@@ -378,12 +378,20 @@ func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
 	}
 	cutoff := opts.cutoff()
 	var total int64
-	err := store.ListSelected(ctx, opts.From, "", opts.Select.keeps, func(e store.Entry) error {
-		if skipReason(e, cutoff) == "" {
+	add := func(e store.Entry) error {
+		if opts.Select.keeps(e.Key) && skipReason(e, cutoff) == "" {
 			total += e.Size
 		}
 		return nil
-	})
+	}
+	// A total needs no order: where the store lists without sorting, no
+	// folder's names are held for it.
+	var err error
+	if ul, ok := store.AsUnorderedLister(opts.From); ok {
+		err = ul.ListUnordered(ctx, "", add)
+	} else {
+		err = store.ListSelected(ctx, opts.From, "", opts.Select.keeps, add)
+	}
 	if err != nil {
 		return total, fmt.Errorf("migrate: list %s: %w", opts.From.Location(), err)
 	}

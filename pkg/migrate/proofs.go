@@ -71,24 +71,25 @@ func (ps *Proofs) Get(key string) (Proof, bool) {
 // set records p as the proof of key's copy, replacing an earlier one.
 func (ps *Proofs) set(key string, p Proof) {
 	d, f, named := splitNamed(key)
-	if named {
+	if named && p.SHA256 == d {
 		id, known := ps.formIDs[f]
-		if !known && p.SHA256 == d {
+		if !known {
 			id = uint32(len(ps.forms))
 			ps.forms = append(ps.forms, f)
 			ps.formIDs[f] = id
-			known = true
 		}
-		if known {
-			delete(ps.named, namedKey{d, id})
+		if len(ps.other) > 0 {
+			delete(ps.other, key) // an earlier copy whose bytes were not what the name says
 		}
-		if known && p.SHA256 == d {
-			delete(ps.other, key)
-			ps.named[namedKey{d, id}] = namedProof{size: p.Size, modTime: p.ModTime, at: p.At}
-			return
-		}
+		ps.named[namedKey{d, id}] = namedProof{size: p.Size, modTime: p.ModTime, at: p.At}
+		return
 	}
 	// An opaque name, or a copy whose bytes are not what the name says.
+	if named {
+		if id, known := ps.formIDs[f]; known {
+			delete(ps.named, namedKey{d, id})
+		}
+	}
 	ps.other[key] = p
 }
 
