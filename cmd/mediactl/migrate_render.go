@@ -90,6 +90,14 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 	if cr == nil {
 		return
 	}
+	for _, imp := range rep.Imported {
+		if imp.Skipped != "" {
+			fmt.Fprintf(w, "shard journal not taken over: %s: %s\n", printable(imp.Journal), printable(imp.Skipped))
+		}
+	}
+	if taken, from := importedProofs(rep.Imported); from > 0 {
+		fmt.Fprintf(w, "took over %d proven copies from %d shard journals\n", taken, from)
+	}
 	listProblems(w, "corrupt (not uploaded)", cr.CorruptList, cr.Corrupt)
 	listProblems(w, "conflict", withHint(cr.ConflictList, "--overwrite replaces it"), cr.Conflicts)
 	listProblems(w, "failed", cr.FailedList, cr.Failed)
@@ -198,4 +206,16 @@ func listProblems(w io.Writer, what string, list []migrate.Problem, n int64) {
 	if extra := n - int64(len(list)); extra > 0 {
 		fmt.Fprintf(w, "%s: … and %d more\n", what, extra)
 	}
+}
+
+// importedProofs totals the proven copies taken over and the shard journals
+// they came from.
+func importedProofs(imps []migrate.ImportedJournal) (proofs, journals int) {
+	for _, imp := range imps {
+		if imp.Skipped == "" && imp.Proofs > 0 {
+			proofs += imp.Proofs
+			journals++
+		}
+	}
+	return proofs, journals
 }

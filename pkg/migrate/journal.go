@@ -199,7 +199,7 @@ func LoadJournal(path string) (*Journal, error) {
 // ReadJournal parses a journal. It returns the state and the length of the
 // well-formed prefix (everything but a torn last line).
 func ReadJournal(r io.Reader) (*JournalState, int64, error) {
-	st := &JournalState{Copied: newProofs(), Units: map[string]*Record{}}
+	st := newJournalState()
 	br := bufio.NewReaderSize(r, 256<<10)
 	var good int64
 	for line := 1; ; line++ {
@@ -233,6 +233,10 @@ func ReadJournal(r io.Reader) (*JournalState, int64, error) {
 			return nil, good, fmt.Errorf("line %d: %w", line, err)
 		}
 	}
+}
+
+func newJournalState() *JournalState {
+	return &JournalState{Copied: newProofs(), Units: map[string]*Record{}}
 }
 
 func (st *JournalState) apply(rec Record) error {

@@ -79,6 +79,9 @@ type RunReport struct {
 	Rewrite  *RewriteReport `json:"rewrite,omitempty"`
 	Check    *CheckReport   `json:"check,omitempty"`
 	Delete   *DeleteReport  `json:"delete_source,omitempty"`
+	// Imported are the shards' journals (see ShardJournal) whose proven
+	// copies a run on the whole store took over before copying.
+	Imported []ImportedJournal `json:"imported_shard_journals,omitempty"`
 	// Notes are errors that ended a step early, in words.
 	Notes   []string        `json:"notes"`
 	Outcome outcome.Outcome `json:"-"` // the document's envelope carries it
@@ -208,6 +211,16 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 			}
 			opts.Journal = prev
 		}
+		if !opts.Select.Shard.Sharded() {
+			if opts.Journal == nil {
+				opts.Journal = &Journal{path: rep.Journal, state: newJournalState()} // read only
+			}
+			imported, err := takeShardProofs(opts.Journal, rep.Journal, opts.From.Location(), dst)
+			if err != nil {
+				return nil, err
+			}
+			rep.Imported = imported
+		}
 		return rep, runCopy(ctx, &opts, rep)
 	}
 
@@ -235,6 +248,13 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	}()
 	if err := j.Started(opts.From.Location(), dst.Location()); err != nil {
 		return nil, err
+	}
+	if !opts.Select.Shard.Sharded() {
+		// After a split: the shards' proven copies, so that this run does
+		// not ask the destination about each of their blobs again.
+		if rep.Imported, err = takeShardProofs(j, rep.Journal, opts.From.Location(), dst); err != nil {
+			return rep, err
+		}
 	}
 	opts.Journal = j
 	if err := runCopy(ctx, &opts, rep); err != nil {

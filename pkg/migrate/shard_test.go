@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mediactl/mediactl/pkg/migrate"
@@ -15,10 +18,19 @@ import (
 )
 
 // The shards of a split copy every blob exactly once, each into a journal of
-// its own, running at the same time; each shard's journal rolls back; a shard
-// refuses to rewrite or delete sources.
+// its own, running at the same time; the run on the whole store afterwards
+// takes their proven copies over from their journals, without a request per
+// blob; each journal rolls back; a shard refuses to rewrite or delete sources.
 func TestShardedMigrateCopiesEveryBlobOnce(t *testing.T) {
-	srv := storetest.StartS3(t, nil)
+	var heads atomic.Int64
+	srv := storetest.StartS3(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodHead {
+				heads.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
 	dir := t.TempDir()
 	want := map[string]bool{}
 	for i := range 120 {
@@ -79,13 +91,54 @@ func TestShardedMigrateCopiesEveryBlobOnce(t *testing.T) {
 	if len(copied) != len(want) {
 		t.Errorf("%d keys copied, the store has %d", len(copied), len(want))
 	}
+	// A journal beside them that only looks like a shard's, and one of
+	// another migration, are not taken over.
+	must(t, os.WriteFile(filepath.Join(filepath.Dir(journalBase), "j.shard-x-of-3.jsonl"), []byte("not a journal\n"), 0o600))
+	other := journal(t, migrate.ShardJournal(journalBase, shard.Spec{K: 0, N: 2}))
+	must(t, other.Started("/elsewhere", "s3://other"))
+	must(t, other.Close())
+
 	// The run on the whole store afterwards (the one that would rewrite)
-	// finds every copy proven and uploads nothing.
-	after, err := migrate.Run(context.Background(), migrate.RunOptions{Options: migrate.Options{From: src, To: dst}, JournalPath: journalBase})
-	must(t, err)
-	if after.Copy.Existing != int64(len(want)) || after.Copy.Copied != 0 {
-		t.Errorf("the whole-store run after the shards: %d existing, %d copied; want %d, 0", after.Copy.Existing, after.Copy.Copied, len(want))
+	// finds every copy proven in the shards' journals: it uploads nothing and
+	// asks the destination about none of them; its own journal then holds
+	// them all. Its dry run says so first.
+	for _, dry := range []bool{true, false} {
+		heads.Store(0)
+		after, err := migrate.Run(context.Background(), migrate.RunOptions{Options: migrate.Options{From: src, To: dst, DryRun: dry}, JournalPath: journalBase})
+		must(t, err)
+		if after.Copy.Resumed != int64(len(want)) || after.Copy.Existing != 0 || after.Copy.Copied != 0 || heads.Load() != 0 {
+			t.Errorf("dry %v: the whole-store run after the shards: %d resumed, %d existing, %d copied, %d HEAD requests; want %d, 0, 0, 0",
+				dry, after.Copy.Resumed, after.Copy.Existing, after.Copy.Copied, heads.Load(), len(want))
+		}
+		taken, skipped := 0, 0
+		for _, imp := range after.Imported {
+			taken += imp.Proofs
+			if imp.Skipped != "" {
+				skipped++
+				if !strings.Contains(imp.Skipped, "/elsewhere") {
+					t.Errorf("dry %v: %s skipped: %s", dry, imp.Journal, imp.Skipped)
+				}
+			}
+		}
+		if len(after.Imported) != n+1 || skipped != 1 || taken != len(want) {
+			t.Errorf("dry %v: imported %+v: want %d journals taken over, %d proofs, one of another migration skipped", dry, after.Imported, n, len(want))
+		}
 	}
+	whole, err := migrate.LoadJournal(journalBase)
+	must(t, err)
+	if got := whole.State().Copied.Len(); got != len(want) {
+		t.Errorf("the whole store's journal knows %d copies, want %d", got, len(want))
+	}
+	again, err := migrate.Run(context.Background(), migrate.RunOptions{Options: migrate.Options{From: src, To: dst}, JournalPath: journalBase})
+	must(t, err)
+	newProofs := 0
+	for _, imp := range again.Imported {
+		newProofs += imp.Proofs
+	}
+	if again.Copy.Resumed != int64(len(want)) || len(again.Imported) != n+1 || newProofs != 0 {
+		t.Errorf("a second whole-store run: %d resumed, imported %+v; want every proof known already", again.Copy.Resumed, again.Imported)
+	}
+	journals[journalBase] = true
 	for path := range journals {
 		rb, err := migrate.Rollback(context.Background(), migrate.RollbackOptions{JournalPath: path})
 		if err != nil {
