@@ -18,8 +18,9 @@ import (
 // instead of asking the destination about every blob again.
 type ImportedJournal struct {
 	Journal string `json:"journal"`
-	// Proofs are the proven copies the run's own journal did not hold yet;
-	// it holds them now (a dry run only counts them).
+	// Proofs are the proven copies the run's own journal did not hold yet,
+	// or held as proven earlier than the shard proved them; it holds them
+	// now (a dry run only counts them).
 	Proofs int `json:"proofs"`
 	// Skipped says why none were taken: a journal of another migration, or
 	// one that could not be read.
@@ -81,8 +82,8 @@ func takeShardProofs(j *Journal, path, from string, dst store.Bucket) ([]Importe
 		}
 		if imp.Skipped == "" {
 			for key, proof := range sj.state.Copied.All() {
-				if have, ok := j.state.Copied.Get(key); ok && have == proof {
-					continue
+				if have, ok := j.state.Copied.Get(key); ok && have.At >= proof.At {
+					continue // known, as recently proven (a later run here may have copied it again)
 				}
 				if !writable {
 					j.state.Copied.set(key, proof)

@@ -1,0 +1,79 @@
+package migrate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/shard"
+	"github.com/mediactl/mediactl/pkg/store"
+)
+
+// A shard's proof replaces the whole store's own only when it is more
+// recent: a copy made again on the whole store after the split keeps its
+// newer proof, and a shard run again after it wins.
+func TestTakeShardProofsKeepsTheNewest(t *testing.T) {
+	dst, err := store.Open(t.Context(), "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	b := dst.(store.Bucket)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "j.jsonl")
+	copied := func(j *Journal, key string, at int64, sum string) {
+		t.Helper()
+		err := j.append(Record{T: RecordCopied, Time: time.Unix(at, 0).UTC(), Key: key, Size: int64(len(key)), ModTime: time.Unix(at, 0), SHA256: sum})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const sumA, sumB = "aa00000000000000000000000000000000000000000000000000000000000000", "bb00000000000000000000000000000000000000000000000000000000000000"
+	sj, err := OpenJournal(ShardJournal(path, shard.Spec{K: 1, N: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sj.Started("/src", b.Location()); err != nil {
+		t.Fatal(err)
+	}
+	copied(sj, "older in the shard", 100, sumA)
+	copied(sj, "newer in the shard", 300, sumA)
+	copied(sj, "only in the shard", 100, sumA)
+	sj.Close()
+
+	j, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if err := j.Started("/src", b.Location()); err != nil {
+		t.Fatal(err)
+	}
+	copied(j, "older in the shard", 200, sumB)
+	copied(j, "newer in the shard", 200, sumB)
+	imported, err := takeShardProofs(j, path, "/src", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(imported) != 1 || imported[0].Proofs != 2 || imported[0].Skipped != "" {
+		t.Fatalf("imported %+v, want 2 proofs of one journal", imported)
+	}
+	for key, want := range map[string]int64{"older in the shard": 200, "newer in the shard": 300, "only in the shard": 100} {
+		if p, ok := j.State().Copied.Get(key); !ok || p.At != want {
+			t.Errorf("%s: proof %+v, %v; want the one proven at %d", key, p, ok, want)
+		}
+	}
+	// The journal alone says the same when read again.
+	j.Close()
+	again, err := LoadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := again.State().Copied.Get("newer in the shard"); p.At != 300 || again.State().Copied.Len() != 3 {
+		t.Errorf("read again: %d proofs, newer in the shard proven at %d", again.State().Copied.Len(), p.At)
+	}
+	if _, err := os.Stat(ShardJournal(path, shard.Spec{K: 1, N: 2})); err != nil {
+		t.Fatal(err)
+	}
+}
