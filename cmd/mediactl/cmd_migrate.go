@@ -45,6 +45,10 @@ conflict, never overwritten without --overwrite. Session files modified within
 --rewrite-min-idle (1m) may be in the agent's hands and are left alone as busy: stop the
 agent (and pass --rewrite-min-idle 0), or run again later.
 
+With --shard K/N, N pods copy the store at once, each into a journal of its own beside
+--journal's (….shard-K-of-N.jsonl); then run --rewrite/--delete-source once without
+--shard: it takes the shards' proven copies over from those journals and uploads nothing.
+
 ` + exitCodesHelp,
 		Flags: append(targetFlags(),
 			&cli.StringFlag{Name: "to", Usage: "destination bucket URL (s3://, gs://, azblob://; prefix=… in the query to place the blobs under a key prefix)", EnvVars: envVar("to")},

@@ -45,7 +45,7 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 		return o, err
 	}
 	if o.Select.Shard.Sharded() && (o.Rewrite || o.DeleteSource) {
-		return o, usageErr("let the shards copy (--shard without --rewrite and --delete-source), then run --rewrite/--delete-source once without --shard: it finds every copy proven and uploads nothing again",
+		return o, usageErr("let the shards copy (--shard without --rewrite and --delete-source), then run --rewrite/--delete-source once without --shard: it takes the shards' proven copies over from their journals and uploads nothing again",
 			"--shard %s with --rewrite or --delete-source: a shard only copies", o.Select.Shard)
 	}
 	// One age for the whole run: a blob young enough that its session may
