@@ -200,6 +200,17 @@ func LoadJournal(path string) (*Journal, error) {
 // well-formed prefix (everything but a torn last line).
 func ReadJournal(r io.Reader) (*JournalState, int64, error) {
 	st := newJournalState()
+	good, err := scanJournal(r, st.apply)
+	if err != nil {
+		return nil, good, err
+	}
+	return st, good, nil
+}
+
+// scanJournal calls fn with each record of a journal, in order, and returns
+// the length of the well-formed prefix (everything but a torn last line). A
+// malformed line, or an error of fn, stops it: the error names the line.
+func scanJournal(r io.Reader, fn func(Record) error) (int64, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	var good int64
 	for line := 1; ; line++ {
@@ -214,12 +225,12 @@ func ReadJournal(r io.Reader) (*JournalState, int64, error) {
 			if len(bytes.TrimSpace(b)) > 0 {
 				// A last line without its newline is torn: each record goes
 				// out with its newline in one write. Drop it unread.
-				return st, good, nil
+				return good, nil
 			}
-			return st, good + int64(len(b)), nil
+			return good + int64(len(b)), nil
 		}
 		if err != nil {
-			return nil, good, err
+			return good, err
 		}
 		good += int64(len(b))
 		if len(bytes.TrimSpace(b)) == 0 {
@@ -227,12 +238,24 @@ func ReadJournal(r io.Reader) (*JournalState, int64, error) {
 		}
 		var rec Record
 		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, good, fmt.Errorf("line %d is not a journal record (%v); the journal was edited or damaged: move it aside to start over", line, err)
+			return good, fmt.Errorf("line %d is not a journal record (%v); the journal was edited or damaged: move it aside to start over", line, err)
 		}
-		if err := st.apply(rec); err != nil {
-			return nil, good, fmt.Errorf("line %d: %w", line, err)
+		if err := fn(rec); err != nil {
+			return good, fmt.Errorf("line %d: %w", line, err)
 		}
 	}
+}
+
+// copiedProof is the proof a copied record gives.
+func copiedProof(rec Record) (Proof, error) {
+	if rec.Key == "" || rec.SHA256 == "" {
+		return Proof{}, errors.New("copied record without key or sha256")
+	}
+	sum, ok := blobname.ParseDigest(rec.SHA256)
+	if !ok {
+		return Proof{}, fmt.Errorf("copied record with a malformed sha256 %q", rec.SHA256)
+	}
+	return Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix(), SHA256: sum}, nil
 }
 
 func newJournalState() *JournalState {
@@ -250,14 +273,11 @@ func (st *JournalState) apply(rec Record) error {
 		}
 		st.Runs++
 	case RecordCopied:
-		if rec.Key == "" || rec.SHA256 == "" {
-			return errors.New("copied record without key or sha256")
+		p, err := copiedProof(rec)
+		if err != nil {
+			return err
 		}
-		sum, ok := blobname.ParseDigest(rec.SHA256)
-		if !ok {
-			return fmt.Errorf("copied record with a malformed sha256 %q", rec.SHA256)
-		}
-		st.Copied.set(rec.Key, Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix(), SHA256: sum})
+		st.Copied.set(rec.Key, p)
 	case RecordRolledBack:
 		// Rollback decides by content, not by this record: a rollback that was
 		// prepared but not committed is simply tried again.

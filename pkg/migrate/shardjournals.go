@@ -60,8 +60,10 @@ func shardJournals(path string) ([]string, error) {
 // path that migrated from to dst, each as a copied record (so that j alone
 // knows every copy, for the rewrite, delete-source and rollback), or, on a
 // journal opened for reading (a dry run), to its state only. A shard journal
-// of another migration, or one that cannot be read, is skipped and reported:
-// its blobs are then proven as any blob the destination holds.
+// of another migration, or one that cannot be read in full, is skipped and
+// reported: its blobs are then proven as any blob the destination holds.
+// Each journal is read twice, once to check it whole and once to take its
+// proofs over, so that its proofs are never all held a second time.
 func takeShardProofs(j *Journal, path, from string, dst store.Bucket) ([]ImportedJournal, error) {
 	paths, err := shardJournals(path)
 	if err != nil {
@@ -71,27 +73,28 @@ func takeShardProofs(j *Journal, path, from string, dst store.Bucket) ([]Importe
 	var out []ImportedJournal
 	for _, p := range paths {
 		imp := ImportedJournal{Journal: p}
-		sj, err := LoadJournal(p)
-		switch {
-		case err != nil:
-			imp.Skipped = err.Error()
-		case sj.state.Runs == 0:
-			imp.Skipped = "it records no run"
-		case sj.state.From != from || sj.state.To != dst.Location():
-			imp.Skipped = fmt.Sprintf("it migrated %s to %s, not %s to %s", sj.state.From, sj.state.To, from, dst.Location())
-		}
-		if imp.Skipped == "" {
-			for key, proof := range sj.state.Copied.All() {
-				if have, ok := j.state.Copied.Get(key); ok && have.At >= proof.At {
-					continue // known, as recently proven (a later run here may have copied it again)
+		if imp.Skipped = checkShardJournal(p, from, dst.Location()); imp.Skipped == "" {
+			take := func(rec Record) error {
+				if rec.T != RecordCopied {
+					return nil
 				}
-				if !writable {
-					j.state.Copied.set(key, proof)
-				} else if err := j.append(Record{T: RecordCopied, Time: time.Unix(proof.At, 0).UTC(), Key: key, Size: proof.Size,
-					ModTime: time.Unix(0, proof.ModTime).UTC(), SHA256: proof.Digest(), URL: ObjectURL(dst, key)}); err != nil {
-					return out, err
+				proof, err := copiedProof(rec)
+				if err != nil {
+					return err
+				}
+				if have, ok := j.state.Copied.Get(rec.Key); ok && have.At >= proof.At {
+					return nil // known, as recently proven (a later run here may have copied it again)
 				}
 				imp.Proofs++
+				if !writable {
+					j.state.Copied.set(rec.Key, proof)
+					return nil
+				}
+				return j.append(Record{T: RecordCopied, Time: time.Unix(proof.At, 0).UTC(), Key: rec.Key, Size: proof.Size,
+					ModTime: time.Unix(0, proof.ModTime).UTC(), SHA256: proof.Digest(), URL: ObjectURL(dst, rec.Key)})
+			}
+			if err := readJournalFile(p, take); err != nil {
+				return out, err
 			}
 		}
 		out = append(out, imp)
@@ -100,4 +103,40 @@ func takeShardProofs(j *Journal, path, from string, dst store.Bucket) ([]Importe
 		return out, j.Sync()
 	}
 	return out, nil
+}
+
+// checkShardJournal reads the journal at p whole, as LoadJournal would,
+// without keeping its proofs, and says why it is not to be taken over ("" when
+// it is): unreadable, no run in it, or a migration of another source or to
+// another destination.
+func checkShardJournal(p, from, to string) string {
+	st := newJournalState()
+	err := readJournalFile(p, func(rec Record) error {
+		if rec.T == RecordCopied {
+			_, err := copiedProof(rec)
+			return err
+		}
+		return st.apply(rec)
+	})
+	switch {
+	case err != nil:
+		return err.Error()
+	case st.Runs == 0:
+		return "it records no run"
+	case st.From != from || st.To != to:
+		return fmt.Sprintf("it migrated %s to %s, not %s to %s", st.From, st.To, from, to)
+	}
+	return ""
+}
+
+func readJournalFile(p string, fn func(Record) error) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", p, err)
+	}
+	defer f.Close()
+	if _, err := scanJournal(f, fn); err != nil {
+		return fmt.Errorf("journal %s: %w", p, err)
+	}
+	return nil
 }

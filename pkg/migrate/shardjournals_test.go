@@ -3,6 +3,7 @@ package migrate
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +76,46 @@ func TestTakeShardProofsKeepsTheNewest(t *testing.T) {
 	}
 	if _, err := os.Stat(ShardJournal(path, shard.Spec{K: 1, N: 2})); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A shard journal damaged anywhere is not taken over at all, not even the
+// proofs before the damage: it is named with the line, and its blobs are left
+// to be proven by the destination.
+func TestTakeShardProofsSkipsADamagedJournal(t *testing.T) {
+	dst, err := store.Open(t.Context(), "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	b := dst.(store.Bucket)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "j.jsonl")
+	const sum = "aa00000000000000000000000000000000000000000000000000000000000000"
+	damaged := `{"t":"start","time":"2026-12-01T00:00:00Z","version":1,"from":"/src","to":"` + b.Location() + `"}
+{"t":"copied","time":"2026-12-01T00:00:01Z","key":"before","size":6,"sha256":"` + sum + `"}
+{"t":"copied","time":"2026-12-01T00:00:02Z","key":"bad","size":3,"sha256":"not hex"}
+{"t":"copied","time":"2026-12-01T00:00:03Z","key":"after","size":5,"sha256":"` + sum + `"}
+`
+	if err := os.WriteFile(ShardJournal(path, shard.Spec{K: 0, N: 3}), []byte(damaged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if err := j.Started("/src", b.Location()); err != nil {
+		t.Fatal(err)
+	}
+	imported, err := takeShardProofs(j, path, "/src", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(imported) != 1 || imported[0].Proofs != 0 || !strings.Contains(imported[0].Skipped, "line 3") {
+		t.Fatalf("imported %+v, want the journal skipped at line 3", imported)
+	}
+	if n := j.State().Copied.Len(); n != 0 {
+		t.Fatalf("%d proofs taken from a damaged journal", n)
 	}
 }
