@@ -167,12 +167,11 @@ local_run() {
     sha256sum) measure "sha256sum-$scale" "$blobs" blobs bash -c 'find "$1" -type f -print0 | xargs -0 -P"$(nproc)" -n 20000 sha256sum >/dev/null' _ "$inbound" ;;
     gcplan) measure "gcplan-$scale" "${nrefs[$scale]}" refs "$bin" gc --layout forge --root "$work" --max-delete 100% -q --no-progress -o json ;;
     gcshard) measure "gcshard-$scale" "${nrefs[$scale]}" refs "$bin" gc --layout forge --root "$work" --shard 0/16 --max-delete 100% -q --no-progress -o json ;;
-    migrate)
+    migrate | migrateshard)
+      local part=()
+      [ "$name" = migrateshard ] && part=(--shard 0/16)
       rm -rf "$BENCH_DIR/scale-$scale-bucket" && mkdir -p "$BENCH_DIR/scale-$scale-bucket"
-      measure "migrate-$scale" "$blobs" blobs "$bin" migrate --store "$inbound" --to "file://$BENCH_DIR/scale-$scale-bucket" --dry-run -q --no-progress -o json ;;
-    migrateshard)
-      rm -rf "$BENCH_DIR/scale-$scale-bucket" && mkdir -p "$BENCH_DIR/scale-$scale-bucket"
-      measure "migrateshard-$scale" "$blobs" blobs "$bin" migrate --store "$inbound" --to "file://$BENCH_DIR/scale-$scale-bucket" --shard 0/16 --dry-run -q --no-progress -o json ;;
+      measure "$name-$scale" "$blobs" blobs "$bin" migrate --store "$inbound" --to "file://$BENCH_DIR/scale-$scale-bucket" "${part[@]}" --dry-run -q --no-progress -o json ;;
   esac
 }
 

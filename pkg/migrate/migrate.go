@@ -379,7 +379,7 @@ func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
 	cutoff := opts.cutoff()
 	var total int64
 	add := func(e store.Entry) error {
-		if opts.Select.keeps(e.Key) && skipReason(e, cutoff) == "" {
+		if skipReason(e, cutoff) == "" {
 			total += e.Size
 		}
 		return nil
@@ -388,7 +388,12 @@ func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
 	// folder's names are held for it.
 	var err error
 	if ul, ok := store.AsUnorderedLister(opts.From); ok {
-		err = ul.ListUnordered(ctx, "", add)
+		err = ul.ListUnordered(ctx, "", func(e store.Entry) error {
+			if !opts.Select.keeps(e.Key) {
+				return nil
+			}
+			return add(e)
+		})
 	} else {
 		err = store.ListSelected(ctx, opts.From, "", opts.Select.keeps, add)
 	}

@@ -32,6 +32,10 @@ type namedKey struct {
 
 type namedProof struct{ size, modTime, at int64 }
 
+func (p namedProof) proof(d blobname.Digest) Proof {
+	return Proof{Size: p.size, ModTime: p.modTime, At: p.at, SHA256: d}
+}
+
 func newProofs() *Proofs {
 	return &Proofs{named: map[namedKey]namedProof{}, other: map[string]Proof{}, formIDs: map[form]uint32{}}
 }
@@ -65,7 +69,7 @@ func (ps *Proofs) Get(key string) (Proof, bool) {
 	if !ok {
 		return Proof{}, false
 	}
-	return Proof{Size: p.size, ModTime: p.modTime, At: p.at, SHA256: d}, true
+	return p.proof(d), true
 }
 
 // set records p as the proof of key's copy, replacing an earlier one.
@@ -107,7 +111,7 @@ func (ps *Proofs) All() iter.Seq2[string, Proof] {
 		}
 		for k, p := range ps.named {
 			f := ps.forms[k.form]
-			if !yield(f.dir+k.digest.String()+f.ext, Proof{Size: p.size, ModTime: p.modTime, At: p.at, SHA256: k.digest}) {
+			if !yield(f.dir+k.digest.String()+f.ext, p.proof(k.digest)) {
 				return
 			}
 		}

@@ -211,15 +211,9 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 			}
 			opts.Journal = prev
 		}
-		if !opts.Select.Shard.Sharded() {
-			if opts.Journal == nil {
-				opts.Journal = &Journal{path: rep.Journal, state: newJournalState()} // read only
-			}
-			imported, err := takeShardProofs(opts.Journal, rep.Journal, opts.From.Location(), dst)
-			if err != nil {
-				return nil, err
-			}
-			rep.Imported = imported
+		if opts.Journal == nil && !opts.Select.Shard.Sharded() {
+			// Read only: what the shards' journals prove, for the dry run to count.
+			opts.Journal = &Journal{path: rep.Journal, state: newJournalState()}
 		}
 		return rep, runCopy(ctx, &opts, rep)
 	}
@@ -248,13 +242,6 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	}()
 	if err := j.Started(opts.From.Location(), dst.Location()); err != nil {
 		return nil, err
-	}
-	if !opts.Select.Shard.Sharded() {
-		// After a split: the shards' proven copies, so that this run does
-		// not ask the destination about each of their blobs again.
-		if rep.Imported, err = takeShardProofs(j, rep.Journal, opts.From.Location(), dst); err != nil {
-			return rep, err
-		}
 	}
 	opts.Journal = j
 	if err := runCopy(ctx, &opts, rep); err != nil {
@@ -329,6 +316,15 @@ func runCopy(ctx context.Context, opts *RunOptions, rep *RunReport) error {
 	// One reference time for the progress total and the copy, so that both
 	// select the same blobs.
 	opts.Now = time.Now()
+	if !opts.Select.Shard.Sharded() {
+		// After a split: the shards' proven copies, so that this run does
+		// not ask the destination about each of their blobs again.
+		imported, err := takeShardProofs(opts.Journal, rep.Journal, opts.From.Location(), opts.To.(store.Bucket))
+		if err != nil {
+			return err
+		}
+		rep.Imported = imported
+	}
 	var bar RunProgress
 	if opts.CopyProgress != nil {
 		// A listing of its own, only to give the bar a total. Should it fail,

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -90,8 +89,7 @@ func takeShardProofs(j *Journal, path, from string, dst store.Bucket) ([]Importe
 					j.state.Copied.set(rec.Key, proof)
 					return nil
 				}
-				return j.append(Record{T: RecordCopied, Time: time.Unix(proof.At, 0).UTC(), Key: rec.Key, Size: proof.Size,
-					ModTime: time.Unix(0, proof.ModTime).UTC(), SHA256: proof.Digest(), URL: ObjectURL(dst, rec.Key)})
+				return j.append(rec)
 			}
 			if err := readJournalFile(p, take); err != nil {
 				return out, err

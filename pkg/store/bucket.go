@@ -369,12 +369,7 @@ func (s *BucketStore) ListSelected(ctx context.Context, prefix string, keep func
 	if s.scheme == "file" && !strings.HasPrefix(prefix, InternalDir+"/") {
 		return s.listFile(ctx, prefix, keep, fn)
 	}
-	return s.List(ctx, prefix, func(e Entry) error {
-		if !keep(e.Key) {
-			return nil
-		}
-		return fn(e)
-	})
+	return s.List(ctx, prefix, keptOnly(keep, fn))
 }
 
 // Stat returns the attributes of key: Size, ModTime, ContentType, MD5 (nil when the

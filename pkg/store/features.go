@@ -293,12 +293,17 @@ func ListSelected(ctx context.Context, st Store, prefix string, keep func(key st
 	if sl, ok := AsSelectiveLister(st); ok {
 		return sl.ListSelected(ctx, prefix, keep, fn)
 	}
-	return st.List(ctx, prefix, func(e Entry) error {
+	return st.List(ctx, prefix, keptOnly(keep, fn))
+}
+
+// keptOnly passes fn the entries whose key keep accepts.
+func keptOnly(keep func(key string) bool, fn func(Entry) error) func(Entry) error {
+	return func(e Entry) error {
 		if !keep(e.Key) {
 			return nil
 		}
 		return fn(e)
-	})
+	}
 }
 
 var (
