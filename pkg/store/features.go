@@ -39,8 +39,8 @@ type UnorderedLister interface {
 // before they cost memory.
 //
 // ListSelected reports, in List's order and described as List describes them,
-// exactly the entries of List(ctx, prefix, fn) whose key keep accepts. keep is
-// asked about the keys of blobs (and of symlinks, FIFOs, …), never about a
+// exactly the entries of List(ctx, prefix, fn) whose key keep accepts (a nil
+// keep accepts every key). keep is asked about the keys of blobs (and of symlinks, FIFOs, …), never about a
 // folder's, and may be asked about a key that then vanishes; it must be a pure
 // function of the key, and cheap. Where List sorts a directory's names in memory
 // first (a local store, a file:// bucket), the names keep refuses are never
@@ -296,8 +296,11 @@ func ListSelected(ctx context.Context, st Store, prefix string, keep func(key st
 	return st.List(ctx, prefix, keptOnly(keep, fn))
 }
 
-// keptOnly passes fn the entries whose key keep accepts.
+// keptOnly passes fn the entries whose key keep accepts; a nil keep, all.
 func keptOnly(keep func(key string) bool, fn func(Entry) error) func(Entry) error {
+	if keep == nil {
+		return fn
+	}
 	return func(e Entry) error {
 		if !keep(e.Key) {
 			return nil

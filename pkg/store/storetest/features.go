@@ -175,6 +175,15 @@ func testListSelected(t *testing.T, s store.Store) {
 			}
 		}
 	}
+	for lname, listSelected := range lists {
+		var got []store.Entry
+		if err := listSelected("", nil, func(e store.Entry) error { got = append(got, e); return nil }); err != nil {
+			t.Fatalf("%s with a nil keep: %v", lname, err)
+		}
+		if !slices.EqualFunc(got, all, sameDescription) {
+			t.Errorf("%s with a nil keep =\n %+v\nwant List's =\n %+v", lname, got, all)
+		}
+	}
 	stop := errors.New("stop")
 	n := 0
 	if err := store.ListSelected(ctx, s, "", func(string) bool { return true }, func(store.Entry) error { n++; return stop }); err != stop || n != 1 {
