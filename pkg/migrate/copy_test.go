@@ -178,6 +178,61 @@ func TestConflict(t *testing.T) {
 	}
 }
 
+// A journal's proof holds only while the copy and the source are as they
+// were proven: a copy deleted from the destination since is uploaded again,
+// and the proof of a source changed since (an opaque name now holding other
+// bytes, one now within the minimum age, one replaced by a link) is set aside
+// for the rest of the run, so that the rewrite and the check after the copy
+// never count a copy of the old bytes as this blob's.
+func TestProofHoldsOnlyWhileTheCopyAndSourceDo(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	gone := writeBlob(t, dir, append(append([]byte{}, pngHead...), "deleted from the bucket"...), ".png")
+	kept := writeBlob(t, dir, append(append([]byte{}, pngHead...), "still there"...), ".png")
+	for _, name := range []string{"photo.jpg", "young.jpg", "linked.jpg"} {
+		must(t, os.WriteFile(filepath.Join(dir, name), []byte("the first "+name), 0o600))
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	for _, name := range []string{gone, kept, "photo.jpg", "young.jpg", "linked.jpg"} {
+		must(t, os.Chtimes(filepath.Join(dir, name), old, old))
+	}
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "media"))
+	jp := filepath.Join(t.TempDir(), "j.jsonl")
+	if rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, jp)}); rep.Copied != 5 {
+		t.Fatalf("first copy: %+v", rep)
+	}
+
+	must(t, dst.Delete(ctx, gone))
+	must(t, os.WriteFile(filepath.Join(dir, "photo.jpg"), []byte("other bytes under the same name"), 0o600))
+	must(t, os.Chtimes(filepath.Join(dir, "photo.jpg"), old.Add(time.Hour), old.Add(time.Hour)))
+	must(t, os.WriteFile(filepath.Join(dir, "young.jpg"), []byte("the second young.jpg"), 0o600))
+	must(t, os.Remove(filepath.Join(dir, "linked.jpg")))
+	must(t, os.Symlink(kept, filepath.Join(dir, "linked.jpg")))
+
+	j := journal(t, jp)
+	rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: j, Select: migrate.Selection{MinAge: time.Hour}})
+	if rep.Resumed != 1 || rep.Copied != 1 || rep.Conflicts != 1 || rep.Skipped != 2 || rep.Failed != 0 {
+		t.Fatalf("second copy: %d resumed, %d copied, %d conflicts, %d skipped, %d failed; want 1, 1, 1, 2, 0 (%+v)",
+			rep.Resumed, rep.Copied, rep.Conflicts, rep.Skipped, rep.Failed, rep)
+	}
+	if _, err := dst.Stat(ctx, gone); err != nil {
+		t.Errorf("%s, deleted from the destination, not copied again: %v", gone, err)
+	}
+	proven := j.State().Copied
+	for _, key := range []string{gone, kept} {
+		if _, ok := proven.Get(key); !ok {
+			t.Errorf("%s: no proof after the run", key)
+		}
+	}
+	for _, key := range []string{"photo.jpg", "young.jpg", "linked.jpg"} {
+		if p, ok := proven.Get(key); ok {
+			t.Errorf("%s changed since its copy, and its old proof is still trusted: %+v", key, p)
+		}
+	}
+}
+
 // TestDryRunChangesNothing: a dry run classifies and writes nothing.
 func TestDryRunChangesNothing(t *testing.T) {
 	srv := storetest.StartS3(t, nil)

@@ -129,6 +129,17 @@ func (j *Journal) Proven(key string) (Proof, bool) {
 	return j.state.Copied.Get(key)
 }
 
+// Distrust forgets key's proof for the rest of this run, leaving the file as
+// it is: the run found the source or the copy no longer as proven (changed,
+// missing), so neither the rewrite nor the check may count on it until the
+// copy step proves the key again. A later run reads the proof again and
+// checks it again.
+func (j *Journal) Distrust(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.state.Copied.drop(key)
+}
+
 // TrashRun is a gc trash run that holds sources --delete-source moved.
 type TrashRun struct {
 	Run      string

@@ -319,6 +319,7 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	err := store.ListSelected(ctx, m.opts.From, "", m.opts.Select.keeps, func(e store.Entry) error {
 		if why := skipReason(e, m.cutoff); why != "" {
 			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: why})
+			m.distrustChanged(e)
 			return nil
 		}
 		for more && cur.Key < e.Key {
@@ -351,6 +352,18 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 		return fmt.Errorf("migrate: list %s: %w", m.opts.To.Location(), dstErr)
 	}
 	return nil
+}
+
+// distrustChanged forgets the proof of a blob this run leaves alone when the
+// blob is no longer what was copied (modified since, replaced by a link): its
+// references stay as they are until a run copies it again.
+func (m *migration) distrustChanged(e store.Entry) {
+	if m.opts.Journal == nil {
+		return
+	}
+	if p, ok := m.opts.Journal.Proven(e.Key); ok && (!e.Regular() || p.Size != e.Size || p.ModTime != e.ModTime.UnixNano()) {
+		m.opts.Journal.Distrust(e.Key)
+	}
 }
 
 // skipReason says why a selected entry is not migrated (never, or not before
@@ -479,9 +492,17 @@ func (m *migration) count(n, b *int64, size int64) {
 func (m *migration) one(ctx context.Context, j job) {
 	e := j.e
 	if m.opts.Journal != nil {
-		if p, ok := m.opts.Journal.Proven(e.Key); ok && p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() {
-			m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
-			return
+		if p, ok := m.opts.Journal.Proven(e.Key); ok {
+			// A proof holds while the source is as it was copied and the
+			// destination's listing still has the copy at its size (a
+			// bucket emptied since, or a proof taken over from a shard's
+			// journal, must not leave the rewrite pointing at nothing).
+			if p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() && j.exists && j.dstSize == p.Size {
+				m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
+				return
+			}
+			// Proven again below, or not at all.
+			m.opts.Journal.Distrust(e.Key)
 		}
 	}
 	name, ca := blobname.Parse(e.Key)

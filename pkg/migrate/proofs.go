@@ -97,6 +97,16 @@ func (ps *Proofs) set(key string, p Proof) {
 	ps.other[key] = p
 }
 
+// drop forgets key's proof, if it has one.
+func (ps *Proofs) drop(key string) {
+	delete(ps.other, key)
+	if d, f, named := splitNamed(key); named {
+		if id, known := ps.formIDs[f]; known {
+			delete(ps.named, namedKey{d, id})
+		}
+	}
+}
+
 // All yields every key and its proof, in no particular order. Named keys are
 // spelled again from their parts, a string each.
 func (ps *Proofs) All() iter.Seq2[string, Proof] {

@@ -160,3 +160,38 @@ func TestShardedMigrateCopiesEveryBlobOnce(t *testing.T) {
 		t.Errorf("delete-source on a shard: %v", err)
 	}
 }
+
+// A proof taken over from a shard's journal is no more than evidence: a copy
+// deleted from the destination after the shard made it is uploaded again by
+// the run on the whole store, which the rewrite would otherwise point at
+// nothing.
+func TestWholeRunUploadsWhatAShardCopiedAndTheBucketLost(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.StartS3(t, nil)
+	dir := t.TempDir()
+	var names []string
+	for i := range 8 {
+		names = append(names, writeBlob(t, dir, append(append([]byte{}, pngHead...), fmt.Sprint("picture ", i)...), ".png"))
+	}
+	src := openStore(t, dir)
+	dst := openStore(t, srv.Bucket(t, "lost"))
+	journalBase := filepath.Join(t.TempDir(), "j.jsonl")
+	for k := range 2 {
+		_, err := migrate.Run(ctx, migrate.RunOptions{
+			Options:     migrate.Options{From: src, To: dst, Select: migrate.Selection{Shard: shard.Spec{K: k, N: 2}}},
+			JournalPath: journalBase,
+		})
+		must(t, err)
+	}
+	must(t, dst.Delete(ctx, names[3]))
+	for _, dry := range []bool{true, false} {
+		rep, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: src, To: dst, DryRun: dry}, JournalPath: journalBase})
+		must(t, err)
+		if rep.Copy.Resumed != int64(len(names)-1) || rep.Copy.Copied != 1 {
+			t.Errorf("dry %v: %d resumed, %d copied; want %d, 1", dry, rep.Copy.Resumed, rep.Copy.Copied, len(names)-1)
+		}
+	}
+	if got := readObject(t, dst, names[3]); digest(got)+".png" != names[3] {
+		t.Errorf("%s holds other bytes after the run", names[3])
+	}
+}
