@@ -98,6 +98,11 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 	if taken, from := importedProofs(rep.Imported); from > 0 {
 		fmt.Fprintf(w, "took over %d proven copies from %d shard journals\n", taken, from)
 	}
+	for _, imp := range rep.Imported {
+		if imp.Disagreed > 0 {
+			fmt.Fprintf(w, "shard journal %s: %d copies proven otherwise than in this journal; both proofs set aside, each proven again from the destination\n", printable(imp.Journal), imp.Disagreed)
+		}
+	}
 	listProblems(w, "corrupt (not uploaded)", cr.CorruptList, cr.Corrupt)
 	listProblems(w, "conflict", withHint(cr.ConflictList, "--overwrite replaces it"), cr.Conflicts)
 	listProblems(w, "failed", cr.FailedList, cr.Failed)

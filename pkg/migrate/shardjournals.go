@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,10 +18,13 @@ import (
 // instead of asking the destination about every blob again.
 type ImportedJournal struct {
 	Journal string `json:"journal"`
-	// Proofs are the proven copies the run's own journal did not hold yet,
-	// or held as proven earlier than the shard proved them; it holds them
-	// now (a dry run only counts them).
+	// Proofs are the proven copies the run's own journal did not hold yet;
+	// it holds them now (a dry run only counts them).
 	Proofs int `json:"proofs"`
+	// Disagreed are the copies the run's own journal proved otherwise (an
+	// earlier split's shard, a version copied again since): neither proof
+	// is trusted, and the copy step proves each again from the destination.
+	Disagreed int `json:"disagreed,omitempty"`
 	// Skipped says why none were taken: a journal of another migration, or
 	// one that could not be read.
 	Skipped string `json:"skipped,omitempty"`
@@ -61,55 +65,95 @@ func shardJournals(path string) ([]string, error) {
 // journal opened for reading (a dry run), to its state only. A shard journal
 // of another migration, or one that cannot be read in full, is skipped and
 // reported: its blobs are then proven as any blob the destination holds.
-// Each journal is read twice, once to check it whole and once to take its
-// proofs over, so that its proofs are never all held a second time.
+//
+// Where j already proves a key the shard also proves, the two must agree
+// (size, modification time and digest of the source); if they do not, say
+// a shard of an earlier split copied a version the whole store has copied
+// again since, neither is trusted: clocks of other hosts cannot say which is
+// newer, and the copy step proves the key again from the destination.
+//
+// Each journal is read twice from one open file, once to check it whole and
+// once, as far as the check read, to take its proofs over, so that its proofs
+// are never all held a second time.
 func takeShardProofs(j *Journal, path, from string, dst store.Bucket) ([]ImportedJournal, error) {
 	paths, err := shardJournals(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: the shards' journals: %w", path, err)
 	}
-	writable := j.f != nil
 	var out []ImportedJournal
 	for _, p := range paths {
-		imp := ImportedJournal{Journal: p}
-		if imp.Skipped = checkShardJournal(p, from, dst.Location()); imp.Skipped == "" {
-			take := func(rec Record) error {
-				if rec.T != RecordCopied {
-					return nil
-				}
-				proof, err := copiedProof(rec)
-				if err != nil {
-					return err
-				}
-				if have, ok := j.state.Copied.Get(rec.Key); ok && have.At >= proof.At {
-					return nil // known, as recently proven (a later run here may have copied it again)
-				}
-				imp.Proofs++
-				if !writable {
-					j.state.Copied.set(rec.Key, proof)
-					return nil
-				}
-				return j.append(rec)
-			}
-			if err := readJournalFile(p, take); err != nil {
-				return out, err
-			}
+		imp, err := takeShardJournal(j, p, from, dst.Location())
+		if err != nil {
+			return out, err
 		}
 		out = append(out, imp)
 	}
-	if writable && len(out) > 0 {
+	if j.f != nil && len(out) > 0 {
 		return out, j.Sync()
 	}
 	return out, nil
 }
 
-// checkShardJournal reads the journal at p whole, as LoadJournal would,
-// without keeping its proofs, and says why it is not to be taken over ("" when
-// it is): unreadable, no run in it, or a migration of another source or to
-// another destination.
-func checkShardJournal(p, from, to string) string {
+// takeShardJournal takes the proofs of the shard journal at p over into j, as
+// takeShardProofs describes.
+func takeShardJournal(j *Journal, p, from, to string) (ImportedJournal, error) {
+	imp := ImportedJournal{Journal: p}
+	f, err := os.Open(p)
+	if err != nil {
+		imp.Skipped = err.Error()
+		return imp, nil
+	}
+	defer f.Close()
+	good, why := checkShardJournal(f, from, to)
+	if why != "" {
+		imp.Skipped = why
+		return imp, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return imp, fmt.Errorf("journal %s: %w", p, err)
+	}
+	take := func(rec Record) error {
+		if rec.T != RecordCopied {
+			return nil
+		}
+		proof, err := copiedProof(rec)
+		if err != nil {
+			return err
+		}
+		if have, ok := j.state.Copied.Get(rec.Key); ok {
+			if sameCopy(have, proof) {
+				return nil
+			}
+			imp.Disagreed++
+			j.Distrust(rec.Key)
+			return nil
+		}
+		imp.Proofs++
+		if j.f == nil {
+			j.state.Copied.set(rec.Key, proof)
+			return nil
+		}
+		return j.append(rec)
+	}
+	if _, err := scanJournal(io.LimitReader(f, good), take); err != nil {
+		return imp, fmt.Errorf("journal %s: %w", p, err)
+	}
+	return imp, nil
+}
+
+// sameCopy reports whether two proofs prove the same copy of the same source,
+// whenever each was made.
+func sameCopy(a, b Proof) bool {
+	return a.Size == b.Size && a.ModTime == b.ModTime && a.SHA256 == b.SHA256
+}
+
+// checkShardJournal reads the journal r whole, as LoadJournal would, without
+// keeping its proofs. It returns the length of its well-formed prefix and why
+// it is not to be taken over ("" when it is): unreadable, no run in it, or a
+// migration of another source or to another destination.
+func checkShardJournal(r io.Reader, from, to string) (int64, string) {
 	st := newJournalState()
-	err := readJournalFile(p, func(rec Record) error {
+	good, err := scanJournal(r, func(rec Record) error {
 		if rec.T == RecordCopied {
 			_, err := copiedProof(rec)
 			return err
@@ -118,23 +162,11 @@ func checkShardJournal(p, from, to string) string {
 	})
 	switch {
 	case err != nil:
-		return err.Error()
+		return good, err.Error()
 	case st.Runs == 0:
-		return "it records no run"
+		return good, "it records no run"
 	case st.From != from || st.To != to:
-		return fmt.Sprintf("it migrated %s to %s, not %s to %s", st.From, st.To, from, to)
+		return good, fmt.Sprintf("it migrated %s to %s, not %s to %s", st.From, st.To, from, to)
 	}
-	return ""
-}
-
-func readJournalFile(p string, fn func(Record) error) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", p, err)
-	}
-	defer f.Close()
-	if _, err := scanJournal(f, fn); err != nil {
-		return fmt.Errorf("journal %s: %w", p, err)
-	}
-	return nil
+	return good, ""
 }

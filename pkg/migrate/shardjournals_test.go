@@ -36,49 +36,56 @@ func startedJournal(t *testing.T, path string, b store.Bucket) *Journal {
 	return j
 }
 
-// A shard's proof replaces the whole store's own only when it is more
-// recent: a copy made again on the whole store after the split keeps its
-// newer proof, and a shard run again after it wins.
-func TestTakeShardProofsKeepsTheNewest(t *testing.T) {
+// A shard's proof is taken over where the whole store's journal has none;
+// where it has one, the two must prove the same copy (when each was made does
+// not matter: the hosts' clocks may differ). Where they disagree, neither is
+// trusted for the run, and the journal's file keeps only its own.
+func TestTakeShardProofsTrustsOnlyAgreement(t *testing.T) {
 	b := memBucket(t)
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	copied := func(j *Journal, key string, at int64, sum string) {
 		t.Helper()
-		err := j.append(Record{T: RecordCopied, Time: time.Unix(at, 0).UTC(), Key: key, Size: int64(len(key)), ModTime: time.Unix(at, 0), SHA256: sum})
+		err := j.append(Record{T: RecordCopied, Time: time.Unix(at, 0).UTC(), Key: key, Size: int64(len(key)), ModTime: time.Unix(100, 0), SHA256: sum})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	const sumA, sumB = "aa00000000000000000000000000000000000000000000000000000000000000", "bb00000000000000000000000000000000000000000000000000000000000000"
 	sj := startedJournal(t, ShardJournal(path, shard.Spec{K: 1, N: 2}), b)
-	copied(sj, "older in the shard", 100, sumA)
-	copied(sj, "newer in the shard", 300, sumA)
+	copied(sj, "the same copy", 900, sumA)
+	copied(sj, "another copy, proven later by a clock ahead", 900, sumA)
 	copied(sj, "only in the shard", 100, sumA)
 	sj.Close()
 
 	j := startedJournal(t, path, b)
-	copied(j, "older in the shard", 200, sumB)
-	copied(j, "newer in the shard", 200, sumB)
+	copied(j, "the same copy", 200, sumA)
+	copied(j, "another copy, proven later by a clock ahead", 200, sumB)
 	imported, err := takeShardProofs(j, path, "/src", b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(imported) != 1 || imported[0].Proofs != 2 || imported[0].Skipped != "" {
-		t.Fatalf("imported %+v, want 2 proofs of one journal", imported)
+	if len(imported) != 1 || imported[0].Proofs != 1 || imported[0].Disagreed != 1 || imported[0].Skipped != "" {
+		t.Fatalf("imported %+v, want 1 proof taken over and 1 disagreeing", imported)
 	}
-	for key, want := range map[string]int64{"older in the shard": 200, "newer in the shard": 300, "only in the shard": 100} {
-		if p, ok := j.State().Copied.Get(key); !ok || p.At != want {
-			t.Errorf("%s: proof %+v, %v; want the one proven at %d", key, p, ok, want)
-		}
+	proven := j.State().Copied
+	if p, ok := proven.Get("the same copy"); !ok || p.At != 200 {
+		t.Errorf("the same copy: proof %+v, %v; want the journal's own", p, ok)
 	}
-	// The journal alone says the same when read again.
+	if p, ok := proven.Get("another copy, proven later by a clock ahead"); ok {
+		t.Errorf("two proofs of different copies, and one is trusted: %+v", p)
+	}
+	if p, ok := proven.Get("only in the shard"); !ok || p.At != 100 {
+		t.Errorf("only in the shard: proof %+v, %v; want the shard's", p, ok)
+	}
+	// The file took over only the shard's new proof.
 	j.Close()
 	again, err := LoadJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := again.State().Copied.Get("newer in the shard"); p.At != 300 || again.State().Copied.Len() != 3 {
-		t.Errorf("read again: %d proofs, newer in the shard proven at %d", again.State().Copied.Len(), p.At)
+	st := again.State().Copied
+	if p, _ := st.Get("another copy, proven later by a clock ahead"); st.Len() != 3 || p.Digest() != sumB {
+		t.Errorf("read again: %d proofs, the disagreeing one %s; want 3, the journal's own", st.Len(), p.Digest())
 	}
 }
 
