@@ -111,7 +111,9 @@ type Options struct {
 	// another blob (coffer's content/chat-media/<id>.json beside its upload):
 	// when the owner is a blob of the store, the two are kept together and
 	// are candidates together (see Retention.KeptID); when it is not, the key
-	// follows the rule on its own.
+	// follows the rule on its own. An empty owner with ok says the rule
+	// cannot tell (its folder could not be listed): the plan is then
+	// incomplete and removes nothing.
 	Companion func(key string) (owner string, ok bool)
 	// Shard, when sharded, plans for that shard's blobs only (see package
 	// shard): the plans of all N shards together are the plan of the whole

@@ -32,7 +32,9 @@ type MarkOptions struct {
 	// Jobs is passed to the session scan.
 	Jobs int
 	// Companion, when set, names the owner of a key that lives and dies with
-	// another blob (a sidecar of an upload); see Retention.Kept.
+	// another blob (a sidecar of an upload); see Retention.Kept. An empty
+	// owner with ok says the rule cannot tell: the retention is then
+	// incomplete, since the key may be the sidecar of a blob in use.
 	Companion func(key string) (owner string, ok bool)
 	// CopiedTo are URL prefixes under which the store's blobs have proven
 	// copies (migrate's destination). Text of the form prefix + path names the
@@ -120,6 +122,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 		list = ul.ListUnordered // order does not matter to the marking; memory does
 	}
 	var companions []companionPair
+	unknownOwners := 0
 	err := list(ctx, "", func(e store.Entry) error {
 		// Symlinks and other non-regular files are never removed; temporary
 		// leftovers of writers in progress neither.
@@ -134,7 +137,14 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 		}
 		id := r.b.add(e.Key, e.Size, e.ModTime)
 		if opts.Companion != nil {
-			if owner, ok := opts.Companion(e.Key); ok && owner != e.Key {
+			switch owner, ok := opts.Companion(e.Key); {
+			case ok && owner == "":
+				unknownOwners++
+				if unknownOwners == 1 {
+					r.Complete = false
+					r.Problems = append(r.Problems, fmt.Sprintf("%s: cannot tell whether it is the sidecar of an upload in use (its folder could not be listed)", e.Key))
+				}
+			case ok && owner != e.Key:
 				companions = append(companions, companionPair{uint32(id), owner})
 			}
 		}
@@ -146,6 +156,9 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 		r.Complete = false
 		r.ListError = err.Error()
 		r.Problems = append(r.Problems, fmt.Sprintf("listing %s: %v", r.Store, err))
+	}
+	if unknownOwners > 1 {
+		r.Problems = append(r.Problems, fmt.Sprintf("and %d more keys whose upload could not be told", unknownOwners-1))
 	}
 	if len(companions) > 0 {
 		r.linkCompanions(companions)
@@ -208,7 +221,7 @@ func InShard(s shard.Spec, key string, companion func(key string) (owner string,
 		return true
 	}
 	if companion != nil {
-		if owner, ok := companion(key); ok {
+		if owner, ok := companion(key); ok && owner != "" {
 			key = owner
 		}
 	}

@@ -3,6 +3,7 @@ package gc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -253,6 +254,33 @@ func TestMarkCopiedTo(t *testing.T) {
 	must(t, err)
 	if r.Kept != int64(len(ks)) {
 		t.Errorf("without CopiedTo: %d of %d kept", r.Kept, len(ks))
+	}
+}
+
+// A companion rule that cannot tell a sidecar's upload (its folder could not
+// be listed) makes the plan incomplete, which no sweep may act on: the
+// sidecar may belong to an upload in use.
+func TestCompanionUnknownRemovesNothing(t *testing.T) {
+	f := newFixture(t)
+	old := time.Now().Add(-72 * time.Hour)
+	for _, key := range []string{"0a1b2c3d4e5f60718293a4b5c6d7e8f9.png", "0a1b2c3d4e5f60718293a4b5c6d7e8f9.json", "1b2c3d4e5f60718293a4b5c6d7e8f90a.json"} {
+		p := filepath.Join(f.inbound, key)
+		must(t, os.WriteFile(p, []byte(key), 0o600))
+		must(t, os.Chtimes(p, old, old))
+	}
+	f.session(t, "a.json", "0a1b2c3d4e5f60718293a4b5c6d7e8f9.png")
+	cannotTell := func(key string) (string, bool) {
+		if strings.HasSuffix(key, ".json") {
+			return "", true
+		}
+		return "", false
+	}
+	p := f.plan(t, gc.Options{Companion: cannotTell})
+	if p.Complete || len(p.Problems) == 0 || !strings.Contains(strings.Join(p.Problems, "\n"), "cannot tell whether it is the sidecar") {
+		t.Fatalf("plan complete %v, problems %q; want it incomplete, naming the sidecar", p.Complete, p.Problems)
+	}
+	if err := p.Check(gc.Guards{AllowNoReferences: true}); !errors.Is(err, gc.ErrIncomplete) {
+		t.Fatalf("Check = %v, want ErrIncomplete", err)
 	}
 }
 

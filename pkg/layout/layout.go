@@ -266,7 +266,10 @@ func (l *Layout) Resolver(dir string) *ref.Resolver {
 // "<id>.<ext>" there, and returns the upload's key: the sidecar is kept while
 // its upload is, and goes with it. It answers from a listing of that store
 // directory, listed again when a sidecar's upload is not in the last listing.
-// A layout without such a store (and a nil layout) has no companions.
+// When that directory cannot be listed it cannot tell, and says so with an
+// empty owner and ok: a sidecar whose upload is unknown must not be taken for
+// an orphan (see gc.MarkOptions.Companion). A layout without such a store
+// (and a nil layout) has no companions.
 func (l *Layout) Companion(key string) (owner string, ok bool) {
 	if l == nil {
 		return "", false
@@ -290,23 +293,27 @@ func (l *Layout) Companion(key string) (owner string, ok bool) {
 	dir := l.Stores[i].Dir
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return "", false
+		return "", true // cannot tell
 	}
 	if l.owners != nil && fi.ModTime().Equal(l.dirTime) && l.listedAt.Sub(l.dirTime) > 2*time.Second {
 		return "", false
 	}
-	l.owners, l.listedAt, l.dirTime = uploads(dir), time.Now(), fi.ModTime()
+	owners, err := uploads(dir)
+	if err != nil {
+		return "", true // cannot tell; listed again at the next sidecar
+	}
+	l.owners, l.listedAt, l.dirTime = owners, time.Now(), fi.ModTime()
 	owner, ok = l.owners[id]
 	return owner, ok
 }
 
 // uploads maps every id with a sidecar "<id>.json" in dir to its upload
 // "<id>.<ext>" (the first by name, should there be several).
-func uploads(dir string) map[string]string {
+func uploads(dir string) (map[string]string, error) {
 	owners := map[string]string{}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return owners
+		return nil, err
 	}
 	names := make(map[string]bool, len(entries))
 	for _, e := range entries {
@@ -334,7 +341,7 @@ func uploads(dir string) map[string]string {
 			dot += 1 + next
 		}
 	}
-	return owners
+	return owners, nil
 }
 
 // realDirs is dir with symlinks resolved, when that differs: references may

@@ -401,6 +401,27 @@ func TestCompanion(t *testing.T) {
 	if _, ok := forge.Companion("x.json"); ok {
 		t.Error("forge has companions")
 	}
+
+	// A sidecar folder that cannot be listed cannot tell: not "no owner",
+	// which would make a sidecar of an upload in use look like an orphan.
+	for name, swap := range map[string]func(dir string) error{
+		"removed":         os.RemoveAll,
+		"now a file":      func(dir string) error { return errors.Join(os.RemoveAll(dir), os.WriteFile(dir, nil, 0o600)) },
+		"now a dead link": func(dir string) error { return errors.Join(os.RemoveAll(dir), os.Symlink("nowhere", dir)) },
+	} {
+		home, truth := realworld.CofferUpgraded(t)
+		l, err := layout.Find(layout.Coffer, filepath.Join(home, ".coffer"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := swap(filepath.Join(home, ".coffer", "content", "chat-media")); err != nil {
+			t.Fatal(err)
+		}
+		sidecar := truth["upgraded"].(map[string]any)["uploads"].([]realworld.Upload)[0].Sidecar
+		if owner, ok := l.Companion(sidecar); owner != "" || !ok {
+			t.Errorf("%s: Companion(%s) = %q %v, want \"\" true (cannot tell)", name, sidecar, owner, ok)
+		}
+	}
 }
 
 func TestFindErrors(t *testing.T) {
