@@ -989,6 +989,33 @@ func Revert(cur []byte, rec Record) ([]byte, error) {
 	return Apply(cur, back)
 }
 
+// RevertAll undoes every journaled rewrite of one unit, newest first (recs
+// oldest first, as the journal holds them): each rewrite edited the unit as
+// the one before it left it, so only undoing them in turn gets back to what
+// the first one read. A rewrite that was prepared but never written (the
+// unit is not as it would have left it) undoes nothing by itself. It returns
+// the bytes and the number of references put back, nil bytes when there is
+// nothing to undo, and the first rewrite that cannot be undone as an error.
+func RevertAll(cur []byte, recs []*Record) ([]byte, int64, error) {
+	var out []byte
+	var n int64
+	for i := len(recs) - 1; i >= 0; i-- {
+		base := cur
+		if out != nil {
+			base = out
+		}
+		back, err := Revert(base, *recs[i])
+		if err != nil {
+			return nil, 0, err
+		}
+		if back != nil {
+			out = back
+			n += int64(len(recs[i].Edits))
+		}
+	}
+	return out, n, nil
+}
+
 func sha256Hex(b []byte) string {
 	d := sha256.Sum256(b)
 	return hex.EncodeToString(d[:])

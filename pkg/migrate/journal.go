@@ -100,13 +100,13 @@ type Journal struct {
 
 // JournalState is what a journal says so far.
 type JournalState struct {
-	Runs   int                // start records
-	From   string             // source of the first run
-	To     string             // destination of the first run
-	Copied *Proofs            // proven copies by source key
-	Units  map[string]*Record // latest rewrite record by unit (see unitID)
-	Order  []string           // units in the order they were first rewritten
-	Trash  []TrashRun         // gc trash runs holding deleted sources
+	Runs   int                  // start records
+	From   string               // source of the first run
+	To     string               // destination of the first run
+	Copied *Proofs              // proven copies by source key
+	Units  map[string][]*Record // rewrite records by unit (see unitID), oldest first
+	Order  []string             // units in the order they were first rewritten
+	Trash  []TrashRun           // gc trash runs holding deleted sources
 }
 
 // Proof is what the journal keeps in memory of a proven copy: enough to skip
@@ -270,7 +270,7 @@ func copiedProof(rec Record) (Proof, error) {
 }
 
 func newJournalState() *JournalState {
-	return &JournalState{Copied: newProofs(), Units: map[string]*Record{}}
+	return &JournalState{Copied: newProofs(), Units: map[string][]*Record{}}
 }
 
 func (st *JournalState) apply(rec Record) error {
@@ -303,8 +303,11 @@ func (st *JournalState) apply(rec Record) error {
 		if _, ok := st.Units[id]; !ok {
 			st.Order = append(st.Order, id)
 		}
+		// Every record, not the last only: each run's edits are relative to
+		// the unit as that run found it, so undoing runs 2 then 1 is the
+		// only way back to what run 1 read.
 		r := rec
-		st.Units[id] = &r
+		st.Units[id] = append(st.Units[id], &r)
 	case RecordTrashed:
 		st.Trash = append(st.Trash, TrashRun{Run: rec.Run, TrashDir: rec.TrashDir})
 	case RecordRestored:

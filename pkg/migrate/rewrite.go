@@ -181,8 +181,9 @@ func runRewriters(ctx context.Context, srcs []sessions.Rewriter, rep *RewriteRep
 }
 
 // RollbackSessions restores, in every source, each unit the journal says was
-// rewritten: byte for byte when the unit is as the rewrite left it, reference
-// by reference when it changed since (see Revert). Units the journal lists
+// rewritten, undoing its rewrites newest first (see RevertAll): byte for byte
+// when the unit is as the rewrites left it, reference by reference when it
+// changed since (see Revert). Units the journal lists
 // that no source holds any more are reported as problems.
 func RollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal, maxListed int) (*RewriteReport, error) {
 	rep := newRewriteReport(maxListed)
@@ -191,18 +192,18 @@ func RollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal,
 	restored := map[string]int64{}
 	edit := func(place ref.Place, cur []byte) ([]byte, error) {
 		id := unitID(place)
-		rec := st.Units[id]
-		if rec == nil {
+		recs := st.Units[id]
+		if len(recs) == 0 {
 			return nil, nil
 		}
 		seen[id] = true
-		out, err := Revert(cur, *rec)
+		out, n, err := RevertAll(cur, recs)
 		if err != nil {
 			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{place, err.Error()})
 			return nil, nil
 		}
 		if out != nil {
-			restored[id] = int64(len(rec.Edits))
+			restored[id] = n
 		}
 		return out, nil
 	}
@@ -216,7 +217,7 @@ func RollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal,
 	}
 	for _, id := range st.Order {
 		if !seen[id] {
-			rec := st.Units[id]
+			rec := st.Units[id][0]
 			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{*rec.Place, "rewritten by the migration, but no session source given holds it now: give the same session sources as the migration"})
 		}
 	}

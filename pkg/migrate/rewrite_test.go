@@ -213,6 +213,47 @@ func testForgeMigration(t *testing.T, be backend) {
 	}
 }
 
+// Two runs that each rewrite part of one unit (a blob copied later, a
+// reference that was busy) roll back together: the second's edits first, then
+// the first's, and the files are as they were before either.
+func TestRollbackUndoesEveryRunOfAUnit(t *testing.T) {
+	ctx := context.Background()
+	root, blobs := forgeWorkdir(t)
+	inbound := filepath.Join(root, ".forge", "files", "inbound")
+	sessDir := filepath.Join(root, ".forge", "sessions")
+	before := snapshot(t, sessDir)
+	src := openStore(t, inbound)
+	dst := openStore(t, storetest.StartS3(t, nil).Bucket(t, "media"))
+	jp := filepath.Join(t.TempDir(), "j.jsonl")
+	rw, err := sessions.OpenRewriter(ctx, sessDir, sessions.Options{})
+	must(t, err)
+	defer rw.Close()
+	for i, key := range blobs[:2] {
+		j := journal(t, jp)
+		copyAll(t, migrate.Options{From: src, To: dst, Journal: j, Select: migrate.Selection{Include: []string{key}}})
+		rr, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: replacerFor(j, src, dst, root), Journal: j})
+		must(t, err)
+		if rr.Changed == 0 || rr.Problems != 0 {
+			t.Fatalf("run %d: rewrite %+v", i+1, rr)
+		}
+		must(t, j.Close())
+	}
+	if b, _ := os.ReadFile(filepath.Join(sessDir, "t-1.json")); bytes.Count(b, []byte("s3://")) != 2 {
+		t.Fatalf("t-1.json after both runs:\n%s", b)
+	}
+	rb, err := migrate.RollbackSessions(ctx, []sessions.Rewriter{rw}, journal(t, jp), 0)
+	must(t, err)
+	if rb.Problems != 0 || rb.Changed != 2 {
+		t.Fatalf("rollback: %+v", rb)
+	}
+	after := snapshot(t, sessDir)
+	for name, b := range before {
+		if after[name] != b {
+			t.Errorf("%s after rollback:\n%s\nwant\n%s", name, after[name], b)
+		}
+	}
+}
+
 // testCofferMigration: a coffer SQLite database (WAL) with attachment blocks;
 // rewritten in place, rolled back byte for byte.
 func testCofferMigration(t *testing.T, be backend) {

@@ -203,9 +203,11 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 	// in any edit's new text is what says a session will point back here.
 	var texts strings.Builder
 	for _, id := range js.Order {
-		for _, e := range js.Units[id].Edits {
-			texts.WriteString(e.New)
-			texts.WriteByte(0)
+		for _, rec := range js.Units[id] {
+			for _, e := range rec.Edits {
+				texts.WriteString(e.New)
+				texts.WriteByte(0)
+			}
 		}
 	}
 	all := texts.String()
