@@ -140,6 +140,26 @@ func (j *Journal) Distrust(key string) {
 	j.state.Copied.drop(key)
 }
 
+// Confirm records that this run checked key's proof against the source and
+// the destination (or made it): see KeepConfirmed.
+func (j *Journal) Confirm(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.state.Copied.confirm(key)
+}
+
+// KeepConfirmed forgets, for the rest of this run and leaving the file as it
+// is, every proof the run did not confirm: copies of blobs it did not list
+// (outside --include, gone from the store), left alone (within --min-age),
+// or found changed or missing. The rewrite, the check and --delete-source
+// then act on what this run saw to be copied, never on an older run's word
+// about a copy that may be gone since. A later run reads them again.
+func (j *Journal) KeepConfirmed() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.state.Copied.keepConfirmed()
+}
+
 // TrashRun is a gc trash run that holds sources --delete-source moved.
 type TrashRun struct {
 	Run      string

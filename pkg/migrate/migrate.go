@@ -249,6 +249,7 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 		m.rep.Interrupted = true
 	}
 	if opts.Journal != nil {
+		opts.Journal.KeepConfirmed()
 		if err := opts.Journal.Sync(); err != nil {
 			return m.rep, err
 		}
@@ -319,7 +320,6 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	err := store.ListSelected(ctx, m.opts.From, "", m.opts.Select.keeps, func(e store.Entry) error {
 		if why := skipReason(e, m.cutoff); why != "" {
 			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: why})
-			m.distrustChanged(e)
 			return nil
 		}
 		for more && cur.Key < e.Key {
@@ -352,18 +352,6 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 		return fmt.Errorf("migrate: list %s: %w", m.opts.To.Location(), dstErr)
 	}
 	return nil
-}
-
-// distrustChanged forgets the proof of a blob this run leaves alone when the
-// blob is no longer what was copied (modified since, replaced by a link): its
-// references stay as they are until a run copies it again.
-func (m *migration) distrustChanged(e store.Entry) {
-	if m.opts.Journal == nil {
-		return
-	}
-	if p, ok := m.opts.Journal.Proven(e.Key); ok && (!e.Regular() || p.Size != e.Size || p.ModTime != e.ModTime.UnixNano()) {
-		m.opts.Journal.Distrust(e.Key)
-	}
 }
 
 // skipReason says why a selected entry is not migrated (never, or not before
@@ -492,17 +480,15 @@ func (m *migration) count(n, b *int64, size int64) {
 func (m *migration) one(ctx context.Context, j job) {
 	e := j.e
 	if m.opts.Journal != nil {
-		if p, ok := m.opts.Journal.Proven(e.Key); ok {
-			// A proof holds while the source is as it was copied and the
-			// destination's listing still has the copy at its size (a
-			// bucket emptied since, or a proof taken over from a shard's
-			// journal, must not leave the rewrite pointing at nothing).
-			if p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() && j.exists && j.dstSize == p.Size {
-				m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
-				return
-			}
-			// Proven again below, or not at all.
-			m.opts.Journal.Distrust(e.Key)
+		// A proof holds while the source is as it was copied and the
+		// destination's listing still has the copy at its size (a bucket
+		// emptied since, or a proof taken over from a shard's journal, must
+		// not leave the rewrite pointing at nothing). Otherwise the key is
+		// proven again below, or not at all.
+		if p, ok := m.opts.Journal.Proven(e.Key); ok && p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() && j.exists && j.dstSize == p.Size {
+			m.opts.Journal.Confirm(e.Key)
+			m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
+			return
 		}
 	}
 	name, ca := blobname.Parse(e.Key)
@@ -717,7 +703,9 @@ func (m *migration) journalCopied(e store.Entry, sum string) {
 	err := m.opts.Journal.append(Record{T: RecordCopied, Key: e.Key, Size: e.Size, ModTime: e.ModTime, SHA256: sum, URL: ObjectURL(m.to, e.Key)})
 	if err != nil {
 		m.fail(e.Key, err)
+		return
 	}
+	m.opts.Journal.Confirm(e.Key)
 }
 
 // ObjectURL is the URL of key in a bucket store: scheme://bucket/prefix/key.

@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"iter"
+	"maps"
+	"math"
 	"path"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
@@ -14,9 +16,13 @@ import (
 // blob forge and coffer write — as that digest and the index of its folder
 // and extension, with no string of its own (about half the memory of a map
 // from key strings); any other key as its string.
+//
+// Each proof also carries whether this run confirmed it (see Journal's
+// KeepConfirmed): a proof read from the journal is evidence that the copy
+// step checks, not yet a copy the rewrite may point at.
 type Proofs struct {
 	named map[namedKey]namedProof
-	other map[string]Proof
+	other map[string]otherProof
 	// forms are the folder and extension pairs of the named keys, each kept
 	// once ("" and ".png" for a forge store), and index them.
 	forms   []form
@@ -30,14 +36,25 @@ type namedKey struct {
 	form   uint32
 }
 
-type namedProof struct{ size, modTime, at int64 }
+// namedProof keeps the time of the proof in 32 bits (Unix seconds until 2106;
+// a journal's time outside that is clamped), so that the flag costs nothing.
+type namedProof struct {
+	size, modTime int64
+	at            uint32
+	confirmed     bool
+}
 
 func (p namedProof) proof(d blobname.Digest) Proof {
-	return Proof{Size: p.size, ModTime: p.modTime, At: p.at, SHA256: d}
+	return Proof{Size: p.size, ModTime: p.modTime, At: int64(p.at), SHA256: d}
+}
+
+type otherProof struct {
+	Proof
+	confirmed bool
 }
 
 func newProofs() *Proofs {
-	return &Proofs{named: map[namedKey]namedProof{}, other: map[string]Proof{}, formIDs: map[form]uint32{}}
+	return &Proofs{named: map[namedKey]namedProof{}, other: map[string]otherProof{}, formIDs: map[form]uint32{}}
 }
 
 // Len is the number of proven copies. A nil *Proofs holds none; so do Get
@@ -55,7 +72,7 @@ func (ps *Proofs) Get(key string) (Proof, bool) {
 		return Proof{}, false
 	}
 	if p, ok := ps.other[key]; ok {
-		return p, true
+		return p.Proof, true
 	}
 	d, f, ok := splitNamed(key)
 	if !ok {
@@ -85,7 +102,7 @@ func (ps *Proofs) set(key string, p Proof) {
 		if len(ps.other) > 0 {
 			delete(ps.other, key) // an earlier copy whose bytes were not what the name says
 		}
-		ps.named[namedKey{d, id}] = namedProof{size: p.Size, modTime: p.ModTime, at: p.At}
+		ps.named[namedKey{d, id}] = namedProof{size: p.Size, modTime: p.ModTime, at: uint32(min(max(p.At, 0), math.MaxUint32))}
 		return
 	}
 	// An opaque name, or a copy whose bytes are not what the name says.
@@ -94,7 +111,31 @@ func (ps *Proofs) set(key string, p Proof) {
 			delete(ps.named, namedKey{d, id})
 		}
 	}
-	ps.other[key] = p
+	ps.other[key] = otherProof{Proof: p}
+}
+
+// confirm marks key's proof as confirmed by this run.
+func (ps *Proofs) confirm(key string) {
+	if p, ok := ps.other[key]; ok {
+		p.confirmed = true
+		ps.other[key] = p
+		return
+	}
+	if d, f, named := splitNamed(key); named {
+		if id, known := ps.formIDs[f]; known {
+			k := namedKey{d, id}
+			if p, ok := ps.named[k]; ok {
+				p.confirmed = true
+				ps.named[k] = p
+			}
+		}
+	}
+}
+
+// keepConfirmed forgets every proof this run did not confirm.
+func (ps *Proofs) keepConfirmed() {
+	maps.DeleteFunc(ps.other, func(_ string, p otherProof) bool { return !p.confirmed })
+	maps.DeleteFunc(ps.named, func(_ namedKey, p namedProof) bool { return !p.confirmed })
 }
 
 // drop forgets key's proof, if it has one.
@@ -115,7 +156,7 @@ func (ps *Proofs) All() iter.Seq2[string, Proof] {
 			return
 		}
 		for k, p := range ps.other {
-			if !yield(k, p) {
+			if !yield(k, p.Proof) {
 				return
 			}
 		}

@@ -26,21 +26,40 @@ func proofKeys() []string {
 
 // The compact proofs answer as a plain map of key strings would, whatever
 // the spelling of the key and whether or not a copy's digest is its name's:
-// after every change, every key's proof, the count and the full listing.
+// after every change (a proof set, dropped, confirmed, the unconfirmed ones
+// forgotten), every key's proof, the count and the full listing.
 func TestProofsAgainstMap(t *testing.T) {
 	keys := proofKeys()
 	r := rand.New(rand.NewPCG(1, 2))
-	ps, want := newProofs(), map[string]Proof{}
+	ps, want, confirmed := newProofs(), map[string]Proof{}, map[string]bool{}
 	for step := range 3000 {
 		key := keys[r.IntN(len(keys))]
-		p := Proof{Size: r.Int64N(1 << 40), ModTime: r.Int64(), At: r.Int64N(1 << 33)}
-		if d, _, ok := splitNamed(key); ok && r.IntN(3) > 0 {
-			p.SHA256 = d // the copy is what its name says
-		} else {
-			p.SHA256 = sha256.Sum256(fmt.Append(nil, step))
+		switch r.IntN(10) {
+		case 0:
+			ps.drop(key)
+			delete(want, key)
+			delete(confirmed, key)
+		case 1, 2:
+			ps.confirm(key)
+			if _, ok := want[key]; ok {
+				confirmed[key] = true
+			}
+		case 3:
+			ps.keepConfirmed()
+			maps.DeleteFunc(want, func(k string, _ Proof) bool { return !confirmed[k] })
+		default:
+			// A proof's time: Unix seconds before 2106, as a journal written
+			// by this program holds.
+			p := Proof{Size: r.Int64N(1 << 40), ModTime: r.Int64(), At: r.Int64N(1 << 32)}
+			if d, _, ok := splitNamed(key); ok && r.IntN(3) > 0 {
+				p.SHA256 = d // the copy is what its name says
+			} else {
+				p.SHA256 = sha256.Sum256(fmt.Append(nil, step))
+			}
+			ps.set(key, p)
+			want[key] = p
+			delete(confirmed, key) // a new proof is the run's to confirm
 		}
-		ps.set(key, p)
-		want[key] = p
 		for _, k := range keys {
 			got, ok := ps.Get(k)
 			w, wok := want[k]
@@ -57,6 +76,15 @@ func TestProofsAgainstMap(t *testing.T) {
 	}
 	if len(ps.named) == 0 || len(ps.other) == 0 {
 		t.Fatalf("%d named, %d other: the test did not reach both forms", len(ps.named), len(ps.other))
+	}
+	// A time a damaged or foreign journal may hold is clamped, not wrapped.
+	for _, at := range []int64{-5, 1 << 40} {
+		k := proofKeys()[0]
+		d, _, _ := splitNamed(k)
+		ps.set(k, Proof{At: at, SHA256: d})
+		if got, _ := ps.Get(k); got.At != min(max(at, 0), 1<<32-1) {
+			t.Errorf("a proof at %d reads back at %d", at, got.At)
+		}
 	}
 }
 
