@@ -81,8 +81,12 @@ func takeShardProofs(j *Journal, path, from string, dst store.Bucket) ([]Importe
 		return nil, fmt.Errorf("journal %s: the shards' journals: %w", path, err)
 	}
 	var out []ImportedJournal
+	// Keys whose proofs disagreed stay untrusted for the run: a later record
+	// (another split's journal, the same shard copying again) finds nothing
+	// left to disagree with, and must not be taken either.
+	disagreed := map[string]bool{}
 	for _, p := range paths {
-		imp, err := takeShardJournal(j, p, from, dst.Location())
+		imp, err := takeShardJournal(j, p, from, dst.Location(), disagreed)
 		if err != nil {
 			return out, err
 		}
@@ -96,7 +100,7 @@ func takeShardProofs(j *Journal, path, from string, dst store.Bucket) ([]Importe
 
 // takeShardJournal takes the proofs of the shard journal at p over into j, as
 // takeShardProofs describes.
-func takeShardJournal(j *Journal, p, from, to string) (ImportedJournal, error) {
+func takeShardJournal(j *Journal, p, from, to string, disagreed map[string]bool) (ImportedJournal, error) {
 	imp := ImportedJournal{Journal: p}
 	f, err := os.Open(p)
 	if err != nil {
@@ -120,11 +124,16 @@ func takeShardJournal(j *Journal, p, from, to string) (ImportedJournal, error) {
 		if err != nil {
 			return err
 		}
+		if disagreed[rec.Key] {
+			imp.Disagreed++
+			return nil
+		}
 		if have, ok := j.state.Copied.Get(rec.Key); ok {
 			if sameCopy(have, proof) {
 				return nil
 			}
 			imp.Disagreed++
+			disagreed[rec.Key] = true
 			j.Distrust(rec.Key)
 			return nil
 		}

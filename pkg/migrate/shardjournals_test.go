@@ -56,6 +56,12 @@ func TestTakeShardProofsTrustsOnlyAgreement(t *testing.T) {
 	copied(sj, "another copy, proven later by a clock ahead", 900, sumA)
 	copied(sj, "only in the shard", 100, sumA)
 	sj.Close()
+	// A shard of another split, read after it, proves the disagreeing key
+	// the same way again: with nothing left to disagree with, it must still
+	// not be taken.
+	sj = startedJournal(t, ShardJournal(path, shard.Spec{K: 3, N: 4}), b)
+	copied(sj, "another copy, proven later by a clock ahead", 900, sumA)
+	sj.Close()
 
 	j := startedJournal(t, path, b)
 	copied(j, "the same copy", 200, sumA)
@@ -64,8 +70,8 @@ func TestTakeShardProofsTrustsOnlyAgreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(imported) != 1 || imported[0].Proofs != 1 || imported[0].Disagreed != 1 || imported[0].Skipped != "" {
-		t.Fatalf("imported %+v, want 1 proof taken over and 1 disagreeing", imported)
+	if len(imported) != 2 || imported[0].Proofs != 1 || imported[0].Disagreed != 1 || imported[1].Proofs != 0 || imported[1].Disagreed != 1 {
+		t.Fatalf("imported %+v, want 1 proof taken over and 1 disagreeing, then 1 disagreeing", imported)
 	}
 	proven := j.State().Copied
 	if p, ok := proven.Get("the same copy"); !ok || p.At != 200 {
