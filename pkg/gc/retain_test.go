@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/verify"
@@ -152,7 +153,7 @@ func TestOneRetentionModel(t *testing.T) {
 		t.Fatalf("copied %d", cr.Copied)
 	}
 	migrated := func(k string) bool { _, ok := j.State().Copied.Get(k); return ok }
-	ck, ret, err := migrate.CheckRetained(ctx, srcs, st, []string{w.root}, migrated, 0, gc.MarkOptions{})
+	ck, ret, err := migrate.CheckRetained(ctx, srcs, st, scan.NewResolver(st, []string{w.root}), migrated, 0, gc.MarkOptions{})
 	must(t, err)
 	sel, err := migrate.SelectDeletable(ctx, j, dst, ck, ret, ret.Started.Add(-gc.DefaultMinAge), 2)
 	must(t, err)

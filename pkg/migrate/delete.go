@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -22,9 +23,9 @@ import (
 // copiedTo are the URL prefixes of the proven copies (the destination's
 // ObjectURL with an empty key): text naming a copy there keeps the copy, not
 // the source.
-func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store, bases []string, migrated func(key string) bool, maxListed int, mark gc.MarkOptions) (*CheckReport, *gc.Retention, error) {
+func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int, mark gc.MarkOptions) (*CheckReport, *gc.Retention, error) {
 	cr, onRef := newCheck(migrated, maxListed)
-	mark.Stores = []scan.Target{{Store: from, Resolver: scan.NewResolver(from, bases)}}
+	mark.Stores = []scan.Target{{Store: from, Resolver: res}}
 	mark.OnReference = onRef
 	r, err := gc.Mark(ctx, from, srcs, mark)
 	if err != nil {

@@ -147,7 +147,7 @@ func noneLocal(t *testing.T, sessDir string, src store.Store, root string) {
 	rd, err := sessions.Open(context.Background(), sessDir, sessions.Options{})
 	must(t, err)
 	defer rd.Close()
-	ck, err := migrate.Check(context.Background(), []sessions.Source{rd}, src, []string{root}, func(string) bool { return true }, 0)
+	ck, err := migrate.Check(context.Background(), []sessions.Source{rd}, src, scan.NewResolver(src, []string{root}), func(string) bool { return true }, 0)
 	must(t, err)
 	// A kill between the rewriter's swap and its cleanup leaves its temporary
 	// file (".t-08.json.<hex>.tmp") holding the old version. Sessions read it,

@@ -239,12 +239,15 @@ type CheckReport struct {
 }
 
 // Check reads the sessions again and finds the references that still point at
-// migrated blobs (migrated reports whether a key of from was migrated).
-func Check(ctx context.Context, srcs []sessions.Source, from store.Store, bases []string, migrated func(key string) bool, maxListed int) (*CheckReport, error) {
+// migrated blobs (migrated reports whether a key of from was migrated),
+// resolving them as res does: the resolver the rewrite used, so that a
+// reference spelled through any alias it knows is counted, not only paths in
+// the store's own folder.
+func Check(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int) (*CheckReport, error) {
 	cr, onRef := newCheck(migrated, maxListed)
 	rep, err := scan.Run(ctx, scan.Options{
 		Sources:     srcs,
-		Stores:      []scan.Target{{Store: from, Resolver: scan.NewResolver(from, bases)}},
+		Stores:      []scan.Target{{Store: from, Resolver: res}},
 		OnReference: onRef,
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mediactl/mediactl/internal/realworld"
 	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -171,7 +172,7 @@ func testForgeMigration(t *testing.T, be backend) {
 	rd, err := sessions.Open(ctx, sessDir, sessions.Options{})
 	must(t, err)
 	defer rd.Close()
-	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, []string{root}, func(k string) bool { _, ok := proven.Get(k); return ok }, 0)
+	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, scan.NewResolver(src, []string{root}), func(k string) bool { _, ok := proven.Get(k); return ok }, 0)
 	must(t, err)
 	if ck.StillLocal != 0 || !ck.Complete {
 		t.Fatalf("check: %+v", ck)
@@ -210,6 +211,30 @@ func testForgeMigration(t *testing.T, be backend) {
 	must(t, err)
 	if rb.Changed != 0 || rb.Problems != 0 {
 		t.Fatalf("second rollback: %+v", rb)
+	}
+}
+
+// The check after a rewrite resolves references as the rewrite does: one
+// spelled through an alias of the store's folder (the work directory's old
+// place) still points at the local blob, and is counted.
+func TestCheckResolvesAsTheRewrite(t *testing.T) {
+	ctx := context.Background()
+	root, blobs := forgeWorkdir(t)
+	inbound := filepath.Join(root, ".forge", "files", "inbound")
+	sessDir := filepath.Join(root, ".forge", "sessions")
+	old := "/srv/agent-before-the-move/.forge/files/inbound"
+	must(t, os.WriteFile(filepath.Join(sessDir, "t-3.json"), []byte(`{"task_id":"t-3","messages":[{"role":"user","parts":[{"type":"image","media":{"uri":"`+old+"/"+blobs[2]+`"}}]}]}`), 0o600))
+	src := openStore(t, inbound)
+	rd, err := sessions.Open(ctx, sessDir, sessions.Options{})
+	must(t, err)
+	defer rd.Close()
+	only := func(k string) bool { return k == blobs[2] }
+	plain, err := migrate.Check(ctx, []sessions.Source{rd}, src, scan.NewResolver(src, []string{root}), only, 0)
+	must(t, err)
+	aliased, err := migrate.Check(ctx, []sessions.Source{rd}, src, ref.NewLocal(ref.Local{Dir: inbound, Aliases: []string{old}, Bases: []string{root}}), only, 0)
+	must(t, err)
+	if plain.StillLocal != 0 || aliased.StillLocal != 1 {
+		t.Fatalf("still local: %d without the alias, %d with it; want 0, 1", plain.StillLocal, aliased.StillLocal)
 	}
 }
 
@@ -410,7 +435,7 @@ func rewriteRoundTrip(t *testing.T, location string, src store.Store, bases []st
 	rd, err := sessions.Open(ctx, location, sessions.Options{})
 	must(t, err)
 	defer rd.Close()
-	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, bases, func(string) bool { return true }, 0)
+	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, scan.NewResolver(src, bases), func(string) bool { return true }, 0)
 	must(t, err)
 	if ck.StillLocal != first.Kept || !ck.Complete {
 		t.Fatalf("after the rewrite a scan finds %d references still local (%+v), the rewrite kept %d:\n%s", ck.StillLocal, ck.List, first.Kept, rewritten)
@@ -696,7 +721,7 @@ func realworldRoundTrip(t *testing.T, location string, src store.Store, bases []
 	must(t, err)
 	defer rd.Close()
 	all := func(string) bool { return true }
-	ck0, err := migrate.Check(ctx, []sessions.Source{rd}, src, bases, all, 0)
+	ck0, err := migrate.Check(ctx, []sessions.Source{rd}, src, scan.NewResolver(src, bases), all, 0)
 	must(t, err)
 	if ck0.StillLocal == 0 {
 		t.Fatal("no reference into the store before the rewrite")
@@ -708,7 +733,7 @@ func realworldRoundTrip(t *testing.T, location string, src store.Store, bases []
 	repl := &migrate.Replacer{Resolver: scan.NewResolver(src, bases), Target: func(key string) (string, bool) { return "s3://media/" + key, true }}
 	first, err := migrate.Rewrite(ctx, migrate.RewriteOptions{Sources: []sessions.Rewriter{rw}, Replacer: repl, Journal: j})
 	must(t, err)
-	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, bases, all, 0)
+	ck, err := migrate.Check(ctx, []sessions.Source{rd}, src, scan.NewResolver(src, bases), all, 0)
 	must(t, err)
 	// A stale "*.json.tmp" (forge's atomic-write leftover) is read, since it
 	// may be the only copy of a session, but it is no session the runtime

@@ -12,6 +12,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -268,6 +269,10 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	}
 	if (opts.Rewrite || opts.DeleteSource) && !stop() {
 		migrated := func(key string) bool { _, ok := proven.Get(key); return ok }
+		res := opts.Resolver
+		if res == nil {
+			res = scan.NewResolver(opts.From, opts.Bases)
+		}
 		var ck *CheckReport
 		var ret *gc.Retention
 		if opts.DeleteSource {
@@ -278,9 +283,9 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 				srcDir = l.Dir()
 			}
 			mark := gc.MarkOptions{Jobs: opts.Jobs, CopiedTo: opts.Template.CopyPrefixes(dst, srcDir), Companion: opts.Companion}
-			ck, ret, err = CheckRetained(ctx, opts.Sessions, opts.From, opts.Bases, migrated, opts.MaxListed, mark)
+			ck, ret, err = CheckRetained(ctx, opts.Sessions, opts.From, res, migrated, opts.MaxListed, mark)
 		} else {
-			ck, err = Check(ctx, opts.Sessions, opts.From, opts.Bases, migrated, opts.MaxListed)
+			ck, err = Check(ctx, opts.Sessions, opts.From, res, migrated, opts.MaxListed)
 		}
 		if err != nil {
 			return rep, err
