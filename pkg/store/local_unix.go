@@ -240,6 +240,9 @@ func (s *LocalStore) moveEntry(from string, dst *LocalStore, to string, check fu
 	if err := renameNoReplaceAt(srcFD, fromName, dstFD, toName); err != nil {
 		return err
 	}
+	if err := s.movedWhatWasChecked(st, srcFD, fromName, dstFD, toName); err != nil {
+		return err
+	}
 	if !sync {
 		return nil
 	}
@@ -250,6 +253,29 @@ func (s *LocalStore) moveEntry(from string, dst *LocalStore, to string, check fu
 		return fsyncDir(srcFD)
 	}
 	return nil
+}
+
+// movedWhatWasChecked makes sure the entry just moved to toName is the file
+// checked as fromName before the move: a writer may have renamed another file
+// over fromName in between (a runtime saving a blob again), and that file was
+// not checked. It is put back where it was, and the move reports ErrChanged.
+// Should fromName be taken again by then, the file stays at toName and the
+// error says where it is.
+func (s *LocalStore) movedWhatWasChecked(checked entryStat, fromFD int, fromName string, toFD int, toName string) error {
+	if checked.ino == 0 {
+		return nil
+	}
+	moved, err := fstatAt(toFD, toName)
+	if err != nil {
+		return fmt.Errorf("lstat after the move: %w", moveErrno(err))
+	}
+	if moved.dev == checked.dev && moved.ino == checked.ino {
+		return nil
+	}
+	if err := renameNoReplaceAt(toFD, toName, fromFD, fromName); err != nil {
+		return fmt.Errorf("%w: replaced between its check and its move, and not put back (%v): the file moved is at %s", ErrChanged, err, toName)
+	}
+	return fmt.Errorf("%w: replaced between its check and its move; put back", ErrChanged)
 }
 
 // renameNoReplaceAt renames the entry from in the folder fromFD to to in the
@@ -363,5 +389,5 @@ func fromStat(st *unix.Stat_t) entryStat {
 	if m&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return entryStat{size: st.Size, mtime: time.Unix(st.Mtim.Unix()), mode: mode}
+	return entryStat{size: st.Size, mtime: time.Unix(st.Mtim.Unix()), mode: mode, dev: uint64(st.Dev), ino: uint64(st.Ino)}
 }

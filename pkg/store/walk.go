@@ -43,6 +43,9 @@ type entryStat struct {
 	size  int64
 	mtime time.Time
 	mode  fs.FileMode
+	// dev and ino name the file where the system says (0 elsewhere): a move
+	// checks that what it moved is what it checked.
+	dev, ino uint64
 }
 
 // list calls fn for each entry whose key starts with prefix. An error from fn is
