@@ -52,7 +52,10 @@ import (
 // Place.Key is the primary key, "col=value", or "ctid=(page,item)" for a
 // relation without one (materialized views have none). A relation that cannot be
 // read (no SELECT privilege) is reported as an Item with Err, rolled back to a
-// savepoint, and the walk goes on.
+// savepoint, and the walk goes on. So is a table rewritten after the snapshot
+// was taken (ALTER TABLE … TYPE, TRUNCATE, VACUUM FULL, CLUSTER, REFRESH
+// MATERIALIZED VIEW, a copy renamed into place), which the snapshot would read
+// as empty: see checkUnchanged.
 //
 // With a query, every result column becomes an Item but for those of the types
 // that are not read: bytea decoded, every other type in the text form the server
@@ -217,6 +220,17 @@ type pgTable struct {
 	// rewritable).
 	colRewritable []bool
 	pk            []string
+	// storage is what the snapshot's catalog says holds the rows read: the
+	// table itself, or each leaf partition of a partitioned table, with its
+	// relfilenode (0 for a relation without storage, a foreign partition).
+	// checkUnchanged compares it with the relations the read went to.
+	storage []pgStorage
+}
+
+// pgStorage is a relation whose rows a table's read returns, and its storage
+// as of the snapshot.
+type pgStorage struct {
+	oid, filenode uint32
 }
 
 // pgRead is how Walk reads a column's values.
@@ -266,7 +280,7 @@ func (t *pgTable) label() string {
 
 func pgTables(ctx context.Context, tx pgx.Tx, types pgTypes) ([]*pgTable, error) {
 	rows, err := tx.Query(ctx, `
-SELECT c.oid, n.nspname::text, c.relname::text, c.relkind = 'p', c.relkind = 'm', a.attname::text, a.atttypid,
+SELECT c.oid, c.relfilenode, n.nspname::text, c.relname::text, c.relkind = 'p', c.relkind = 'm', a.attname::text, a.atttypid,
   pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.format_type(a.atttypid, NULL)
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -284,17 +298,20 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 	byOID := map[uint32]*pgTable{}
 	for rows.Next() {
 		var (
-			oid, typ                             uint32
+			oid, filenode, typ                   uint32
 			schema, name, col, typeSQL, typeSQL0 string
 			partitioned, matview                 bool
 		)
-		if err := rows.Scan(&oid, &schema, &name, &partitioned, &matview, &col, &typ, &typeSQL, &typeSQL0); err != nil {
+		if err := rows.Scan(&oid, &filenode, &schema, &name, &partitioned, &matview, &col, &typ, &typeSQL, &typeSQL0); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		t := byOID[oid]
 		if t == nil {
 			t = &pgTable{oid: oid, schema: schema, name: name, partitioned: partitioned, matview: matview}
+			if !partitioned {
+				t.storage = []pgStorage{{oid, filenode}}
+			}
 			byOID[oid] = t
 			tables = append(tables, t)
 		}
@@ -342,7 +359,112 @@ ORDER BY i.indrelid, k.ord`)
 			t.pk = append(t.pk, col)
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	// The leaf partitions of each partitioned table, as the snapshot lists them
+	// (pg_inherits read in the snapshot; pg_partition_tree would list today's).
+	rows, err = tx.Query(ctx, `
+WITH RECURSIVE tree(root, relid) AS (
+  SELECT c.oid, c.oid FROM pg_catalog.pg_class c WHERE c.relkind = 'p' AND NOT c.relispartition
+  UNION ALL
+  SELECT tree.root, i.inhrelid FROM tree JOIN pg_catalog.pg_inherits i ON i.inhparent = tree.relid
+)
+SELECT tree.root, tree.relid, c.relfilenode
+FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.relid
+WHERE c.relkind <> 'p'
+ORDER BY tree.root, tree.relid`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var root, oid, filenode uint32
+		if err := rows.Scan(&root, &oid, &filenode); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if t := byOID[root]; t != nil {
+			t.storage = append(t.storage, pgStorage{oid, filenode})
+		}
+	}
 	return tables, rows.Err()
+}
+
+// checkUnchanged tells whether the rows of t just read came from the storage
+// the snapshot's catalog lists. A REPEATABLE READ snapshot does not protect a
+// read from a table rewrite (ALTER TABLE … TYPE, TRUNCATE, VACUUM FULL,
+// CLUSTER, REFRESH MATERIALIZED VIEW) or from another table renamed into its
+// place, committed after the snapshot was taken: the server opens the relation
+// as it is now, whose rows the snapshot may not see, and the table reads as
+// empty without an error. Once read, the table (and each partition read
+// through it) is held with ACCESS SHARE until the transaction ends, so that it
+// cannot change again before the walk is over; a check made now holds for the
+// whole walk. Tables are not locked before they are read: a lock held for the
+// hours a walk can take would queue the runtime's own DDL, and every query
+// behind it.
+//
+// to_regclass and pg_relation_filenode read the catalog as it is now, not as
+// of the snapshot: that is the point.
+func checkUnchanged(ctx context.Context, tx pgx.Tx, t *pgTable) error {
+	oids := make([]uint32, len(t.storage))
+	nodes := make([]uint32, len(t.storage))
+	for i, st := range t.storage {
+		oids[i], nodes[i] = st.oid, st.filenode
+	}
+	var same bool
+	var changed []string
+	err := tx.QueryRow(ctx, `
+SELECT coalesce(pg_catalog.to_regclass($1)::oid = $2::oid, false),
+  ARRAY(SELECT CASE WHEN l.relid = $2::oid THEN '' ELSE l.relid::regclass::text END
+        FROM unnest($3::oid[], $4::oid[]) AS l(relid, node)
+        WHERE pg_catalog.pg_relation_filenode(l.relid::regclass) IS DISTINCT FROM nullif(l.node, 0)
+           OR l.relid <> $2::oid AND NOT EXISTS (
+             SELECT 1 FROM pg_catalog.pg_partition_tree($2::oid::regclass) p WHERE p.relid = l.relid::regclass AND p.isleaf)
+        ORDER BY l.relid)`,
+		pgIdent(t.schema)+"."+pgIdent(t.name), t.oid, oids, nodes).Scan(&same, &changed)
+	if err != nil {
+		return fmt.Errorf("check that it was not rewritten while being read: %w", err)
+	}
+	if same && len(changed) == 0 {
+		return nil
+	}
+	e := &pgRewrittenError{Table: t.schema + "." + t.name, Replaced: !same}
+	for _, c := range changed {
+		if c == "" {
+			e.Rewritten = true
+		} else {
+			e.Partitions = append(e.Partitions, c)
+		}
+	}
+	return e
+}
+
+// pgRewrittenError is the problem of a table whose rows were not where the
+// read's snapshot has them (see checkUnchanged): what was read may be none of
+// them, so the read is incomplete. A later run takes a new snapshot and reads
+// the table again.
+type pgRewrittenError struct {
+	Table      string   // schema.table
+	Replaced   bool     // the name now names another table (a copy renamed into place)
+	Rewritten  bool     // the table's own storage changed
+	Partitions []string // partitions whose storage changed, or that are no longer partitions of it
+}
+
+func (e *pgRewrittenError) Error() string {
+	var what []string
+	if e.Replaced {
+		what = append(what, "its name now names another table (a copy renamed into its place, or dropped and created again)")
+	}
+	if e.Rewritten {
+		what = append(what, "its storage changed")
+	}
+	if len(e.Partitions) > 0 {
+		what = append(what, "partition "+strings.Join(e.Partitions, ", ")+" was rewritten or detached")
+	}
+	return fmt.Sprintf("%s was rewritten while being read: %s after the read's snapshot was taken "+
+		"(ALTER TABLE … TYPE, TRUNCATE, VACUUM FULL, CLUSTER or REFRESH MATERIALIZED VIEW do that), "+
+		"so its rows as of the snapshot may not have been read; run again to read it", e.Table, strings.Join(what, "; "))
 }
 
 func (s *pgSource) walkTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func(Item) error, c *Counts) error {
@@ -371,6 +493,9 @@ func (s *pgSource) inTableSavepoint(ctx context.Context, tx pgx.Tx, t *pgTable, 
 	fnErr, err := read(sp)
 	if fnErr != nil {
 		return nil, fnErr
+	}
+	if err == nil {
+		err = checkUnchanged(ctx, sp, t)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -33,8 +33,43 @@ const agentRunsAttachment = `{"attachments": [{"mime": "image/png", "path": "age
 
 func newPGFixture(t *testing.T) *pgFixture {
 	t.Helper()
+	return newPGFixtureAt(t, sessionstest.Postgres(t))
+}
+
+// newPGFixtureDB is the fixture in a database of its own, for a test that
+// changes what the whole database holds (a foreign table, an extension's
+// table, a table rewritten while read), so that no other test's walk of the
+// shared database sees it.
+func newPGFixtureDB(t *testing.T) *pgFixture {
+	t.Helper()
 	ctx := context.Background()
-	u := sessionstest.Postgres(t)
+	base := sessionstest.Postgres(t)
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to the test server: %v", err)
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	name := "mediactl_sessions_" + hex.EncodeToString(rnd[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close(ctx)
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		admin.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
+		admin.Close(context.Background())
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return newPGFixtureAt(t, u.String())
+}
+
+func newPGFixtureAt(t *testing.T, u string) *pgFixture {
+	t.Helper()
+	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, u)
 	if err != nil {
 		t.Fatalf("connect to the test server: %v", err)
@@ -649,5 +684,88 @@ CREATE POLICY nothing ON `+s+`.forced FOR SELECT USING (false);`)
 	_, err := src.Walk(ctx, func(it Item) error { texts = append(texts, string(it.Text)); return nil })
 	if err == nil || !strings.Contains(err.Error(), "row-level security") {
 		t.Errorf("query as %s: err = %v after %q, want the row-level security error", reader, err, texts)
+	}
+}
+
+// TestPostgresRewrittenWhileRead: a table rewritten by another session after
+// the walk's snapshot was taken, and before the walk reaches it, holds its rows
+// in new storage the snapshot cannot see, so that it would read as empty. Each
+// way of rewriting one (ALTER TABLE … TYPE, VACUUM FULL, TRUNCATE, CLUSTER, a
+// partition of a partitioned table rewritten or detached, a copy renamed into
+// place, a materialized view refreshed) makes
+// the table an Item with Err naming it; a table left alone is read as usual.
+func TestPostgresRewrittenWhileRead(t *testing.T) {
+	f := newPGFixtureDB(t)
+	s := f.schema
+	f.exec(t, `CREATE TABLE `+s+`.early(id int PRIMARY KEY, body text);
+INSERT INTO `+s+`.early VALUES (1, 'first');
+CREATE TABLE `+s+`.events(at date, body text) PARTITION BY RANGE (at);
+CREATE TABLE `+s+`.events_2026 PARTITION OF `+s+`.events FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+INSERT INTO `+s+`.events VALUES ('2026-07-01', 'agent-inputs/u/t/uploads/e.png');
+CREATE TABLE `+s+`.kv(k text PRIMARY KEY, v text);
+INSERT INTO `+s+`.kv VALUES ('a', 'agent-inputs/u/t/uploads/kv.png');
+CREATE TABLE `+s+`.logs(kind text, body text) PARTITION BY LIST (kind);
+CREATE TABLE `+s+`.logs_a PARTITION OF `+s+`.logs FOR VALUES IN ('a');
+CREATE TABLE `+s+`.logs_b PARTITION OF `+s+`.logs FOR VALUES IN ('b');
+INSERT INTO `+s+`.logs VALUES ('a', 'agent-inputs/u/t/uploads/la.png'), ('b', 'agent-inputs/u/t/uploads/lb.png');
+CREATE MATERIALIZED VIEW `+s+`.recent AS SELECT k, v FROM `+s+`.kv;
+CREATE TABLE `+s+`.steady(id int PRIMARY KEY, body text);
+INSERT INTO `+s+`.steady VALUES (1, 'agent-inputs/u/t/uploads/steady.png');`)
+	src := f.open(t, f.url, "")
+	rewritten := false
+	failed := map[string]string{}
+	read := map[string]bool{}
+	_, err := src.Walk(context.Background(), func(it Item) error {
+		table := strings.TrimPrefix(it.Place.Table, s+".")
+		if !rewritten {
+			// The walk is reading "early": its snapshot is taken, and no other
+			// table is locked yet.
+			rewritten = true
+			for _, q := range []string{
+				`ALTER TABLE ` + s + `.messages ALTER COLUMN metadata TYPE json USING metadata::json`,
+				`VACUUM FULL ` + s + `.loose`,
+				`TRUNCATE ` + s + `.numbers`,
+				`CLUSTER ` + s + `.files USING files_pkey`,
+				`VACUUM FULL ` + s + `.events_2026`,
+				`CREATE TABLE ` + s + `.kv_new AS SELECT * FROM ` + s + `.kv`,
+				`ALTER TABLE ` + s + `.kv RENAME TO kv_old`,
+				`ALTER TABLE ` + s + `.kv_new RENAME TO kv`,
+				// Not read through logs, and not a table of its own in the snapshot.
+				`ALTER TABLE ` + s + `.logs DETACH PARTITION ` + s + `.logs_b`,
+				`REFRESH MATERIALIZED VIEW ` + s + `.recent`,
+			} {
+				f.exec(t, q)
+			}
+		}
+		if it.Err != nil {
+			failed[table] = it.Err.Error()
+			t.Logf("%s", it.Err)
+			if it.Place.Key != "" || it.Place.Column != "" {
+				t.Errorf("error place = %+v, want the table", it.Place)
+			}
+			return nil
+		}
+		read[table] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Walk: %v", err)
+	}
+	for _, table := range []string{"events", "files", "kv", "logs", "loose", "messages", "numbers", "recent"} {
+		msg, ok := failed[table]
+		if !ok {
+			t.Errorf("%s, rewritten while the walk was under way: no problem reported (read: %v)", table, read[table])
+			continue
+		}
+		if !strings.Contains(msg, s+"."+table) || !strings.Contains(msg, "rewritten") {
+			t.Errorf("%s: error %q does not name the table and say it was rewritten", table, msg)
+		}
+		delete(failed, table)
+	}
+	if len(failed) > 0 {
+		t.Errorf("other problems: %v", failed)
+	}
+	if !read["early"] || !read["steady"] {
+		t.Errorf("tables left alone not read: read %v", read)
 	}
 }
