@@ -26,9 +26,11 @@ import (
 // Without a query, every user relation that holds rows is read: ordinary and
 // partitioned tables (a partitioned table as a whole, not partition by
 // partition) and populated materialized views (an unpopulated one holds no rows),
-// outside pg_catalog, information_schema and pg_toast, except those that belong
-// to an extension. Every column in which a runtime may have written a blob name
-// becomes an Item, in the form that lets package ref decode it exactly:
+// outside pg_catalog, information_schema and pg_toast. Tables that belong to an
+// extension are read too: pgmq (Supabase Queues) keeps each queue's messages,
+// which may name an upload, in its own member table pgmq.q_<queue>. Every
+// column in which a runtime may have written a blob name becomes an Item, in
+// the form that lets package ref decode it exactly:
 //
 //   - string types (text, varchar, char, name, citext…), json, jsonb and xml:
 //     their text, as the server stores it;
@@ -288,8 +290,6 @@ JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.
 WHERE (c.relkind IN ('r', 'p') OR c.relkind = 'm' AND c.relispopulated) AND NOT c.relispartition
   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp\_%'
-  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
-                  WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
 ORDER BY n.nspname, c.relname, a.attnum`)
 	if err != nil {
 		return nil, err

@@ -769,3 +769,29 @@ INSERT INTO `+s+`.steady VALUES (1, 'agent-inputs/u/t/uploads/steady.png');`)
 		t.Errorf("tables left alone not read: read %v", read)
 	}
 }
+
+// TestPostgresExtensionTables: a table that belongs to an extension is read
+// like any other. pgmq (Supabase Queues) keeps each queue's messages in such a
+// table, pgmq.q_<queue> with a jsonb message, and a runtime may queue work that
+// names an upload there. (plpgsql stands in for pgmq, which the test server
+// does not have: a table added to any extension is a member of it alike.)
+func TestPostgresExtensionTables(t *testing.T) {
+	f := newPGFixtureDB(t)
+	s := f.schema
+	f.exec(t, `CREATE TABLE `+s+`.q_jobs(msg_id bigint PRIMARY KEY, message jsonb);
+INSERT INTO `+s+`.q_jobs VALUES (1, '`+agentRunsAttachment+`');
+ALTER EXTENSION plpgsql ADD TABLE `+s+`.q_jobs;`)
+	all, _ := walkAll(t, f.open(t, f.url, ""))
+	var got []string
+	for _, it := range f.mine(all) {
+		if it.Err != nil {
+			t.Errorf("%s: %v", it.Place, it.Err)
+		}
+		if it.Place.Table == s+".q_jobs" {
+			got = append(got, it.Place.Key+"."+it.Place.Column+"="+string(it.Text))
+		}
+	}
+	if want := []string{"msg_id=1.msg_id=1", "msg_id=1.message=" + agentRunsAttachment}; !reflect.DeepEqual(got, want) {
+		t.Errorf("extension's table items %q, want %q", got, want)
+	}
+}
