@@ -22,7 +22,7 @@ func targetFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "store", Usage: "blob store: a directory, or a bucket URL (file://, s3://, gs://, azblob://, mem://); repeatable", EnvVars: envVar("store")},
 		&cli.StringSliceFlag{Name: "sessions", Usage: "session source: a directory or file of JSON, sqlite:PATH, a postgres:// URL, or a bucket URL of JSON objects; repeatable", EnvVars: envVar("sessions")},
 		&cli.StringFlag{Name: "sessions-query", Usage: "with SQL sources, read this query's columns instead of every text column of every table", EnvVars: envVar("sessions-query")},
-		&cli.StringSliceFlag{Name: "sessions-exclude", Usage: "in session folders, do not read entries whose path relative to the folder, or whose name, matches this glob (* ? [a-z]); excluded entries are counted, not reported as unread; repeatable", EnvVars: envVar("sessions-exclude")},
+		&cli.StringSliceFlag{Name: "sessions-exclude", Usage: "in session folders, do not read entries whose path relative to the folder, or whose name, matches this glob (* ? [a-z]); in PostgreSQL, tables whose schema.table, or name, matches it (a foreign table is otherwise reported as unread); excluded entries are counted, not reported as unread; repeatable", EnvVars: envVar("sessions-exclude")},
 		&cli.StringFlag{Name: "layout", Usage: "fill --store and --sessions from a known layout under --root: forge or coffer", EnvVars: envVar("layout")},
 		&cli.StringFlag{Name: "root", Usage: "the directory a --layout lives in (forge: the agent's work directory; coffer: ~/.coffer by default)", EnvVars: envVar("root")},
 	}

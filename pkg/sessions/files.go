@@ -102,11 +102,12 @@ var walkDirHook func(dir string)
 
 // UnreadError is the Item.Err of a file in a sessions folder that is neither
 // read nor excluded: a file without a document's name, a socket, a pipe, a
-// device. It makes the read incomplete, like any Item with Err; the operator
-// can exclude the file explicitly (Options.Exclude) once it is known not to be
-// a session.
+// device; or of a PostgreSQL foreign table, whose rows are on another server.
+// It makes the read incomplete, like any Item with Err; the operator can
+// exclude the file or table explicitly (Options.Exclude) once it is known not
+// to hold sessions.
 type UnreadError struct {
-	Path   string
+	Path   string // the file, or the table as Place.Table names it
 	Reason string // e.g. "not a session document (by its name)", "a socket"
 }
 

@@ -25,11 +25,14 @@ type Options struct {
 	// result row becomes an [Item] with Place.Table "query", Place.Key the row's
 	// first column rendered as text and Place.Column the result column's name.
 	Query string
-	// Exclude are path.Match patterns of entries of a sessions folder that are
-	// not read (--sessions-exclude). Each is matched against an entry's slash
-	// path relative to the folder and against its base name; an excluded folder
-	// is not entered. Excluded entries are counted in Counts.Excluded. Only
-	// folder sources use them.
+	// Exclude are path.Match patterns of entries of a sessions folder (or a
+	// bucket) that are not read (--sessions-exclude). Each is matched against
+	// an entry's slash path relative to the folder and against its base name;
+	// an excluded folder is not entered. In PostgreSQL they name relations not
+	// read, matched against Place.Table ("schema.table", "table" in public) and
+	// the table's name alone: a foreign table, which is otherwise reported as
+	// unread. Excluded entries are counted in Counts.Excluded. SQLite and a
+	// session query do not use them.
 	Exclude []string
 }
 
@@ -77,7 +80,9 @@ type Options struct {
 //     text-like columns (text, varchar, char, name, citext, json, jsonb, xml,
 //     domains and arrays of them, cast to text) of all user tables are Items;
 //     Place.Table is "schema.table" ("table" in public), Key the primary key or
-//     "ctid=(p,i)". A table that cannot be read is an Item with Err.
+//     "ctid=(p,i)". A table that cannot be read is an Item with Err; a
+//     foreign table, whose rows are on another server, is not read and is an
+//     Item with an [*UnreadError] unless excluded (Options.Exclude).
 //   - A bucket is listed page by page in key order; objects whose key ends in
 //     .json, .jsonl or .ndjson are documents (Place.Document is the key below
 //     the URL's prefix, Place.Source the bucket's store.Location).
@@ -105,7 +110,7 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 		}
 		return openSQLite(ctx, spec, path, query)
 	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
-		return openPostgres(ctx, spec, query)
+		return openPostgres(ctx, spec, query, opts.Exclude)
 	}
 	if scheme := store.URLScheme(spec); scheme != "" {
 		if !store.IsBucketScheme(scheme) {

@@ -59,6 +59,13 @@ import (
 // MATERIALIZED VIEW, a copy renamed into place), which the snapshot would read
 // as empty: see checkUnchanged.
 //
+// A foreign table is not read: its rows are on another server, which a scan
+// does not reach out to. It is an Item with an [*UnreadError] (Counts.Unread),
+// so that the read is incomplete, unless the operator excludes it: a relation
+// whose label ("schema.table", "table" in public) or name matches one of
+// Options.Exclude is not read, and is counted in Counts.Excluded. A foreign
+// partition is read through its partitioned table, like any partition.
+//
 // With a query, every result column becomes an Item but for those of the types
 // that are not read: bytea decoded, every other type in the text form the server
 // sends (arrays and row values in their literal syntax: select to_json(col) in
@@ -72,25 +79,29 @@ import (
 // With a query, its result columns of those types, and bytea, become Items; cast
 // other columns to text in the query to include them.
 type pgSource struct {
-	spec  string // redacted
-	query string
-	host  string // host:port, for messages
+	spec    string // redacted
+	query   string
+	host    string   // host:port, for messages
+	exclude []string // path.Match patterns of relations not read, checked valid by Open
 
 	mu   sync.Mutex // one Walk at a time on the connection
 	conn *pgx.Conn
 }
 
-func openPostgres(ctx context.Context, spec, query string) (Source, error) {
+func openPostgres(ctx context.Context, spec, query string, exclude []string) (Source, error) {
 	cfg, shown, host, err := pgConfig(spec)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkExclude(exclude); err != nil {
+		return nil, usagef("%v", err)
 	}
 	cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s: %w", host, err)
 	}
-	return &pgSource{spec: shown, query: query, host: host, conn: conn}, nil
+	return &pgSource{spec: shown, query: query, host: host, exclude: exclude, conn: conn}, nil
 }
 
 // pgConfig parses a connection URL. shown is the URL without password, host the
@@ -162,6 +173,22 @@ func (s *pgSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err
 			return s.fail("list tables", err)
 		}
 		for _, t := range tables {
+			if s.excluded(t) {
+				c.Excluded++
+				continue
+			}
+			if t.foreign {
+				// Its rows are on another server: reading them during a scan
+				// would reach out to it, and fail the walk when it is down.
+				c.Unread++
+				label := t.label()
+				err := &UnreadError{Path: label, Reason: fmt.Sprintf("a foreign table of server %s: its rows are kept on that server, which is not read; "+
+					"give that server's database as a session source too, or exclude %s (--sessions-exclude) if it holds no sessions", t.server, label)}
+				if err := fn(Item{Place: ref.Place{Source: s.spec, Table: label, Offset: -1}, Size: -1, Err: err}); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := s.walkTable(ctx, tx, t, fn, &c); err != nil {
 				return err
 			}
@@ -169,6 +196,12 @@ func (s *pgSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err
 		return nil
 	})
 	return c, err
+}
+
+// excluded reports whether the operator excluded t (Options.Exclude): a
+// pattern matches its label ("schema.table", "table" in public) or its name.
+func (s *pgSource) excluded(t *pgTable) bool {
+	return excludedBy(s.exclude, t.label(), t.name)
 }
 
 // inSnapshot runs body in one REPEATABLE READ READ ONLY transaction on the
@@ -213,6 +246,8 @@ type pgTable struct {
 	name        string
 	partitioned bool
 	matview     bool
+	foreign     bool     // a foreign table: not read, reported (see Walk)
+	server      string   // a foreign table's server
 	cols        []string // the columns read
 	colRead     []pgRead // how Walk reads each
 	colTypes    []uint32 // their types
@@ -250,7 +285,7 @@ const (
 // its literal syntax). Materialized views are derived data, refreshed from their
 // query: they are not rewritten. nil when nothing is rewritable.
 func (t *pgTable) rewritable() *pgTable {
-	if t.matview {
+	if t.matview || t.foreign {
 		return nil
 	}
 	rt := *t
@@ -282,12 +317,15 @@ func (t *pgTable) label() string {
 
 func pgTables(ctx context.Context, tx pgx.Tx, types pgTypes) ([]*pgTable, error) {
 	rows, err := tx.Query(ctx, `
-SELECT c.oid, c.relfilenode, n.nspname::text, c.relname::text, c.relkind = 'p', c.relkind = 'm', a.attname::text, a.atttypid,
+SELECT c.oid, c.relfilenode, n.nspname::text, c.relname::text, c.relkind = 'p', c.relkind = 'm', c.relkind = 'f',
+  coalesce(s.srvname::text, ''), a.attname::text, a.atttypid,
   pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.format_type(a.atttypid, NULL)
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-WHERE (c.relkind IN ('r', 'p') OR c.relkind = 'm' AND c.relispopulated) AND NOT c.relispartition
+LEFT JOIN pg_catalog.pg_foreign_table ft ON ft.ftrelid = c.oid
+LEFT JOIN pg_catalog.pg_foreign_server s ON s.oid = ft.ftserver
+WHERE (c.relkind IN ('r', 'p', 'f') OR c.relkind = 'm' AND c.relispopulated) AND NOT c.relispartition
   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp\_%'
 ORDER BY n.nspname, c.relname, a.attnum`)
@@ -298,17 +336,18 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 	byOID := map[uint32]*pgTable{}
 	for rows.Next() {
 		var (
-			oid, filenode, typ                   uint32
-			schema, name, col, typeSQL, typeSQL0 string
-			partitioned, matview                 bool
+			oid, filenode, typ            uint32
+			schema, name, server, col     string
+			typeSQL, typeSQL0             string
+			partitioned, matview, foreign bool
 		)
-		if err := rows.Scan(&oid, &filenode, &schema, &name, &partitioned, &matview, &col, &typ, &typeSQL, &typeSQL0); err != nil {
+		if err := rows.Scan(&oid, &filenode, &schema, &name, &partitioned, &matview, &foreign, &server, &col, &typ, &typeSQL, &typeSQL0); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		t := byOID[oid]
 		if t == nil {
-			t = &pgTable{oid: oid, schema: schema, name: name, partitioned: partitioned, matview: matview}
+			t = &pgTable{oid: oid, schema: schema, name: name, partitioned: partitioned, matview: matview, foreign: foreign, server: server}
 			if !partitioned {
 				t.storage = []pgStorage{{oid, filenode}}
 			}
@@ -327,10 +366,11 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	// Keep only tables with something to read.
+	// Keep only tables with something to read, and foreign tables, which are
+	// reported whatever their columns.
 	kept := tables[:0]
 	for _, t := range tables {
-		if len(t.cols) > 0 {
+		if len(t.cols) > 0 || t.foreign {
 			kept = append(kept, t)
 		}
 	}

@@ -795,3 +795,62 @@ ALTER EXTENSION plpgsql ADD TABLE `+s+`.q_jobs;`)
 		t.Errorf("extension's table items %q, want %q", got, want)
 	}
 }
+
+// TestPostgresForeignTables: a foreign table keeps its rows on another server,
+// which a walk does not read: it is an Item with an [*UnreadError] naming it,
+// counted in Counts.Unread, so that the read is incomplete, and the remote
+// server is never reached (this one does not exist). Options.Exclude names
+// tables the operator knows hold no sessions, a foreign one or any other: they
+// are not read and are counted in Counts.Excluded.
+func TestPostgresForeignTables(t *testing.T) {
+	f := newPGFixtureDB(t)
+	s := f.schema
+	f.exec(t, `CREATE EXTENSION postgres_fdw;
+CREATE SERVER elsewhere FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '1', dbname 'app');
+CREATE USER MAPPING FOR CURRENT_USER SERVER elsewhere OPTIONS (user 'app');
+CREATE FOREIGN TABLE `+s+`.remote_msgs(id int, metadata text) SERVER elsewhere OPTIONS (table_name 'messages');`)
+
+	var unread *UnreadError
+	var errs []string
+	tables := map[string]bool{}
+	all, c := walkAll(t, f.open(t, f.url, ""))
+	for _, it := range f.mine(all) {
+		tables[strings.TrimPrefix(it.Place.Table, s+".")] = true
+		if it.Err == nil {
+			continue
+		}
+		errs = append(errs, it.Err.Error())
+		if !errors.As(it.Err, &unread) || unread.Path != s+".remote_msgs" || it.Place.Table != s+".remote_msgs" || it.Place.Key != "" {
+			t.Errorf("%s: %v, want an *UnreadError for the foreign table", it.Place, it.Err)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "foreign table") || !strings.Contains(errs[0], "elsewhere") {
+		t.Errorf("problems %q, want one naming the foreign table and its server", errs)
+	}
+	if c.Unread != 1 || c.Excluded != 0 {
+		t.Errorf("counts = %+v, want 1 unread", c)
+	}
+	if !tables["messages"] || !tables["loose"] {
+		t.Errorf("tables walked %v, want the others read", tables)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, err := Open(ctx, f.url, Options{Exclude: []string{s + ".remote_*", "loose"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	all, c = walkAll(t, src)
+	for _, it := range f.mine(all) {
+		if it.Err != nil || it.Place.Table == s+".loose" || it.Place.Table == s+".remote_msgs" {
+			t.Errorf("with both excluded: %s %v", it.Place, it.Err)
+		}
+	}
+	if c.Unread != 0 || c.Excluded != 2 {
+		t.Errorf("counts = %+v, want 2 excluded and none unread", c)
+	}
+	if _, err := Open(ctx, f.url, Options{Exclude: []string{"["}}); !errors.Is(err, ErrUsage) {
+		t.Errorf("Open with a bad pattern: %v, want a usage error", err)
+	}
+}
