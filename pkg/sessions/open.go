@@ -30,9 +30,11 @@ type Options struct {
 	// an entry's slash path relative to the folder and against its base name;
 	// an excluded folder is not entered. In PostgreSQL they name relations not
 	// read, matched against Place.Table ("schema.table", "table" in public) and
-	// the table's name alone: a foreign table, which is otherwise reported as
-	// unread. Excluded entries are counted in Counts.Excluded. SQLite and a
-	// session query do not use them.
+	// the table's name alone (a foreign table, which is otherwise reported as
+	// unread), and columns, matched against "Place.Table.column" and
+	// "name.column" (one that holds a bytea inside an array or a composite
+	// value, otherwise reported as unread). Excluded entries are counted in
+	// Counts.Excluded. SQLite and a session query do not use them.
 	Exclude []string
 }
 

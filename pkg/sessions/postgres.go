@@ -48,7 +48,11 @@ import (
 // Only built-in types whose text form cannot hold a name are not read: boolean,
 // date/time and interval, geometric, network address, bit string, uuid, pg_lsn,
 // tid, xid, xid8, cid, and arrays of those. Out of reach: a bytea nested in an
-// array or a composite value comes out of to_json in hex.
+// array or a composite value comes out of to_json in hex. Such a column is read
+// for the rest of what it holds and is an Item with an [*UnreadError]
+// (Counts.Unread), so that the read is incomplete, unless the operator excludes
+// it: a column whose "label.column" or "name.column" matches one of
+// Options.Exclude is not read, and is counted in Counts.Excluded.
 //
 // A relation without such a column is not read. Rows are ordered by primary key;
 // Place.Key is the primary key, "col=value", or "ctid=(page,item)" for a
@@ -189,6 +193,29 @@ func (s *pgSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err
 				}
 				continue
 			}
+			t = t.keepCols(func(i int) bool {
+				if s.excludedCol(t, t.cols[i]) {
+					c.Excluded++
+					return false
+				}
+				return true
+			})
+			if len(t.cols) == 0 {
+				continue
+			}
+			label := t.label()
+			for i, col := range t.cols {
+				if !t.colNestedBytea[i] {
+					continue
+				}
+				// The column is still read below, for what it holds besides.
+				c.Unread++
+				err := &UnreadError{Path: label + "." + col, Reason: fmt.Sprintf("a bytea inside an array or a composite value (%s) comes out in hex, where no name can be found; "+
+					"select it in a session query with its bytea decoded, or exclude %s.%s (--sessions-exclude) if it holds no sessions", t.colTypeSQL[i], label, col)}
+				if err := fn(Item{Place: ref.Place{Source: s.spec, Table: label, Column: col, Offset: -1}, Size: -1, Err: err}); err != nil {
+					return err
+				}
+			}
 			if err := s.walkTable(ctx, tx, t, fn, &c); err != nil {
 				return err
 			}
@@ -196,6 +223,12 @@ func (s *pgSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err
 		return nil
 	})
 	return c, err
+}
+
+// excludedCol reports whether the operator excluded column col of t: a
+// pattern matches "label.col" or "name.col".
+func (s *pgSource) excludedCol(t *pgTable, col string) bool {
+	return excludedBy(s.exclude, t.label()+"."+col, t.name+"."+col)
 }
 
 // excluded reports whether the operator excluded t (Options.Exclude): a
@@ -256,7 +289,10 @@ type pgTable struct {
 	// colRewritable tells the text-like columns the rewriter offers (see
 	// rewritable).
 	colRewritable []bool
-	pk            []string
+	// colNestedBytea tells the columns that hold a bytea inside an array or a
+	// composite value, which to_json gives in hex (see pgTypes.nestsBytea).
+	colNestedBytea []bool
+	pk             []string
 	// storage is what the snapshot's catalog says holds the rows read: the
 	// table itself, or each leaf partition of a partitioned table, with its
 	// relfilenode (0 for a relation without storage, a foreign partition).
@@ -288,23 +324,33 @@ func (t *pgTable) rewritable() *pgTable {
 	if t.matview || t.foreign {
 		return nil
 	}
-	rt := *t
-	rt.cols, rt.colRead, rt.colTypes, rt.colTypeSQL, rt.colTypeSQL0, rt.colRewritable = nil, nil, nil, nil, nil, nil
-	for i, ok := range t.colRewritable {
-		if !ok {
-			continue
-		}
-		rt.cols = append(rt.cols, t.cols[i])
-		rt.colRead = append(rt.colRead, pgReadText)
-		rt.colTypes = append(rt.colTypes, t.colTypes[i])
-		rt.colTypeSQL = append(rt.colTypeSQL, t.colTypeSQL[i])
-		rt.colTypeSQL0 = append(rt.colTypeSQL0, t.colTypeSQL0[i])
-		rt.colRewritable = append(rt.colRewritable, true)
-	}
+	rt := t.keepCols(func(i int) bool { return t.colRewritable[i] })
 	if len(rt.cols) == 0 {
 		return nil
 	}
-	return &rt
+	for i := range rt.colRead {
+		rt.colRead[i] = pgReadText
+	}
+	return rt
+}
+
+// keepCols is a copy of t with only the columns keep(i) tells.
+func (t *pgTable) keepCols(keep func(i int) bool) *pgTable {
+	kt := *t
+	kt.cols, kt.colRead, kt.colTypes, kt.colTypeSQL, kt.colTypeSQL0, kt.colRewritable, kt.colNestedBytea = nil, nil, nil, nil, nil, nil, nil
+	for i := range t.cols {
+		if !keep(i) {
+			continue
+		}
+		kt.cols = append(kt.cols, t.cols[i])
+		kt.colRead = append(kt.colRead, t.colRead[i])
+		kt.colTypes = append(kt.colTypes, t.colTypes[i])
+		kt.colTypeSQL = append(kt.colTypeSQL, t.colTypeSQL[i])
+		kt.colTypeSQL0 = append(kt.colTypeSQL0, t.colTypeSQL0[i])
+		kt.colRewritable = append(kt.colRewritable, t.colRewritable[i])
+		kt.colNestedBytea = append(kt.colNestedBytea, t.colNestedBytea[i])
+	}
+	return &kt
 }
 
 // label is the table as Place.Table shows it: "schema.table", without "public.".
@@ -358,6 +404,7 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 			t.cols = append(t.cols, col)
 			t.colRead = append(t.colRead, read)
 			t.colRewritable = append(t.colRewritable, types.textLike(typ))
+			t.colNestedBytea = append(t.colNestedBytea, types.nestsBytea(typ))
 			t.colTypes = append(t.colTypes, typ)
 			t.colTypeSQL = append(t.colTypeSQL, typeSQL)
 			t.colTypeSQL0 = append(t.colTypeSQL0, typeSQL0)
@@ -721,6 +768,7 @@ type pgType struct {
 	typtype, category, name string
 	catalog                 bool // in pg_catalog
 	elem, base              uint32
+	attrs                   []uint32 // a composite type's attribute types
 }
 
 // pgTypes is the database's type catalog, by OID.
@@ -742,7 +790,55 @@ func pgLoadTypes(ctx context.Context, tx pgx.Tx) (pgTypes, error) {
 		}
 		types[oid] = t
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	rows, err = tx.Query(ctx, `SELECT t.oid, a.atttypid FROM pg_catalog.pg_type t
+		JOIN pg_catalog.pg_attribute a ON a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE t.typtype = 'c' ORDER BY t.oid, a.attnum`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var oid, attr uint32
+		if err := rows.Scan(&oid, &attr); err != nil {
+			return nil, err
+		}
+		if t, ok := types[oid]; ok {
+			t.attrs = append(t.attrs, attr)
+			types[oid] = t
+		}
+	}
 	return types, rows.Err()
+}
+
+// nestsBytea reports whether a column of a type read as JSON holds a bytea
+// somewhere inside (an array of bytea, a composite with a bytea attribute,
+// domains over either): to_json gives a nested bytea in hex, not its bytes, so
+// that a document kept there cannot be read.
+func (m pgTypes) nestsBytea(oid uint32) bool {
+	return m.readAs(oid) == pgReadJSON && m.holdsBytea(oid, 0)
+}
+
+func (m pgTypes) holdsBytea(oid uint32, depth int) bool {
+	base, t, ok := m.resolveDomain(oid, false)
+	switch {
+	case !ok || depth > 8:
+		return false
+	case base == pgByteaOID:
+		return true
+	case t.category == "A" && t.elem != 0:
+		return m.holdsBytea(t.elem, depth+1)
+	case t.typtype == "c":
+		for _, a := range t.attrs {
+			if m.holdsBytea(a, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // textLike reports whether values of a type are text a session could keep

@@ -854,3 +854,67 @@ CREATE FOREIGN TABLE `+s+`.remote_msgs(id int, metadata text) SERVER elsewhere O
 		t.Errorf("Open with a bad pattern: %v, want a usage error", err)
 	}
 }
+
+// TestPostgresNestedBytea: a bytea inside an array or a composite value comes
+// out of to_json in hex, in which no name can be found. Such a column is read
+// for the rest of what it holds, and is an Item with an [*UnreadError] naming
+// it, so that the read is incomplete; the operator may exclude the column
+// ("table.column", or "schema.table.column"), which is then not read.
+func TestPostgresNestedBytea(t *testing.T) {
+	f := newPGFixtureDB(t)
+	s := f.schema
+	f.exec(t, `CREATE TYPE `+s+`.upload AS (path text, thumb bytea);
+CREATE DOMAIN `+s+`.chunks AS bytea[];
+CREATE TABLE `+s+`.blobs(id int PRIMARY KEY, parts bytea[], att `+s+`.upload, dparts `+s+`.chunks, raw bytea);`)
+	f.exec(t, `INSERT INTO `+s+`.blobs VALUES (1, ARRAY[convert_to($1::text, 'UTF8')], ROW('agent-inputs/u/t/uploads/a.png', '\x00'),
+	ARRAY[convert_to($1::text, 'UTF8')], convert_to($1::text, 'UTF8'));`, agentRunsAttachment)
+
+	all, c := walkAll(t, f.open(t, f.url, ""))
+	var unread, read []string
+	for _, it := range f.mine(all) {
+		var ue *UnreadError
+		switch {
+		case errors.As(it.Err, &ue):
+			unread = append(unread, it.Place.Table+"."+it.Place.Column)
+			if ue.Path != it.Place.Table+"."+it.Place.Column || !strings.Contains(ue.Reason, "bytea") || it.Place.Key != "" {
+				t.Errorf("%s: %v, want the column named and bytea said", it.Place, it.Err)
+			}
+		case it.Err != nil:
+			t.Errorf("%s: %v", it.Place, it.Err)
+		case it.Place.Table == s+".blobs":
+			read = append(read, it.Place.Column)
+		}
+	}
+	if want := []string{s + ".blobs.parts", s + ".blobs.att", s + ".blobs.dparts"}; !reflect.DeepEqual(unread, want) {
+		t.Errorf("unread %q, want %q", unread, want)
+	}
+	// The columns are still read for what they hold besides the bytea: the
+	// composite's path is there.
+	if want := []string{"id", "parts", "att", "dparts", "raw"}; !reflect.DeepEqual(read, want) {
+		t.Errorf("read %q, want %q", read, want)
+	}
+	if c.Unread != 3 {
+		t.Errorf("counts = %+v, want 3 unread", c)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, err := Open(ctx, f.url, Options{Exclude: []string{s + ".blobs.parts", "blobs.att", "blobs.d*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	all, c = walkAll(t, src)
+	read = nil
+	for _, it := range f.mine(all) {
+		if it.Err != nil {
+			t.Errorf("with the columns excluded: %s: %v", it.Place, it.Err)
+		}
+		if it.Place.Table == s+".blobs" {
+			read = append(read, it.Place.Column)
+		}
+	}
+	if want := []string{"id", "raw"}; !reflect.DeepEqual(read, want) || c.Unread != 0 || c.Excluded != 3 {
+		t.Errorf("with the columns excluded: read %q, counts %+v; want %q, 3 excluded", read, c, want)
+	}
+}
