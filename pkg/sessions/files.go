@@ -58,17 +58,19 @@ import (
 // entered once, known by device and inode: a link back to a folder on the
 // current path is a loop (an Item with Err); a link to a folder already walked
 // elsewhere adds nothing. A file reached twice (through links or hard links) is
-// read once.
+// read once. A document is known by device and inode and by its change time
+// and size (docKey): a freed inode is handed to the next new file at once, so
+// device and inode alone could take a new session for one already read.
 //
 // A folder may change while it is walked (a runtime moves a session from a
 // folder not walked yet into one already walked). So after the walk the tree
-// is listed again, and every entry that appeared or whose identity (device and
-// inode) changed since the previous listing is handled as above: a new or
-// replaced document is read, a new unread file reported. This repeats until a
-// listing finds no change, at most filesRelists times; a tree that still
+// is listed again, and every entry that appeared or whose identity changed
+// since the previous listing is handled as above: a new, replaced or
+// rewritten document is read, a new unread file reported. This repeats until
+// a listing finds no change, at most filesRelists times; a tree that still
 // changes then is reported as an Item with Err (the read is incomplete). A
-// document replaced since it was read (forge renames a new version over it) is
-// read again, and counted again.
+// document replaced since it was read (forge renames a new version over it) or
+// written to (a .jsonl appended) is read again, and counted again.
 //
 // The spec itself may be a symbolic link (~/.forge → /data/forge). A spec naming
 // a file is one document whatever its name (decompressed when its name ends in
@@ -348,25 +350,31 @@ func (w *filesWalk) rewritableEntry(p, rel, name string, ancestors []fileKey) er
 	return w.fn(w.s.document(p, fi, f, false, false))
 }
 
-// fileKey is a file's identity (files_unix.go, files_other.go).
+// fileKey is a file's identity, docKey a document's (files_unix.go,
+// files_other.go).
 
 // entryState is what a listing saw at a path, to tell a later listing's
-// changes from what was already handled.
-type entryState struct {
-	kind entryKind
-	id   fileKey // for documents: a replaced document is read again
-}
+// changes from what was already handled: its kind in the low 4 bits and, for
+// documents, 60 bits of a hash of the docKey above them (a replaced document
+// is read again). 8 bytes a file where a kind beside a Unix docKey is 40, paid
+// by every shard. A hash can collide, so it never says alone that a document was read:
+// see noteDocument.
+type entryState uint64
+
+func state(kind entryKind, id uint64) entryState { return entryState(id<<4 | uint64(kind)) }
 
 type entryKind uint8
 
 const (
-	entryDocument entryKind = iota + 1
+	entryDocument  entryKind = iota + 1
+	entryDocFailed           // a document reported as a problem (empty, cannot be opened)
 	entryEmptyLeftover
 	entryStaleLeftover
 	entryUnread
 	entryExcluded
 	entryProblem
 	entryWalkedDir // a link to a folder walked elsewhere
+	// at most 15: entryState holds a kind in 4 bits
 )
 
 // filesWalk is one Walk of a folder: its first pass and the listings after it.
@@ -381,13 +389,13 @@ type filesWalk struct {
 	changes int                   // entries new or changed in this pass (after the first)
 	seed    maphash.Seed          // of pathHash
 	seen    map[uint64]entryState // a path's hash → what the latest listing saw there
-	read    map[fileKey]struct{}  // files yielded as documents (read once)
+	read    map[docKey]struct{}   // versions of files yielded as documents (read once)
 	visited map[fileKey]bool      // folders entered in this pass
 }
 
 func newFilesWalk(s *filesSource, ctx context.Context, fn func(Item) error, c *Counts) *filesWalk {
 	return &filesWalk{s: s, ctx: ctx, fn: fn, c: c, seed: maphash.MakeSeed(),
-		seen: map[uint64]entryState{}, read: map[fileKey]struct{}{}}
+		seen: map[uint64]entryState{}, read: map[docKey]struct{}{}}
 }
 
 // pathHash is what seen is keyed by. Every shard of a sharded run walks every
@@ -395,12 +403,17 @@ func newFilesWalk(s *filesSource, ctx context.Context, fn func(Item) error, c *C
 // 64-bit hash is 8 bytes where the path was a string of ~100. Two paths with
 // one hash cannot make a document go unread: a document counts as already
 // seen only if the identity last seen under its hash is its own, and a file of
-// that identity has been read (read is keyed by identity, not hash). At worst
+// that identity has been read (read is keyed by the whole identity, not a
+// hash; see noteDocument). At worst
 // the two keep looking changed and the walk ends as a tree that kept changing:
 // incomplete, which deletes nothing. (A document that could not be read was
 // reported, which makes the walk incomplete too.) A variable so a test can make every
 // path collide.
 var pathHash = func(seed maphash.Seed, p string) uint64 { return maphash.String(seed, p) }
+
+// versionHash is what seen keeps of a document's identity. A variable so a
+// test can make every version collide.
+var versionHash = func(seed maphash.Seed, key docKey) uint64 { return maphash.Comparable(seed, key) }
 
 // note records what this pass sees at p and reports whether it is new: in the
 // first pass everything is; later, what differs from the last listing.
@@ -411,16 +424,51 @@ func (w *filesWalk) note(p string, st entryState) bool {
 	if w.pass == 0 {
 		return true
 	}
-	if had && old.kind == st.kind && (st.kind != entryDocument || old.id == st.id) {
+	if had && old == st {
 		return false
 	}
 	w.changes++
 	return true
 }
 
+// noteDocument is note for a document of identity key. What seen keeps is a
+// hash of key, which two versions may share; so the document is unchanged
+// only if the last listing saw that hash here and the read set, keyed by the
+// whole identity, holds key: this version was read. (Or the last listing
+// reported a document here with that hash: the walk is incomplete anyway.)
+// At worst a name now on another version read elsewhere, whose hash is the
+// same, is not counted as a change: there is nothing new to read at it.
+func (w *filesWalk) noteDocument(p string, key docKey) bool {
+	h := pathHash(w.seed, p)
+	id := versionHash(w.seed, key)
+	st := state(entryDocument, id)
+	old, had := w.seen[h]
+	if w.pass > 0 && had {
+		if old == state(entryDocFailed, id) {
+			return false
+		}
+		if _, done := w.read[key]; done && old == st {
+			return false
+		}
+	}
+	w.seen[h] = st
+	if w.pass > 0 {
+		w.changes++
+	}
+	return true
+}
+
+// docProblem yields an Item with Err for the document at p, of identity key,
+// and records it so that the next listing does not report it again unless it
+// changed.
+func (w *filesWalk) docProblem(p string, key docKey, err error) error {
+	w.seen[pathHash(w.seed, p)] = state(entryDocFailed, versionHash(w.seed, key))
+	return w.report(p, err)
+}
+
 // problem yields an Item with Err for p, once per listing that finds it new.
 func (w *filesWalk) problem(p string, err error) error {
-	if !w.note(p, entryState{kind: entryProblem}) {
+	if !w.note(p, state(entryProblem, 0)) {
 		return nil
 	}
 	return w.report(p, err)
@@ -432,7 +480,7 @@ func (w *filesWalk) report(p string, err error) error {
 }
 
 func (w *filesWalk) unread(p, reason string) error {
-	if !w.note(p, entryState{kind: entryUnread}) {
+	if !w.note(p, state(entryUnread, 0)) {
 		return nil
 	}
 	w.c.Unread++
@@ -488,7 +536,7 @@ func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
 	}
 	if w.visited[id] {
 		f.Close()
-		w.note(p, entryState{kind: entryWalkedDir})
+		w.note(p, state(entryWalkedDir, 0))
 		return nil
 	}
 	w.visited[id] = true
@@ -521,7 +569,7 @@ func (w *filesWalk) entry(dir, dirRel, name string, ancestors []fileKey) error {
 		rel = dirRel + "/" + name
 	}
 	if w.s.excluded(rel, name) {
-		if w.note(p, entryState{kind: entryExcluded}) {
+		if w.note(p, state(entryExcluded, 0)) {
 			w.c.Excluded++
 		}
 		return nil
@@ -565,36 +613,36 @@ func (w *filesWalk) entry(dir, dirRel, name string, ancestors []fileKey) error {
 		// happened. The runtime reads the session, never this file, and
 		// overwrites it on its next save, so what only it names is not in
 		// use. A leftover without its session is read: it may be the only copy.
-		if w.note(p, entryState{kind: entryStaleLeftover}) {
+		if w.note(p, state(entryStaleLeftover, 0)) {
 			w.c.Skipped++
 		}
 		return nil
 	}
-	id, err := fileIdentity(fi, p)
+	key, err := docIdentity(fi, p)
 	if err != nil {
 		return w.problem(p, err)
 	}
 	if fi.Size() == 0 && leftover {
 		// An empty leftover: the write it was meant for never started.
-		if w.note(p, entryState{kind: entryEmptyLeftover}) {
+		if w.note(p, state(entryEmptyLeftover, 0)) {
 			w.c.Leftovers++
 		}
 		return nil
 	}
-	if !w.note(p, entryState{kind: entryDocument, id: id}) {
+	if !w.noteDocument(p, key) {
 		return nil
 	}
-	if _, done := w.read[id]; done {
-		return nil
+	if _, done := w.read[key]; done {
+		return nil // this version was read under another name (a hard link)
 	}
 	// A document found new (or replaced) in this listing: read, or a problem.
 	if fi.Size() == 0 && (f.oneJSON || f.comp != plain) {
-		return w.report(p, fmt.Errorf("%s: %w", p, errEmptyJSON))
+		return w.docProblem(p, key, fmt.Errorf("%s: %w", p, errEmptyJSON))
 	}
 	if err := probe(p); err != nil {
-		return w.report(p, err)
+		return w.docProblem(p, key, err)
 	}
-	w.read[id] = struct{}{}
+	w.read[key] = struct{}{}
 	if leftover {
 		w.c.Leftovers++
 	} else {

@@ -735,11 +735,17 @@ func isASCII(s string) bool {
 }
 
 // TestFilesPathHashCollisions: the walk keeps a hash of each path, not the
-// path. With every path given the same hash, and a session replaced while the
-// walk runs, every document is still read, in its latest version, and the
+// path, and under it a hash of the document's identity. With every path given
+// the same hash (and then every identity too), and a session replaced while
+// the walk runs, every document is still read, in its latest version, and the
 // walk ends incomplete (the tree looks as if it kept changing) rather than
 // calling the collisions "unchanged".
 func TestFilesPathHashCollisions(t *testing.T) {
+	t.Run("paths", func(t *testing.T) { testPathHashCollisions(t, false) })
+	t.Run("paths and identities", func(t *testing.T) { testPathHashCollisions(t, true) })
+}
+
+func testPathHashCollisions(t *testing.T, identitiesToo bool) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a", "t-1.json"), `{"v":1}`)
 	writeFile(t, filepath.Join(dir, "a", "t-2.json"), `{"t":2}`)
@@ -750,6 +756,10 @@ func TestFilesPathHashCollisions(t *testing.T) {
 	}
 	defer func(h func(maphash.Seed, string) uint64) { pathHash = h }(pathHash)
 	pathHash = func(maphash.Seed, string) uint64 { return 7 }
+	if identitiesToo {
+		defer func(h func(maphash.Seed, docKey) uint64) { versionHash = h }(versionHash)
+		versionHash = func(maphash.Seed, docKey) uint64 { return 7 }
+	}
 	replaced := false
 	walkDirHook = func(p string) {
 		if p == filepath.Join(dir, "b") && !replaced {

@@ -5,9 +5,11 @@ package sessions
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -137,5 +139,126 @@ func TestFilesOpenThroughLink(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Open blocked on a named pipe")
+	}
+}
+
+// inode is a file's inode number.
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// readWhileWalking walks src and reads each document when it is yielded, as
+// the scan does (what a walk passes over is not read later). It returns what
+// was read under each path (slash, relative to dir; versions joined by ";")
+// and the Items with Err.
+func readWhileWalking(t *testing.T, src Source, dir string) (map[string]string, []error) {
+	t.Helper()
+	read := map[string]string{}
+	var errs []error
+	_, err := src.Walk(context.Background(), func(it Item) error {
+		switch {
+		case it.Err != nil:
+			errs = append(errs, it.Err)
+		case it.Open != nil:
+			r, err := it.Open()
+			if err != nil {
+				return err
+			}
+			b, err := io.ReadAll(r)
+			r.Close()
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, it.Place.Document)
+			read[filepath.ToSlash(rel)] += string(b) + ";"
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Walk: %v", err)
+	}
+	return read, errs
+}
+
+// TestFilesInodeReusedByNewSession: on ext4 a freed inode is handed out again
+// at once. A session read early in the walk is removed (or saved again, which
+// frees its old inode), and a new session saved the forge way (tmp + rename)
+// into a folder not walked yet gets the freed inode. The new session is still
+// read: a file read before is known by more than its device and inode.
+func TestFilesInodeReusedByNewSession(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "a", "t-1.json")
+	writeFile(t, old, `{"task_id":"t-1"}`)
+	writeFile(t, filepath.Join(dir, "z", "t-0.json"), `{}`)
+	freed := inode(t, old)
+	newDoc := filepath.Join(dir, "z", "t-9.json")
+	reused, done := false, false
+	walkDirHook = func(p string) {
+		if p != filepath.Join(dir, "z") || done {
+			return
+		}
+		done = true
+		if err := os.Remove(old); err != nil {
+			t.Error(err)
+		}
+		// The same size as the removed session: only the change time tells
+		// the two apart, so wait out the clock's granularity (a few ms).
+		time.Sleep(20 * time.Millisecond)
+		if err := forgeWrite(newDoc, `{"task_id":"t-9"}`); err != nil {
+			t.Error(err)
+		}
+		reused = inode(t, newDoc) == freed
+	}
+	defer func() { walkDirHook = nil }()
+	read, errs := readWhileWalking(t, openFiles(t, dir), dir)
+	if !done {
+		t.Fatal("the hook did not run")
+	}
+	if !reused {
+		t.Skip("the filesystem did not hand the freed inode to the new session")
+	}
+	if read["z/t-9.json"] != `{"task_id":"t-9"};` {
+		t.Errorf("z/t-9.json (the inode of the removed a/t-1.json) read as %q, errors %v; want it read once", read["z/t-9.json"], errs)
+	}
+}
+
+// TestFilesInodeCycledBack: a session saved twice the forge way while the
+// walk runs can end up on the inode it had when it was listed (X, then Y,
+// then X again). Its latest version is still read.
+func TestFilesInodeCycledBack(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "a", "t-1.json")
+	writeFile(t, doc, `{"v":1}`)
+	writeFile(t, filepath.Join(dir, "b", "t-2.json"), `{}`)
+	first := inode(t, doc)
+	cycled, done := false, false
+	walkDirHook = func(p string) {
+		if p != filepath.Join(dir, "b") || done {
+			return
+		}
+		done = true
+		time.Sleep(20 * time.Millisecond) // the change time must move (same size)
+		for _, v := range []string{`{"v":2}`, `{"v":3}`} {
+			if err := forgeWrite(doc, v); err != nil {
+				t.Error(err)
+			}
+		}
+		cycled = inode(t, doc) == first
+	}
+	defer func() { walkDirHook = nil }()
+	read, errs := readWhileWalking(t, openFiles(t, dir), dir)
+	if !done {
+		t.Fatal("the hook did not run")
+	}
+	if !cycled {
+		t.Skip("the filesystem did not hand the first inode back")
+	}
+	if !strings.HasSuffix(read["a/t-1.json"], `{"v":3};`) {
+		t.Errorf("a/t-1.json read as %q, errors %v; want its latest version {\"v\":3} read", read["a/t-1.json"], errs)
 	}
 }
