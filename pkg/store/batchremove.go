@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"gocloud.dev/blob"
@@ -31,19 +32,27 @@ import (
 //
 // DeleteMany removes keys and returns one error per key, nil for a key that
 // is gone: on S3 in DeleteObjects requests of up to 1,000 keys, several at
-// once, each key's
-// outcome read from the response (a key the response does not list as
-// deleted is reported, whatever the status of the request), elsewhere by
-// single deletes, many at once. A service that asks to slow down (503
-// SlowDown, 429, a key's SlowDown in the response) is asked again after a
-// pause ([RetryThrottled]), so that every key ends removed or reported. A key
-// already gone is reported as ErrNotExist where the service says so; S3
-// reports such a key as deleted.
+// once, each key's outcome read from the response (a key the response does
+// not list as deleted is reported, whatever the status of the request),
+// elsewhere by single deletes, many at once. A delete is unconditional, and
+// a writer may upload a key again while the service asks to slow down (503
+// SlowDown, 429, a key's SlowDown in the response): so a throttled key is
+// sent again, after a pause, only once recheck, called with the indexes of
+// the keys about to be sent again, returns nil for it. A key recheck returns
+// an error for is not sent again, and that error is its outcome; with a nil
+// recheck no key is sent again, and a throttled key's outcome is the
+// service's answer. A key already gone is reported as ErrNotExist where the
+// service says so; S3 reports such a key as deleted.
 type BatchRemover interface {
 	ListRange(ctx context.Context, first, last string, fn func(Entry) error) error
 	CopyToInternal(ctx context.Context, key, name string) error
-	DeleteMany(ctx context.Context, keys []string) []error
+	DeleteMany(ctx context.Context, keys []string, recheck Recheck) []error
 }
+
+// Recheck says, for each of keys[i] for i in idx, whether DeleteMany may
+// send it again: nil, or why not (the error DeleteMany reports for it). It
+// may be called from several goroutines at once.
+type Recheck func(ctx context.Context, idx []int) []error
 
 var _ BatchRemover = (*BucketStore)(nil)
 
@@ -148,7 +157,7 @@ func (s *BucketStore) CopyToInternal(ctx context.Context, key, name string) erro
 }
 
 // DeleteMany removes keys; see [BatchRemover].
-func (s *BucketStore) DeleteMany(ctx context.Context, keys []string) []error {
+func (s *BucketStore) DeleteMany(ctx context.Context, keys []string, recheck Recheck) []error {
 	errs := make([]error, len(keys))
 	var batch []int // indexes of the keys DeleteObjects can name
 	var single []int
@@ -187,7 +196,7 @@ func (s *BucketStore) DeleteMany(ctx context.Context, keys []string) []error {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				s.deleteObjects(ctx, client, keys, chunk, errs)
+				s.deleteObjects(ctx, client, keys, chunk, errs, recheck)
 			}()
 		}
 	}
@@ -197,7 +206,7 @@ func (s *BucketStore) DeleteMany(ctx context.Context, keys []string) []error {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				errs[i] = RetryThrottled(ctx, func() error { return s.Delete(ctx, keys[i]) })
+				s.deleteOne(ctx, keys, i, errs, recheck)
 			}
 		}()
 	}
@@ -209,14 +218,72 @@ func (s *BucketStore) DeleteMany(ctx context.Context, keys []string) []error {
 	return errs
 }
 
+// deleteTries is how many times DeleteMany sends a key the service keeps
+// throttling, and throttlePause returns the pause before try attempt+1:
+// exponential from a quarter second, with jitter, at most 8 seconds; about
+// half a minute in all, as RetryThrottled.
+const deleteTries = 8
+
+func throttlePause(attempt int) time.Duration {
+	wait := min(250*time.Millisecond<<(attempt-1), 8*time.Second)
+	return wait/2 + time.Duration(rand.Int64N(int64(wait)))
+}
+
+// resend waits before keys[i] for i in idx are sent again and returns those
+// recheck still lets go; the others get recheck's error, or ctx's when it
+// ends during the pause. A nil recheck lets none go: errs keeps the
+// service's answer.
+func (s *BucketStore) resend(ctx context.Context, keys []string, idx []int, errs []error, recheck Recheck, attempt int) []int {
+	if recheck == nil || attempt >= deleteTries {
+		return nil
+	}
+	select {
+	case <-time.After(throttlePause(attempt)):
+	case <-ctx.Done():
+		for _, i := range idx {
+			errs[i] = s.errorf("delete", keys[i], ctx.Err())
+		}
+		return nil
+	}
+	// Checked after the pause, not before it: the pause is when a writer may
+	// have uploaded the key again.
+	why := recheck(ctx, idx)
+	again := idx[:0:0]
+	for j, i := range idx {
+		if j < len(why) && why[j] != nil {
+			errs[i] = why[j]
+			continue
+		}
+		again = append(again, i)
+	}
+	return again
+}
+
+// deleteOne removes keys[i] with a single delete, setting errs[i]; a
+// throttled delete is sent again only as resend allows.
+func (s *BucketStore) deleteOne(ctx context.Context, keys []string, i int, errs []error, recheck Recheck) {
+	for attempt := 1; ; attempt++ {
+		errs[i] = s.Delete(ctx, keys[i])
+		if !IsThrottled(errs[i]) || len(s.resend(ctx, keys, []int{i}, errs, recheck, attempt)) == 0 {
+			return
+		}
+	}
+}
+
+// sdkRetries says which failed requests the SDK would have sent again (a
+// 500, a connection reset): deleteObjects sends them again itself, checked
+// as a throttled request is.
+var sdkRetries = retry.NewStandard()
+
 // deleteObjects removes keys[i] for i in idx with DeleteObjects requests,
 // setting errs[i]: nil for a key the response lists as deleted, the key's
 // error for one it lists as failed, and an error for one it does not list.
 // Keys the service throttles, as a whole request or one by one, are sent
-// again after a pause, up to RetryThrottled's tries.
-func (s *BucketStore) deleteObjects(ctx context.Context, client *s3.Client, keys []string, idx []int, errs []error) {
+// again only as resend allows, as are the keys of a request that failed in a
+// way the SDK would retry. The SDK's own retries are off for these requests:
+// they would send the keys again after a pause, unchecked.
+func (s *BucketStore) deleteObjects(ctx context.Context, client *s3.Client, keys []string, idx []int, errs []error, recheck Recheck) {
 	pending := idx
-	wait := 250 * time.Millisecond
 	for attempt := 1; len(pending) > 0; attempt++ {
 		objs := make([]types.ObjectIdentifier, len(pending))
 		byKey := make(map[string]int, len(pending))
@@ -225,21 +292,20 @@ func (s *BucketStore) deleteObjects(ctx context.Context, client *s3.Client, keys
 			objs[j] = types.ObjectIdentifier{Key: aws.String(full)}
 			byKey[full] = i
 		}
-		var out *s3.DeleteObjectsOutput
-		err := RetryThrottled(ctx, func() error {
-			var err error
-			out, err = client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
-				Bucket: aws.String(s.name),
-				Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(false)},
-			})
-			return err
-		})
+		out, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+			Bucket: aws.String(s.name),
+			Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(false)},
+		}, func(o *s3.Options) { o.Retryer = aws.NopRetryer{} })
 		if err != nil {
 			err = s.errorf("delete", fmt.Sprintf("(%d keys in one request)", len(pending)), err)
 			for _, i := range pending {
 				errs[i] = err
 			}
-			return
+			if !IsThrottled(err) && !sdkRetries.IsErrorRetryable(err) {
+				return
+			}
+			pending = s.resend(ctx, keys, pending, errs, recheck, attempt)
+			continue
 		}
 		deleted := make(map[int]bool, len(out.Deleted))
 		for _, d := range out.Deleted {
@@ -261,27 +327,19 @@ func (s *BucketStore) deleteObjects(ctx context.Context, client *s3.Client, keys
 				errs[i] = s.errorf("delete", keys[i], fmt.Errorf("%w: the response lists it as deleted and as failed (%v)", ErrNotConfirmed, kerr))
 			case deleted[i]:
 				errs[i] = nil
-			case isFailed && IsThrottled(kerr) && attempt < 8:
-				throttled = append(throttled, i)
 			case isFailed:
 				errs[i] = s.errorf("delete", keys[i], kerr)
+				if IsThrottled(kerr) {
+					throttled = append(throttled, i)
+				}
 			default:
 				errs[i] = s.errorf("delete", keys[i], ErrNotConfirmed)
 			}
 		}
-		pending = throttled
-		if len(pending) == 0 {
+		if len(throttled) == 0 {
 			return
 		}
-		select {
-		case <-time.After(wait/2 + time.Duration(rand.Int64N(int64(wait)))):
-		case <-ctx.Done():
-			for _, i := range pending {
-				errs[i] = s.errorf("delete", keys[i], ctx.Err())
-			}
-			return
-		}
-		wait = min(2*wait, 8*time.Second)
+		pending = s.resend(ctx, keys, throttled, errs, recheck, attempt)
 	}
 }
 

@@ -79,7 +79,7 @@ func (m *mover) sweepBucket(ctx context.Context, br store.BatchRemover, items It
 		deleting.Add(1)
 		go func() {
 			defer func() { <-inFlight; deleting.Done() }()
-			m.deleteBatch(ctx, br, goes)
+			m.deleteBatch(ctx, br, goes, dense)
 		}()
 	}
 	deleting.Wait()
@@ -193,9 +193,47 @@ func (m *mover) checkBatch(ctx context.Context, br store.BatchRemover, batch []I
 	return goes
 }
 
+// keptError is recheck's answer for a blob that no longer goes.
+type keptError struct{ reason string }
+
+func (e *keptError) Error() string { return e.reason }
+
+// recheck is DeleteMany's check of items before it sends them again after
+// the service asked it to slow down: the pause may last seconds, in which
+// the runtime may upload a blob again under the same name, so each is
+// checked (stillGoes) as it was before the first request. A blob that no
+// longer goes gets a *keptError; one that cannot be described, its error;
+// one gone meanwhile, ErrNotExist, as DeleteMany reports a key gone.
+func (m *mover) recheck(br store.BatchRemover, items []Item, dense bool) store.Recheck {
+	return func(ctx context.Context, idx []int) []error {
+		sub := make([]Item, len(idx))
+		for j, i := range idx {
+			sub[j] = items[i]
+		}
+		now, errs := m.describe(ctx, br, sub, dense)
+		why := make([]error, len(idx))
+		for j, it := range sub {
+			if errs[j] == nil && now[j].Key == "" {
+				why[j] = fmt.Errorf("trash: %s: %s: not checked again before it was to be sent again: %w", m.st.Location(), it.Key, ctx.Err())
+				continue
+			}
+			switch skip, err := m.stillGoes(it, now[j], errs[j]); {
+			case errors.Is(errs[j], store.ErrNotExist):
+				// Gone as if deleted: with the trash, its copy is what is left.
+				why[j] = errs[j]
+			case err != nil:
+				why[j] = err
+			case skip != "":
+				why[j] = &keptError{skip + ", while the service asked to slow down"}
+			}
+		}
+		return why
+	}
+}
+
 // deleteBatch deletes blobs checked a moment ago, for good. The request is
 // not cancelled with ctx: it is the move in flight.
-func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []Item) {
+func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []Item, dense bool) {
 	if len(goes) == 0 {
 		return
 	}
@@ -203,14 +241,17 @@ func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []I
 	for i, it := range goes {
 		keys[i] = it.Key
 	}
-	errs := br.DeleteMany(context.WithoutCancel(ctx), keys)
+	errs := br.DeleteMany(context.WithoutCancel(ctx), keys, m.recheck(br, goes, dense))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, err := range errs {
 		it := goes[i]
+		var kept *keptError
 		switch {
 		case err == nil:
 			m.moved(it)
+		case errors.As(err, &kept):
+			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, kept.reason})
 		case errors.Is(err, store.ErrNotExist):
 			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, "gone since the plan"})
 		default:
@@ -272,8 +313,15 @@ func (m *mover) trashBatch(ctx context.Context, br store.BatchRemover, goes []It
 	for i, it := range sources {
 		keys[i] = it.Key
 	}
-	for i, err := range br.DeleteMany(fctx, keys) {
+	for i, err := range br.DeleteMany(fctx, keys, m.recheck(br, sources, dense)) {
 		it := sources[i]
+		var kept *keptError
+		if errors.As(err, &kept) {
+			// Never sent again: the source stays, and so the copy goes.
+			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, kept.reason + ", while it was copied into the trash"})
+			dropCopy(it)
+			continue
+		}
 		if err == nil || errors.Is(err, store.ErrNotExist) {
 			m.moved(it) // in the trash, and only there
 			continue

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -119,5 +122,84 @@ func TestBucketMoveBadKey(t *testing.T) {
 		if res.Trashed+res.Deleted != 3 || len(res.Failed) != 2 || res.Failed[0].Key != "../outside.png" || res.Failed[1].Key != "0//x" {
 			t.Fatalf("no-trash=%v: removed %d, failed %v, skipped %v", noTrash, res.Trashed+res.Deleted, res.Failed, res.Skipped)
 		}
+	}
+}
+
+// TestBucketSweepRechecksThrottledKeys: S3 answers a DeleteObjects request
+// with a SlowDown for some of its keys (a 200 that deletes nothing of them),
+// and the runtime uploads one of those keys again before the request is sent
+// again. The re-sent request names only the keys that, checked again, are
+// still what the plan described: the key uploaded again stays in the store
+// and is reported skipped, with and without the trash; the key slowed down
+// but unchanged is removed on the second request, as is the key the service
+// deleted at once.
+func TestBucketSweepRechecksThrottledKeys(t *testing.T) {
+	for _, noTrash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("no-trash=%v", noTrash), func(t *testing.T) {
+			again, slowed, gone := name("uploaded again"), name("slowed down"), name("deleted at once")
+			var srv *storetest.S3
+			var once sync.Once
+			wrap := func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method != http.MethodPost || !r.URL.Query().Has("delete") {
+						next.ServeHTTP(w, r)
+						return
+					}
+					first := false
+					once.Do(func() { first = true })
+					if !first {
+						next.ServeHTTP(w, r)
+						return
+					}
+					io.Copy(io.Discard, r.Body)
+					// The upload lands before the client reads the answer, so
+					// before any pause it takes: other bytes, another size.
+					content := "uploaded again, and longer this time"
+					if _, err := srv.Backend.PutObject("throttled", again, map[string]string{}, strings.NewReader(content), int64(len(content)), nil); err != nil {
+						http.Error(w, err.Error(), http.StatusInternalServerError)
+						return
+					}
+					if _, err := srv.Backend.DeleteObject("throttled", gone); err != nil {
+						http.Error(w, err.Error(), http.StatusInternalServerError)
+						return
+					}
+					w.Header().Set("Content-Type", "application/xml")
+					io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`+
+						`<Deleted><Key>`+gone+`</Key></Deleted>`+
+						`<Error><Key>`+again+`</Key><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`+
+						`<Error><Key>`+slowed+`</Key><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`+
+						`</DeleteResult>`)
+				})
+			}
+			srv = storetest.StartS3(t, wrap)
+			ctx := context.Background()
+			st, err := store.Open(ctx, srv.Bucket(t, "throttled"))
+			must(t, err)
+			defer st.Close()
+			for _, c := range []string{"uploaded again", "slowed down", "deleted at once"} {
+				must(t, st.Put(ctx, name(c), strings.NewReader(c), store.PutOptions{}))
+			}
+			var list trash.List
+			must(t, st.List(ctx, "", func(e store.Entry) error {
+				list = append(list, trash.Item{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
+				return nil
+			}))
+			res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{NoTrash: noTrash, StoreBlobs: 3})
+			must(t, err)
+			if e, err := st.Stat(ctx, again); err != nil || e.Size != int64(len("uploaded again, and longer this time")) {
+				t.Errorf("the blob uploaded again while the service asked to slow down: %+v, %v; want it in the store", e, err)
+			}
+			if len(res.Skipped) != 1 || res.Skipped[0].Key != again || !strings.Contains(res.Skipped[0].Reason, "changed since the plan") || len(res.Failed) != 0 {
+				t.Errorf("skipped %v, failed %v; want %s skipped as changed", res.Skipped, res.Failed, again)
+			}
+			for _, k := range []string{slowed, gone} {
+				if _, err := st.Stat(ctx, k); !errors.Is(err, store.ErrNotExist) {
+					t.Errorf("%s: %v, want it removed", k, err)
+				}
+			}
+			if removed := res.Trashed + res.Deleted; removed != 2 {
+				t.Errorf("removed %d, want 2", removed)
+			}
+		})
 	}
 }

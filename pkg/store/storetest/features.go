@@ -540,7 +540,7 @@ func testBatchRemove(t *testing.T, s store.Store) {
 		many = append(many, k)
 	}
 	keys := append([]string{"w", "x/1a", "../escape", store.InternalDir + "/journal/1.json", "é/ü"}, many...)
-	errs := br.DeleteMany(ctx, keys)
+	errs := br.DeleteMany(ctx, keys, nil)
 	if len(errs) != len(keys) {
 		t.Fatalf("DeleteMany returned %d errors for %d keys", len(errs), len(keys))
 	}
@@ -550,10 +550,10 @@ func testBatchRemove(t *testing.T, s store.Store) {
 			t.Errorf("DeleteMany: %s: %v", k, errs[i])
 		}
 	}
-	if errs := br.DeleteMany(ctx, []string{"missing"}); errs[0] != nil && !errors.Is(errs[0], store.ErrNotExist) {
+	if errs := br.DeleteMany(ctx, []string{"missing"}, nil); errs[0] != nil && !errors.Is(errs[0], store.ErrNotExist) {
 		t.Errorf("DeleteMany of a missing key = %v, want nil or ErrNotExist", errs[0])
 	}
-	if errs := br.DeleteMany(ctx, nil); len(errs) != 0 {
+	if errs := br.DeleteMany(ctx, nil, nil); len(errs) != 0 {
 		t.Errorf("empty DeleteMany: %v", errs)
 	}
 	wantKeys(t, s, "", "b", "sub/.mediactl/k", "x/0", "x/1", "x/2", "x/22", "x/y/333", "x0", "xa", "y")
