@@ -275,7 +275,11 @@ func withTrashDir(c *cli.Context, stores []store.Store) ([]store.Store, error) {
 // trashDirError words the errors of a folder given for removed blobs.
 func trashDirError(flag string, err error) error {
 	var pe *trash.PlaceError
+	var oe *trash.OwnerError
 	switch {
+	case errors.As(err, &oe):
+		return usageErr("give each store a trash directory of its own; if "+oe.Owner+" moved to "+oe.Store+", delete "+oe.Record+" first",
+			"%s %v: its runs would be restored into, or purged from, the wrong store", flag, err)
 	case errors.As(err, &pe):
 		return usageErr("choose a directory outside the store, on the same file system, that does not contain it", "%s %v", flag, err)
 	case errors.Is(err, trash.ErrNeedsLocal):

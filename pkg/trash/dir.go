@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mediactl/mediactl/pkg/store"
@@ -125,7 +126,8 @@ func OpenDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
 
 // DirStore is st with its trash in the local folder dir, for reading the
 // runs kept there (Runs) or taking the lock through it: it checks dir
-// (CheckDir) and creates it if needed.
+// (CheckDir), creates it if needed, and claims it for st (see claimDir): a
+// folder that holds another store's trash is refused with an *OwnerError.
 func DirStore(st store.Store, dir string) (store.Store, error) {
 	ls, ok := st.(*store.LocalStore)
 	if !ok {
@@ -141,5 +143,63 @@ func DirStore(st store.Store, dir string) (store.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trash: %w", err)
 	}
+	if err := claimDir(ls, td, dir); err != nil {
+		return nil, err
+	}
 	return WithDir(ls, td), nil
+}
+
+// ownerName is the internal file of a trash folder that names the store
+// whose trash it holds: its real path and a newline.
+const ownerName = "trash-of"
+
+// claimDir records ls as the store whose trash td holds, or, when td already
+// names a store, checks that it is ls. A run in the folder names no store,
+// and restoring it moves its blobs into whichever store the folder is given
+// with, purging it deletes them: two stores given one folder would restore
+// and purge each other's runs. Stores are told apart by real path, so every
+// spelling of one store is the same store. A folder used before this record
+// existed is claimed by the first store that opens it.
+func claimDir(ls, td *store.LocalStore, dir string) error {
+	ctx := context.Background()
+	me, err := store.RealPath(ls.Dir())
+	if err != nil {
+		return fmt.Errorf("trash: %s: %w", ls.Dir(), err)
+	}
+	err = td.PutInternal(ctx, ownerName, strings.NewReader(me+"\n"), store.PutOptions{IfNotExist: true})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, store.ErrExist) {
+		return fmt.Errorf("trash: record the store of %s: %w", dir, err)
+	}
+	// Claimed before, maybe a moment ago by another store: read who.
+	r, err := td.OpenInternal(ctx, ownerName)
+	if err != nil {
+		return fmt.Errorf("trash: read the store of %s: %w", dir, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	if err != nil {
+		return fmt.Errorf("trash: read the store of %s: %w", dir, err)
+	}
+	if owner := strings.TrimSuffix(string(b), "\n"); owner != me {
+		return &OwnerError{Dir: dir, Owner: owner, Store: me, Record: filepath.Join(dir, store.InternalDir, ownerName)}
+	}
+	return nil
+}
+
+// OwnerError is returned by DirStore for a trash folder that holds the trash
+// of another store.
+type OwnerError struct {
+	Dir   string // the folder as given
+	Owner string // the store whose trash it holds, as recorded
+	Store string // the store it was given to (its real path)
+	// Record is the file that names Owner: removing it lets the next store
+	// that opens the folder claim it (for a store that moved).
+	Record string
+}
+
+func (e *OwnerError) Error() string {
+	return fmt.Sprintf("%s holds the trash of the store %s, not of %s", e.Dir, e.Owner, e.Store)
 }
