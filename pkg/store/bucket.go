@@ -529,10 +529,63 @@ func (s *BucketStore) Delete(ctx context.Context, key string) error {
 	if err := ValidKey(key); err != nil {
 		return fmt.Errorf("store %s: delete: %w", s.location, err)
 	}
-	if err := s.b.Delete(ctx, key); err != nil {
+	if err := s.delete(ctx, key); err != nil {
 		return s.errorf("delete", key, err)
 	}
 	return nil
+}
+
+// delete removes the object key (relative to the prefix). On a file://
+// bucket it goes through removeFile, not fileblob's Delete.
+func (s *BucketStore) delete(ctx context.Context, key string) error {
+	if s.scheme == "file" {
+		return s.removeFile(s.prefix + key)
+	}
+	return s.b.Delete(ctx, key)
+}
+
+// removeFile removes the object name (prefix included) of a file:// bucket
+// and its attributes file, through a root opened on the bucket's folder:
+// fileblob's Delete resolves the path through symbolic links, so a folder
+// swapped for a link to elsewhere after the plan (another process may own
+// the folder) would have it remove a file outside the bucket. The root
+// refuses any path that leaves the folder, and removes a link, not what it
+// points to. A name fileblob escapes on disk is refused, not guessed at: it
+// stays, with the reason.
+func (s *BucketStore) removeFile(name string) error {
+	if !fileblobPlain(name) {
+		return fmt.Errorf("not removed: fileblob keeps %q under an escaped file name, which only fileblob's own delete (that follows links) would find", name)
+	}
+	root, err := os.OpenRoot(s.name)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	p := filepath.FromSlash(name)
+	fi, err := root.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s: %w (a folder is no object)", name, ErrNotExist)
+	}
+	if err := root.Remove(p); err != nil {
+		return err
+	}
+	if err := root.Remove(p + ".attrs"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// fileblobPlain reports whether fileblob stores the object name (a valid
+// key, prefix included) under the file name name itself: no control
+// character, no "../" (a segment ending in ".."), nothing HexEscape would
+// take for an escape.
+func fileblobPlain(name string) bool {
+	return !strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 }) &&
+		!strings.Contains(name, "../") && !strings.Contains(name, "__0x") &&
+		(os.PathSeparator == '/' || !strings.ContainsAny(name, `\<>:"|?*`))
 }
 
 // Internal folder access; see LocalStore.InternalRoot for the idea. Names are
@@ -591,7 +644,7 @@ func (s *BucketStore) MoveFromInternal(ctx context.Context, name, key string) er
 	}
 	// The blob is back; only the trashed copy is left to remove. Retried here:
 	// a retry of the whole move would find its own restored key and refuse.
-	if err := RetryThrottled(ctx, func() error { return s.b.Delete(ctx, src) }); err != nil {
+	if err := RetryThrottled(ctx, func() error { return s.delete(ctx, src) }); err != nil {
 		return s.errorf(op, key, err)
 	}
 	return nil
@@ -616,7 +669,7 @@ func (s *BucketStore) DeleteInternal(ctx context.Context, name string) error {
 		return fmt.Errorf("store %s: delete: %w", s.location, err)
 	}
 	key := internalName(name)
-	if err := s.b.Delete(ctx, key); err != nil {
+	if err := s.delete(ctx, key); err != nil {
 		return s.errorf("delete", key, err)
 	}
 	return nil
