@@ -148,6 +148,14 @@ func (j *Journal) Confirm(key string) {
 	j.state.Copied.confirm(key)
 }
 
+// ConfirmIf confirms key's proof, as Confirm, when holds says it still
+// holds, and reports whether it did.
+func (j *Journal) ConfirmIf(key string, holds func(Proof) bool) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.state.Copied.confirmIf(key, holds)
+}
+
 // KeepConfirmed forgets, for the rest of this run and leaving the file as it
 // is, every proof the run did not confirm: copies of blobs it did not list
 // (outside --include, gone from the store), left alone (within --min-age),

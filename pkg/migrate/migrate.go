@@ -485,8 +485,10 @@ func (m *migration) one(ctx context.Context, j job) {
 		// emptied since, or a proof taken over from a shard's journal, must
 		// not leave the rewrite pointing at nothing). Otherwise the key is
 		// proven again below, or not at all.
-		if p, ok := m.opts.Journal.Proven(e.Key); ok && p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() && j.exists && j.dstSize == p.Size {
-			m.opts.Journal.Confirm(e.Key)
+		holds := func(p Proof) bool {
+			return p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() && j.exists && j.dstSize == p.Size
+		}
+		if m.opts.Journal.ConfirmIf(e.Key, holds) {
 			m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
 			return
 		}

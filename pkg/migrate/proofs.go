@@ -115,21 +115,36 @@ func (ps *Proofs) set(key string, p Proof) {
 }
 
 // confirm marks key's proof as confirmed by this run.
-func (ps *Proofs) confirm(key string) {
+func (ps *Proofs) confirm(key string) { ps.confirmIf(key, nil) }
+
+// confirmIf marks key's proof as confirmed by this run when holds (nil for
+// always) says it still holds, and reports whether it did: one lookup for
+// the copy step's check of a proof and its confirmation.
+func (ps *Proofs) confirmIf(key string, holds func(Proof) bool) bool {
 	if p, ok := ps.other[key]; ok {
+		if holds != nil && !holds(p.Proof) {
+			return false
+		}
 		p.confirmed = true
 		ps.other[key] = p
-		return
+		return true
 	}
-	if d, f, named := splitNamed(key); named {
-		if id, known := ps.formIDs[f]; known {
-			k := namedKey{d, id}
-			if p, ok := ps.named[k]; ok {
-				p.confirmed = true
-				ps.named[k] = p
-			}
-		}
+	d, f, named := splitNamed(key)
+	if !named {
+		return false
 	}
+	id, known := ps.formIDs[f]
+	if !known {
+		return false
+	}
+	k := namedKey{d, id}
+	p, ok := ps.named[k]
+	if !ok || holds != nil && !holds(p.proof(d)) {
+		return false
+	}
+	p.confirmed = true
+	ps.named[k] = p
+	return true
 }
 
 // keepConfirmed forgets every proof this run did not confirm.

@@ -39,9 +39,18 @@ func TestProofsAgainstMap(t *testing.T) {
 			ps.drop(key)
 			delete(want, key)
 			delete(confirmed, key)
-		case 1, 2:
+		case 1:
 			ps.confirm(key)
 			if _, ok := want[key]; ok {
+				confirmed[key] = true
+			}
+		case 2:
+			even := func(p Proof) bool { return p.Size%2 == 0 }
+			p, ok := want[key]
+			if got := ps.confirmIf(key, even); got != (ok && even(p)) {
+				t.Fatalf("step %d: confirmIf(%q) = %v, want %v", step, key, got, ok && even(p))
+			}
+			if ok && even(p) {
 				confirmed[key] = true
 			}
 		case 3:
