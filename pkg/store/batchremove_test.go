@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/aws/smithy-go"
+
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
 )
@@ -187,5 +189,21 @@ func TestDeleteManyThrottledKeyChanged(t *testing.T) {
 	}
 	if _, err := st.Stat(ctx, "again.png"); err != nil {
 		t.Errorf("with no recheck the throttled key is gone: %v", err)
+	}
+}
+
+// A run stopped while RetryThrottled waits out a throttled request ends with
+// the context's error (the request was refused, never done: the caller counts
+// it as not attempted), and still says the service throttled it.
+func TestRetryThrottledStoppedDuringThePause(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	err := store.RetryThrottled(ctx, func() error {
+		calls++
+		cancel()
+		return &smithy.GenericAPIError{Code: "SlowDown", Message: "Please reduce your request rate."}
+	})
+	if calls != 1 || !errors.Is(err, context.Canceled) || !store.IsThrottled(err) {
+		t.Fatalf("after %d calls: %v; want one call, context.Canceled, throttled", calls, err)
 	}
 }

@@ -738,7 +738,9 @@ func serviceError(err error) (code string, status int) {
 // RetryThrottled runs op again, with exponential backoff and jitter, while the
 // service says to slow down (IsThrottled) after the SDK's own retries gave up:
 // S3 answers 503 SlowDown past 3,500 deletes a second per prefix. Up to 8
-// tries, about half a minute at most.
+// tries, about half a minute at most. When ctx ends during a pause, the error
+// is ctx's joined with the service's: the op was refused, not done, so the
+// caller counts it as not attempted, not as failed.
 func RetryThrottled(ctx context.Context, op func() error) error {
 	wait := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -750,7 +752,7 @@ func RetryThrottled(ctx context.Context, op func() error) error {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			return err
+			return errors.Join(ctx.Err(), err)
 		}
 		wait = min(2*wait, 8*time.Second)
 	}
