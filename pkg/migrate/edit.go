@@ -989,29 +989,26 @@ func Revert(cur []byte, rec Record) ([]byte, error) {
 	return Apply(cur, back)
 }
 
-// RevertAll undoes every journaled rewrite of one unit, newest first (recs
+// revertAll undoes every journaled rewrite of one unit, newest first (recs
 // oldest first, as the journal holds them): each rewrite edited the unit as
 // the one before it left it, so only undoing them in turn gets back to what
 // the first one read. A rewrite that was prepared but never written (the
 // unit is not as it would have left it) undoes nothing by itself. It returns
 // the bytes and the number of references put back, nil bytes when there is
 // nothing to undo, and the first rewrite that cannot be undone as an error.
-func RevertAll(cur []byte, recs []*Record) ([]byte, int64, error) {
-	var out []byte
-	var n int64
-	for i := len(recs) - 1; i >= 0; i-- {
-		base := cur
-		if out != nil {
-			base = out
-		}
-		back, err := Revert(base, *recs[i])
+func revertAll(cur []byte, recs []*Record) ([]byte, int64, error) {
+	out, n := cur, int64(0)
+	for _, rec := range slices.Backward(recs) {
+		back, err := Revert(out, *rec)
 		if err != nil {
 			return nil, 0, err
 		}
 		if back != nil {
-			out = back
-			n += int64(len(recs[i].Edits))
+			out, n = back, n+int64(len(rec.Edits))
 		}
+	}
+	if n == 0 {
+		return nil, 0, nil
 	}
 	return out, n, nil
 }

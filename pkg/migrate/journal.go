@@ -129,40 +129,22 @@ func (j *Journal) Proven(key string) (Proof, bool) {
 	return j.state.Copied.Get(key)
 }
 
-// Distrust forgets key's proof for the rest of this run, leaving the file as
-// it is: the run found the source or the copy no longer as proven (changed,
-// missing), so neither the rewrite nor the check may count on it until the
-// copy step proves the key again. A later run reads the proof again and
-// checks it again.
-func (j *Journal) Distrust(key string) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.state.Copied.drop(key)
-}
-
-// Confirm records that this run checked key's proof against the source and
-// the destination (or made it): see KeepConfirmed.
-func (j *Journal) Confirm(key string) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.state.Copied.confirm(key)
-}
-
-// ConfirmIf confirms key's proof, as Confirm, when holds says it still
-// holds, and reports whether it did.
-func (j *Journal) ConfirmIf(key string, holds func(Proof) bool) bool {
+// confirmIf records that this run checked key's proof against the source and
+// the destination (holds says it still holds; nil when the run has just made
+// it), and reports whether it did: see keepConfirmed.
+func (j *Journal) confirmIf(key string, holds func(Proof) bool) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.state.Copied.confirmIf(key, holds)
 }
 
-// KeepConfirmed forgets, for the rest of this run and leaving the file as it
+// keepConfirmed forgets, for the rest of this run and leaving the file as it
 // is, every proof the run did not confirm: copies of blobs it did not list
 // (outside --include, gone from the store), left alone (within --min-age),
 // or found changed or missing. The rewrite, the check and --delete-source
 // then act on what this run saw to be copied, never on an older run's word
 // about a copy that may be gone since. A later run reads them again.
-func (j *Journal) KeepConfirmed() {
+func (j *Journal) keepConfirmed() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.state.Copied.keepConfirmed()

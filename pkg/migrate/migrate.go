@@ -249,7 +249,7 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 		m.rep.Interrupted = true
 	}
 	if opts.Journal != nil {
-		opts.Journal.KeepConfirmed()
+		opts.Journal.keepConfirmed()
 		if err := opts.Journal.Sync(); err != nil {
 			return m.rep, err
 		}
@@ -488,7 +488,7 @@ func (m *migration) one(ctx context.Context, j job) {
 		holds := func(p Proof) bool {
 			return p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() && j.exists && j.dstSize == p.Size
 		}
-		if m.opts.Journal.ConfirmIf(e.Key, holds) {
+		if m.opts.Journal.confirmIf(e.Key, holds) {
 			m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
 			return
 		}
@@ -707,7 +707,7 @@ func (m *migration) journalCopied(e store.Entry, sum string) {
 		m.fail(e.Key, err)
 		return
 	}
-	m.opts.Journal.Confirm(e.Key)
+	m.opts.Journal.confirmIf(e.Key, nil)
 }
 
 // ObjectURL is the URL of key in a bucket store: scheme://bucket/prefix/key.

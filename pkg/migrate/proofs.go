@@ -18,7 +18,7 @@ import (
 // from key strings); any other key as its string.
 //
 // Each proof also carries whether this run confirmed it (see Journal's
-// KeepConfirmed): a proof read from the journal is evidence that the copy
+// keepConfirmed): a proof read from the journal is evidence that the copy
 // step checks, not yet a copy the rewrite may point at.
 type Proofs struct {
 	named map[namedKey]namedProof
@@ -113,9 +113,6 @@ func (ps *Proofs) set(key string, p Proof) {
 	}
 	ps.other[key] = otherProof{Proof: p}
 }
-
-// confirm marks key's proof as confirmed by this run.
-func (ps *Proofs) confirm(key string) { ps.confirmIf(key, nil) }
 
 // confirmIf marks key's proof as confirmed by this run when holds (nil for
 // always) says it still holds, and reports whether it did: one lookup for

@@ -40,7 +40,7 @@ func TestProofsAgainstMap(t *testing.T) {
 			delete(want, key)
 			delete(confirmed, key)
 		case 1:
-			ps.confirm(key)
+			ps.confirmIf(key, nil)
 			if _, ok := want[key]; ok {
 				confirmed[key] = true
 			}

@@ -181,7 +181,7 @@ func runRewriters(ctx context.Context, srcs []sessions.Rewriter, rep *RewriteRep
 }
 
 // RollbackSessions restores, in every source, each unit the journal says was
-// rewritten, undoing its rewrites newest first (see RevertAll): byte for byte
+// rewritten, undoing its rewrites newest first (see revertAll): byte for byte
 // when the unit is as the rewrites left it, reference by reference when it
 // changed since (see Revert). Units the journal lists
 // that no source holds any more are reported as problems.
@@ -197,7 +197,7 @@ func RollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal,
 			return nil, nil
 		}
 		seen[id] = true
-		out, n, err := RevertAll(cur, recs)
+		out, n, err := revertAll(cur, recs)
 		if err != nil {
 			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{place, err.Error()})
 			return nil, nil

@@ -134,7 +134,7 @@ func takeShardJournal(j *Journal, p, from, to string, disagreed map[string]bool)
 			}
 			imp.Disagreed++
 			disagreed[rec.Key] = true
-			j.Distrust(rec.Key)
+			j.state.Copied.drop(rec.Key)
 			return nil
 		}
 		imp.Proofs++
