@@ -218,11 +218,11 @@ func (s *BucketStore) DeleteMany(ctx context.Context, keys []string, recheck Rec
 	return errs
 }
 
-// deleteTries is how many times DeleteMany sends a key the service keeps
-// throttling, and throttlePause returns the pause before try attempt+1:
-// exponential from a quarter second, with jitter, at most 8 seconds; about
-// half a minute in all, as RetryThrottled.
-const deleteTries = 8
+// throttleTries is how many times RetryThrottled and DeleteMany send what the
+// service keeps throttling, and throttlePause returns the pause before try
+// attempt+1: exponential from a quarter second, with jitter, at most 8
+// seconds; about half a minute in all.
+const throttleTries = 8
 
 func throttlePause(attempt int) time.Duration {
 	wait := min(250*time.Millisecond<<(attempt-1), 8*time.Second)
@@ -234,7 +234,7 @@ func throttlePause(attempt int) time.Duration {
 // ends during the pause. A nil recheck lets none go: errs keeps the
 // service's answer.
 func (s *BucketStore) resend(ctx context.Context, keys []string, idx []int, errs []error, recheck Recheck, attempt int) []int {
-	if recheck == nil || attempt >= deleteTries {
+	if recheck == nil || attempt >= throttleTries {
 		return nil
 	}
 	select {

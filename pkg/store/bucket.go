@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -742,18 +741,15 @@ func serviceError(err error) (code string, status int) {
 // is ctx's joined with the service's: the op was refused, not done, so the
 // caller counts it as not attempted, not as failed.
 func RetryThrottled(ctx context.Context, op func() error) error {
-	wait := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := op()
-		if err == nil || !IsThrottled(err) || attempt == 8 {
+		if err == nil || !IsThrottled(err) || attempt == throttleTries {
 			return err
 		}
-		d := wait/2 + time.Duration(rand.Int64N(int64(wait)))
 		select {
-		case <-time.After(d):
+		case <-time.After(throttlePause(attempt)):
 		case <-ctx.Done():
 			return errors.Join(ctx.Err(), err)
 		}
-		wait = min(2*wait, 8*time.Second)
 	}
 }

@@ -40,9 +40,9 @@ type UnorderedLister interface {
 //
 // ListSelected reports, in List's order and described as List describes them,
 // exactly the entries of List(ctx, prefix, fn) whose key keep accepts (a nil
-// keep accepts every key). keep is asked about the keys of blobs (and of symlinks, FIFOs, …), never about a
-// folder's, and may be asked about a key that then vanishes; it must be a pure
-// function of the key, and cheap. Where List sorts a directory's names in memory
+// keep accepts every key). keep is asked about the keys of blobs (and of
+// symlinks, FIFOs, …), never about a folder's, and may be asked about a key
+// that then vanishes; it must be a pure function of the key, and cheap. Where List sorts a directory's names in memory
 // first (a local store, a file:// bucket), the names keep refuses are never
 // held, so one shard of N holds about 1/N of a folder of millions of blobs;
 // elsewhere it costs what List costs. Call it through the package's

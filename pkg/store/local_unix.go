@@ -240,7 +240,7 @@ func (s *LocalStore) moveEntry(from string, dst *LocalStore, to string, check fu
 	if err := renameNoReplaceAt(srcFD, fromName, dstFD, toName); err != nil {
 		return err
 	}
-	if err := s.movedWhatWasChecked(st, srcFD, fromName, dstFD, toName); err != nil {
+	if err := movedWhatWasChecked(st, srcFD, fromName, dstFD, toName); err != nil {
 		return err
 	}
 	if !sync {
@@ -261,7 +261,7 @@ func (s *LocalStore) moveEntry(from string, dst *LocalStore, to string, check fu
 // not checked. It is put back where it was, and the move reports ErrChanged.
 // Should fromName be taken again by then, the file stays at toName and the
 // error says where it is.
-func (s *LocalStore) movedWhatWasChecked(checked entryStat, fromFD int, fromName string, toFD int, toName string) error {
+func movedWhatWasChecked(checked entryStat, fromFD int, fromName string, toFD int, toName string) error {
 	if checked.ino == 0 {
 		return nil
 	}
