@@ -357,8 +357,8 @@ func (w *filesWalk) rewritableEntry(p, rel, name string, ancestors []fileKey) er
 // changes from what was already handled: its kind in the low 4 bits and, for
 // documents, 60 bits of a hash of the docKey above them (a replaced document
 // is read again). 8 bytes a file where a kind beside a Unix docKey is 40, paid
-// by every shard. A hash can collide, so it never says alone that a document was read:
-// see noteDocument.
+// by every shard. A hash can collide, so it never says alone that a document
+// was read: see noteDocument.
 type entryState uint64
 
 func state(kind entryKind, id uint64) entryState { return entryState(id<<4 | uint64(kind)) }

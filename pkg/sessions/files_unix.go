@@ -41,10 +41,11 @@ func fileIdentity(fi fs.FileInfo, path string) (fileKey, error) {
 
 // docIdentity is a document's docKey; see fileIdentity for one without.
 func docIdentity(fi fs.FileInfo, path string) (docKey, error) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return docKey{fileKey{dev: uint64(st.Dev), ino: uint64(st.Ino)}, changeTime(fi, st), fi.Size()}, nil
+	id, err := fileIdentity(fi, path)
+	if err != nil {
+		return docKey{}, err
 	}
-	return docKey{}, fmt.Errorf("%s: no device and inode in its file information (%T)", path, fi.Sys())
+	return docKey{id, changeTime(fi, fi.Sys().(*syscall.Stat_t)), fi.Size()}, nil
 }
 
 // openFile opens a file for reading without blocking: a named pipe swapped in
