@@ -817,15 +817,19 @@ func pgLoadTypes(ctx context.Context, tx pgx.Tx) (pgTypes, error) {
 // nestsBytea reports whether a column of a type read as JSON holds a bytea
 // somewhere inside (an array of bytea, a composite with a bytea attribute,
 // domains over either): to_json gives a nested bytea in hex, not its bytes, so
-// that a document kept there cannot be read.
+// that a document kept there cannot be read. A type nested deeper than it
+// looks is taken to hold one: reported as unread, not read as complete.
 func (m pgTypes) nestsBytea(oid uint32) bool {
 	return m.readAs(oid) == pgReadJSON && m.holdsBytea(oid, 0)
 }
 
 func (m pgTypes) holdsBytea(oid uint32, depth int) bool {
+	if depth > 8 {
+		return true
+	}
 	base, t, ok := m.resolveDomain(oid, false)
 	switch {
-	case !ok || depth > 8:
+	case !ok:
 		return false
 	case base == pgByteaOID:
 		return true
