@@ -2,10 +2,8 @@ package gc_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,27 +148,8 @@ func sqliteSource(t *testing.T, docs []string, affinity string) string {
 // and returns its URL.
 func postgresSource(t *testing.T, docs []string, typ string) string {
 	ctx := context.Background()
-	u := sessionstest.Postgres(t)
-	admin, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rnd [4]byte
-	rand.Read(rnd[:])
-	db := "mediactl_retention_" + hex.EncodeToString(rnd[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		admin.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)")
-		admin.Close(context.Background())
-	})
-	cfg, err := pgx.ParseConfig(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Database = db
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	u := sessionstest.PostgresDatabase(t, "mediactl_retention")
+	conn, err := pgx.Connect(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,10 +171,5 @@ func postgresSource(t *testing.T, docs []string, typ string) string {
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"messages"}, []string{"role", "content"}, pgx.CopyFromRows(rows)); err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := url.Parse(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed.Path = "/" + db
-	return parsed.String()
+	return u
 }

@@ -2,9 +2,6 @@ package migrate_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,25 +19,7 @@ import (
 // other tests' tables are not part of the source) and returns its URL.
 func postgresDatabase(t *testing.T) string {
 	t.Helper()
-	base := sessionstest.Postgres(t)
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	must(t, err)
-	var r [4]byte
-	rand.Read(r[:])
-	name := "mediactl_migrate_" + hex.EncodeToString(r[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		admin.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
-		admin.Close(context.Background())
-	})
-	u, err := url.Parse(base)
-	must(t, err)
-	u.Path = "/" + name
-	return u.String()
+	return sessionstest.PostgresDatabase(t, "mediactl_migrate")
 }
 
 // TestPostgresMigration: references in a text column and inside a jsonb column

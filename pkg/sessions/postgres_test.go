@@ -42,29 +42,7 @@ func newPGFixture(t *testing.T) *pgFixture {
 // shared database sees it.
 func newPGFixtureDB(t *testing.T) *pgFixture {
 	t.Helper()
-	ctx := context.Background()
-	base := sessionstest.Postgres(t)
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to the test server: %v", err)
-	}
-	var rnd [4]byte
-	rand.Read(rnd[:])
-	name := "mediactl_sessions_" + hex.EncodeToString(rnd[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		admin.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
-		admin.Close(context.Background())
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return newPGFixtureAt(t, u.String())
+	return newPGFixtureAt(t, sessionstest.PostgresDatabase(t, "mediactl_sessions"))
 }
 
 func newPGFixtureAt(t *testing.T, u string) *pgFixture {

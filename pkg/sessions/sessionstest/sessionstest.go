@@ -9,9 +9,15 @@
 package sessionstest
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"net/url"
 	"os"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // PostgresEnv names the variable holding the test server's URL
@@ -42,4 +48,35 @@ func Postgres(t testing.TB) string {
 		t.Skip(PostgresEnv + " not set: start a server with eval \"$(scripts/services/postgres.sh start)\"")
 	}
 	return u
+}
+
+// PostgresDatabase creates a database of its own on the test server, named
+// prefix and a random suffix, dropped when the test ends, and returns its
+// URL: a source reads every schema of its database, and other tests' tables
+// come and go in the shared one meanwhile.
+func PostgresDatabase(t testing.TB, prefix string) string {
+	t.Helper()
+	base := Postgres(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to the test server: %v", err)
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	name := prefix + "_" + hex.EncodeToString(rnd[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close(ctx)
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		admin.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
+		admin.Close(context.Background())
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
 }
