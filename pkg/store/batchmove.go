@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -93,4 +95,56 @@ func (s *LocalStore) moveOne(m InternalMove, touched map[string]bool) error {
 	touched[path.Dir(to)] = true
 	touched[path.Dir(m.Key)] = true
 	return nil
+}
+
+// DeleteManyInternal removes the files InternalDir/names[i], then the folders
+// from InternalDir/under down that they leave empty (see BatchMover). A
+// folder that still holds something stays, silently: a file that could not
+// be removed has its own error.
+func (s *LocalStore) DeleteManyInternal(ctx context.Context, under string, names []string) []error {
+	errs := make([]error, len(names))
+	if err := validInternal(under); err != nil {
+		for i := range errs {
+			errs[i] = fmt.Errorf("store %s: delete: %w", s.dir, err)
+		}
+		return errs
+	}
+	top := internalName(under)
+	folders := map[string]bool{top: true}
+	for i, name := range names {
+		if err := validInternal(name); err != nil {
+			errs[i] = fmt.Errorf("store %s: delete: %w", s.dir, err)
+			continue
+		}
+		full := internalName(name)
+		if !strings.HasPrefix(full, top+"/") {
+			errs[i] = fmt.Errorf("store %s: delete %s: not below %s", s.dir, full, top)
+			continue
+		}
+		err := s.remove(ctx, "delete", full)
+		if errors.Is(err, ErrNotExist) {
+			err = nil
+		}
+		errs[i] = err
+		for dir := path.Dir(full); dir != top && !folders[dir]; dir = path.Dir(dir) {
+			folders[dir] = true
+		}
+	}
+	// The deepest folders first: a folder is empty only once those below it
+	// are gone.
+	byDepth := make([]string, 0, len(folders))
+	for dir := range folders {
+		byDepth = append(byDepth, dir)
+	}
+	sort.Slice(byDepth, func(i, j int) bool {
+		di, dj := strings.Count(byDepth[i], "/"), strings.Count(byDepth[j], "/")
+		if di != dj {
+			return di > dj
+		}
+		return byDepth[i] < byDepth[j]
+	})
+	for _, dir := range byDepth {
+		s.removeEmptyDir(dir)
+	}
+	return errs
 }

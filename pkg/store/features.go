@@ -77,8 +77,17 @@ type KeyLister interface {
 // the batch is ErrNotAttempted). A blob is always in one place or the other.
 // It costs one rename per blob and one directory fsync per directory per
 // batch, where MoveToInternal fsyncs after every blob.
+//
+// DeleteManyInternal removes the files InternalDir/names[i] (never a folder)
+// and then every folder from InternalDir/under down that the removals left
+// empty, returning one error per name (nil when removed, or gone already).
+// Each name lies below under. Moving blobs with MoveManyToInternal and then
+// deleting them here is how a blob is removed for good without a window
+// between its check and its removal: the move checks the file it renames,
+// and what is deleted is only ever what was moved.
 type BatchMover interface {
 	MoveManyToInternal(ctx context.Context, moves []InternalMove) []error
+	DeleteManyInternal(ctx context.Context, under string, names []string) []error
 }
 
 // LocalMover renames a blob into another local store on the same file system

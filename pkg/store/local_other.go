@@ -97,6 +97,18 @@ func (s *LocalStore) removeEntry(name string) error {
 	return plainErr(s.root.Remove(name))
 }
 
+// removeEmptyDir removes the folder name when it is empty; see local_unix.go.
+func (s *LocalStore) removeEmptyDir(name string) {
+	if s.checkParents(name) != nil {
+		return
+	}
+	if fi, err := s.root.Lstat(name); err != nil || !fi.IsDir() {
+		return
+	}
+	// Remove takes a folder only when it is empty.
+	s.root.Remove(name)
+}
+
 // syncDir fsyncs directory name so that a rename or link in it is durable.
 func (s *LocalStore) syncDir(name string) error {
 	d, err := s.root.Open(name)

@@ -492,6 +492,57 @@ func TestListKeysAndOpenEntry(t *testing.T) {
 	}
 }
 
+// TestDeleteManyInternal: the files named go, and with them the folders from
+// under down that they leave empty; a folder still holding a file stays, a
+// name outside under is refused, a name already gone is no error, and a
+// folder is never removed as a file.
+func TestDeleteManyInternal(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.OpenLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	for _, n := range []string{"trash/r/a", "trash/r/x/y/b", "trash/r/x/z/c", "trash/r/x/z/kept", "trash/other/d", "trash/r/dir/e"} {
+		if err := st.PutInternal(ctx, n, strings.NewReader(n), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := st.DeleteManyInternal(ctx, "trash/r", []string{"trash/r/a", "trash/r/x/y/b", "trash/r/x/z/c", "trash/other/d", "trash/r/gone", "trash/r/dir", "../escape"})
+	for i, want := range []error{nil, nil, nil, errors.New("not below"), nil, store.ErrNotRegular, store.ErrInvalidKey} {
+		switch {
+		case want == nil && errs[i] != nil:
+			t.Errorf("delete %d: %v", i, errs[i])
+		case want != nil && errs[i] == nil:
+			t.Errorf("delete %d: no error, want %v", i, want)
+		case want != nil && !errors.Is(errs[i], want) && !strings.Contains(errs[i].Error(), want.Error()):
+			t.Errorf("delete %d: %v, want %v", i, errs[i], want)
+		}
+	}
+	var left []string
+	filepath.WalkDir(filepath.Join(dir, store.InternalDir, "trash"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			rel, _ := filepath.Rel(dir, p)
+			left = append(left, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	want := []string{".mediactl/trash", ".mediactl/trash/other", ".mediactl/trash/other/d", ".mediactl/trash/r", ".mediactl/trash/r/dir", ".mediactl/trash/r/dir/e", ".mediactl/trash/r/x", ".mediactl/trash/r/x/z", ".mediactl/trash/r/x/z/kept"}
+	if fmt.Sprint(left) != fmt.Sprint(want) {
+		t.Errorf("left %v\nwant %v", left, want)
+	}
+	// Once nothing is left, the run folder goes too.
+	for _, err := range st.DeleteManyInternal(ctx, "trash/r", []string{"trash/r/x/z/kept", "trash/r/dir/e"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, store.InternalDir, "trash", "r")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the emptied run folder: %v, want it gone", err)
+	}
+}
+
 // TestMoveManyToInternal: moves are renames checked against the caller's
 // description; a changed blob, a missing one and an occupied destination are
 // refused one by one, and nothing is replaced.

@@ -340,6 +340,20 @@ func (s *LocalStore) removeEntry(name string) error {
 	return moveErrno(unix.Unlinkat(fd, base, 0))
 }
 
+// removeEmptyDir removes the folder name when it is empty, in its parent
+// folder opened without following a link. unlinkat with AT_REMOVEDIR removes
+// nothing but an empty folder; anything else (a folder not empty, a file, a
+// link swapped in) stays, and so does the folder on any error.
+func (s *LocalStore) removeEmptyDir(name string) {
+	dir, base := path.Split(name)
+	fd, err := s.openDir(strings.TrimSuffix(dir, "/"), false)
+	if err != nil {
+		return
+	}
+	defer s.closeDir(fd)
+	unix.Unlinkat(fd, base, unix.AT_REMOVEDIR)
+}
+
 // syncDir fsyncs the folder name so that a rename or link in it is durable.
 func (s *LocalStore) syncDir(name string) error {
 	fd, err := s.openDir(name, false)
