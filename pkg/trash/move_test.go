@@ -103,6 +103,54 @@ func TestMoveInterruptedMidBatch(t *testing.T) {
 	}
 }
 
+// TestNoTrashInterruptedMidBatch: a sweep without the trash stopped while it
+// moves still deletes what it had moved out of the store (nothing is left in
+// its stage run), and leaves the rest in the store, untouched.
+func TestNoTrashInterruptedMidBatch(t *testing.T) {
+	dir := t.TempDir()
+	const n = 20000
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var list trash.List
+	for i := range n {
+		content := fmt.Sprintf("blob %d", i)
+		k := name(content)
+		p := filepath.Join(dir, k)
+		must(t, os.WriteFile(p, []byte(content), 0o600))
+		must(t, os.Chtimes(p, old, old))
+		list = append(list, trash.Item{Key: k, Size: int64(len(content)), ModTime: old})
+	}
+	st, err := store.OpenLocal(dir)
+	must(t, err)
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	trashDir := filepath.Join(dir, store.InternalDir, trash.Dir)
+	go func() {
+		// Cancel as soon as the sweep has started moving.
+		for ctx.Err() == nil {
+			if es, _ := os.ReadDir(trashDir); len(es) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{NoTrash: true})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Move = %v, want the context's error (deleted %d)", err, res.Deleted)
+	}
+	if len(res.Failed) != 0 || res.Trashed != 0 || res.Run != "" || res.Deleted == 0 || res.NotAttempted == 0 || res.Deleted+res.NotAttempted+int64(len(res.Skipped)) != n {
+		t.Fatalf("deleted %d, trashed %d (run %q), not attempted %d, skipped %d, failed %d", res.Deleted, res.Trashed, res.Run, res.NotAttempted, len(res.Skipped), len(res.Failed))
+	}
+	inStore, _ := os.ReadDir(dir)
+	if int64(len(inStore)-1) != n-res.Deleted {
+		t.Fatalf("%d in the store, %d deleted of %d", len(inStore)-1, res.Deleted, n)
+	}
+	if runs, err := trash.Runs(context.Background(), st); err != nil || len(runs) != 0 {
+		t.Fatalf("runs left: %v, %v", runs, err)
+	}
+}
+
 // TestWithDirDeclaresItsFeatures: the trash-directory wrapper offers the
 // internal folder, routed, and not the store's batch move, which would move
 // into the store's own internal folder instead of the trash directory.

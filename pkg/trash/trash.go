@@ -154,13 +154,18 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 		now = time.Now()
 	}
 	res := &Result{Skipped: []Skip{}, Failed: []Skip{}}
-	if !opts.NoTrash {
+	m := &mover{st: st, in: in, opts: opts, res: res}
+	if opts.NoTrash {
+		m.stage = RunID(now) + noTrashSuffix + shardSuffix(l.Shard())
+	} else {
 		res.Run = RunID(now) + shardSuffix(l.Shard())
 	}
-	m := &mover{st: st, in: in, opts: opts, res: res}
 	m.enc = json.NewEncoder(&m.manifest)
 	var err error
-	if bm, ok := store.AsBatchMover(st); ok && !opts.NoTrash {
+	if bm, ok := store.AsBatchMover(st); ok {
+		// Without the trash too: a blob is moved (which checks the very file
+		// it renames) and only then deleted; a writer's file saved over it
+		// after its check is never what is deleted.
 		err = m.sweepBatches(ctx, bm, items)
 	} else if br, ok := store.AsBatchRemover(st); ok {
 		err = m.sweepBucket(ctx, br, items)
@@ -169,6 +174,12 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	}
 	return res, m.finish(ctx, err)
 }
+
+// noTrashSuffix marks the run folder through which a sweep without the trash
+// deletes a local store's blobs. Killed between a move and its deletion, such
+// a sweep leaves its blobs there, listed, restorable and purged like any
+// run's.
+const noTrashSuffix = "-no-trash"
 
 // mover is one Move.
 type mover struct {
@@ -179,6 +190,12 @@ type mover struct {
 	res      *Result
 	manifest bytes.Buffer
 	enc      *json.Encoder
+	// stage is the run folder that a sweep without the trash moves a local
+	// store's blobs through, "" otherwise.
+	stage string
+	// undeleted is why the first blob moved into stage could not be
+	// deleted there.
+	undeleted error
 }
 
 // moved records a removed blob.
@@ -187,8 +204,28 @@ func (m *mover) moved(it Item) {
 	if m.opts.NoTrash {
 		m.res.Deleted++
 	} else {
-		m.res.Trashed++
-		m.enc.Encode(manifestLine{it.Key, it.Size, it.ModTime})
+		m.trashed(it)
+	}
+	if m.opts.Progress != nil {
+		m.opts.Progress.Add(1)
+	}
+}
+
+// trashed records a blob now in the run's trash folder.
+func (m *mover) trashed(it Item) {
+	m.res.Trashed++
+	m.enc.Encode(manifestLine{it.Key, it.Size, it.ModTime})
+}
+
+// staged records a blob that a sweep without the trash moved out of the
+// store and then could not delete: it stays in the stage run, which the
+// result then names.
+func (m *mover) staged(it Item, err error) {
+	m.res.Bytes += it.Size
+	m.trashed(it)
+	m.res.Run = m.stage
+	if m.undeleted == nil {
+		m.undeleted = err
 	}
 	if m.opts.Progress != nil {
 		m.opts.Progress.Add(1)
@@ -276,8 +313,13 @@ func (m *mover) sweep(ctx context.Context, items Items) error {
 }
 
 // sweepBatches moves the items into the trash in batches. The store checks
-// each blob against its description right before its rename.
+// each blob against its description right before its rename. Without the
+// trash, the batch is moved into the stage run and deleted from there.
 func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Items) error {
+	run := m.res.Run
+	if m.opts.NoTrash {
+		run = m.stage
+	}
 	// Large batches: each ends with an fsync of the directories it touched,
 	// which on a directory of a million entries costs tens of milliseconds.
 	// Keys are rendered one batch at a time.
@@ -299,12 +341,18 @@ func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Ite
 				continue
 			}
 			its = append(its, it)
-			moves = append(moves, store.InternalMove{Key: it.Key, Name: Dir + "/" + res.Run + "/" + it.Key, Size: it.Size, ModTime: it.ModTime})
+			moves = append(moves, store.InternalMove{Key: it.Key, Name: Dir + "/" + run + "/" + it.Key, Size: it.Size, ModTime: it.ModTime})
 		}
 		var unsafe error
-		for i, err := range bm.MoveManyToInternal(ctx, moves) {
+		moveErrs := bm.MoveManyToInternal(ctx, moves)
+		if m.opts.NoTrash {
+			m.deleteStaged(ctx, bm, its, moves, moveErrs)
+		}
+		for i, err := range moveErrs {
 			it := its[i]
 			switch {
+			case err == nil && m.opts.NoTrash:
+				// Counted by deleteStaged.
 			case err == nil:
 				m.moved(it)
 			// Errors about the destination first: they say nothing of the blob.
@@ -335,6 +383,31 @@ func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Ite
 		}
 	}
 	return nil
+}
+
+// deleteStaged deletes the blobs of a batch that were moved into the stage
+// run, even once ctx is cancelled: they are out of the store already, and
+// the deletions take no longer than the moves did.
+func (m *mover) deleteStaged(ctx context.Context, bm store.BatchMover, its []Item, moves []store.InternalMove, moveErrs []error) {
+	var moved []int
+	var names []string
+	for i, err := range moveErrs {
+		if err == nil {
+			moved = append(moved, i)
+			names = append(names, moves[i].Name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	for j, err := range bm.DeleteManyInternal(context.WithoutCancel(ctx), Dir+"/"+m.stage, names) {
+		it := its[moved[j]]
+		if err != nil {
+			m.staged(it, err)
+		} else {
+			m.moved(it)
+		}
+	}
 }
 
 // remove takes one blob out, after checking it is still the blob described.
@@ -379,13 +452,16 @@ func (m *mover) finish(ctx context.Context, stopErr error) error {
 	res := m.res
 	sortSkips(res.Skipped)
 	sortSkips(res.Failed)
-	if !m.opts.NoTrash && res.Trashed > 0 {
+	if res.Trashed > 0 {
 		// The trash folder itself is the record Restore works from; the
 		// manifest adds sizes and original times for people and tools.
 		name := res.Run + "/" + manifestName
 		if err := m.in.PutInternal(context.WithoutCancel(ctx), Dir+"/"+name, &m.manifest, store.PutOptions{ContentType: "application/x-ndjson"}); err != nil {
 			return errors.Join(stopErr, fmt.Errorf("trash: write manifest %s: %w", name, err))
 		}
+	}
+	if m.undeleted != nil {
+		stopErr = errors.Join(stopErr, fmt.Errorf("trash: %d blobs taken out of %s could not be deleted; they are in trash run %s: %w", res.Trashed, m.st.Location(), res.Run, m.undeleted))
 	}
 	return stopErr
 }
