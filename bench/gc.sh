@@ -9,6 +9,8 @@
 #     `find DIR -type f -mtime +30 -delete` on an identical copy of the store
 #     (target: <= 1.5x find). Both copies are full copies (cp -a): a hard-linked
 #     copy would let find's unlink skip freeing the files.
+#   - the same with --no-trash (each blob moved out by the rename that checks it,
+#     then deleted: two operations per file where find makes one), on a third copy.
 #
 # Needs: go, /usr/bin/time (apt-get install -y time).
 set -euo pipefail
@@ -39,26 +41,32 @@ import json,sys
 d=json.load(open(sys.argv[1]))["stores"][0]["plan"]
 print(d["blobs"], len(d["candidates"]), d["scan"]["references"])' "$BENCH_DIR/gc-plan.json")
 
-a="$BENCH_DIR/gc-age-mediactl" b="$BENCH_DIR/gc-age-find"
-rm -rf "$a" "$b"
+a="$BENCH_DIR/gc-age-mediactl" b="$BENCH_DIR/gc-age-find" c="$BENCH_DIR/gc-age-notrash"
+rm -rf "$a" "$b" "$c"
 cp -a "$work/.forge/files/inbound" "$a"
 cp -a "$work/.forge/files/inbound" "$b"
+cp -a "$work/.forge/files/inbound" "$c"
 sync
 /usr/bin/time -f "%e" -o "$BENCH_DIR/gc-age-mediactl.time" \
   "$bin" gc --store "$a" --policy age --max-age 30d --delete --max-delete 100% -q --no-progress
 /usr/bin/time -f "%e" -o "$BENCH_DIR/gc-age-find.time" find "$b" -type f -mtime +30 -delete
+/usr/bin/time -f "%e" -o "$BENCH_DIR/gc-age-notrash.time" \
+  "$bin" gc --store "$c" --policy age --max-age 30d --delete --no-trash --max-delete 100% -q --no-progress
 left_a=$(find "$a" -path "$a/.mediactl" -prune -o -type f -print | wc -l)
 left_b=$(find "$b" -type f | wc -l)
-rm -rf "$a" "$b"
+left_c=$(find "$c" -type f | wc -l)
+rm -rf "$a" "$b" "$c"
 
-python3 - "$N" "$blobs" "$cands" "$refs" "$plan_s" "$plan_kb" "$(cat "$BENCH_DIR/gc-age-mediactl.time")" "$(cat "$BENCH_DIR/gc-age-find.time")" "$left_a" "$left_b" "$(nproc)" <<'PY'
+python3 - "$N" "$blobs" "$cands" "$refs" "$plan_s" "$plan_kb" "$(cat "$BENCH_DIR/gc-age-mediactl.time")" "$(cat "$BENCH_DIR/gc-age-find.time")" "$left_a" "$left_b" "$(nproc)" \
+  "$(cat "$BENCH_DIR/gc-age-notrash.time")" "$left_c" <<'PY'
 import sys
-n, blobs, cands, refs, plan_s, plan_kb, ma, fi, la, lb, cpus = sys.argv[1:]
-n, blobs, cands, refs, plan_kb, la, lb = map(int, (n, blobs, cands, refs, plan_kb, la, lb))
-ma, fi = float(ma), float(fi)
+n, blobs, cands, refs, plan_s, plan_kb, ma, fi, la, lb, cpus, nt, lc = sys.argv[1:]
+n, blobs, cands, refs, plan_kb, la, lb, lc = map(int, (n, blobs, cands, refs, plan_kb, la, lb, lc))
+ma, fi, nt = float(ma), float(fi), float(nt)
 print(f"gc benchmark ({cpus} CPUs), {blobs} blobs, sessions holding {refs} references")
 print(f"  refcount plan (dry run): {plan_s} wall, peak RSS {plan_kb/1024:.0f} MiB = {plan_kb*1024/blobs:.0f} bytes per blob (target <= 150); {cands} candidates")
 print(f"  age policy --delete (into the trash): {ma:.2f} s, {la} files left in the store")
 print(f"  find -type f -mtime +30 -delete:      {fi:.2f} s, {lb} files left")
-print(f"  ratio mediactl/find {ma/fi:.2f} (target <= 1.5)")
+print(f"  age policy --delete --no-trash:       {nt:.2f} s, {lc} files left (the store and its emptied trash run)")
+print(f"  ratio mediactl/find {ma/fi:.2f} (target <= 1.5); --no-trash/find {nt/fi:.2f}")
 PY

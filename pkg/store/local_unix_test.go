@@ -3,10 +3,14 @@
 package store_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,5 +83,50 @@ func TestLocalNonRegular(t *testing.T) {
 	symlink(t, "/dev/null", filepath.Join(dir, "devnull"))
 	if _, err := s.Open(ctx, "devnull"); !errors.Is(err, store.ErrNotRegular) {
 		t.Errorf("Open(devnull) = %v, want ErrNotRegular", err)
+	}
+}
+
+// TestDeleteManyInternalLinks: a link in the run is removed, never followed;
+// a folder of the run swapped for a link to outside fails the removals
+// through it; nothing outside the store is touched, and a name given twice
+// or a large batch in one folder ends with every named file gone.
+func TestDeleteManyInternalLinks(t *testing.T) {
+	s, dir, outside := newLocal(t)
+	ctx := context.Background()
+	run := filepath.Join(dir, store.InternalDir, "trash", "r")
+	var names []string
+	for i := range 3000 {
+		n := fmt.Sprintf("trash/r/inbound/%064x.png", i)
+		names = append(names, n)
+		writeFile(t, filepath.Join(dir, store.InternalDir, n), "x")
+	}
+	writeFile(t, filepath.Join(outside, "victim"), "keep")
+	writeFile(t, filepath.Join(outside, "sub", "victim"), "keep")
+	if err := os.Symlink(filepath.Join(outside, "victim"), filepath.Join(run, "inbound", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "sub"), filepath.Join(run, "swapped")); err != nil {
+		t.Fatal(err)
+	}
+	batch := append(slices.Clone(names), "trash/r/inbound/link", names[7], "trash/r/swapped/victim")
+	errs := s.DeleteManyInternal(ctx, "trash/r", batch)
+	for i, err := range errs[:len(errs)-1] {
+		if err != nil {
+			t.Errorf("delete %s: %v", batch[i], err)
+		}
+	}
+	if err := errs[len(errs)-1]; err == nil {
+		t.Errorf("delete through a folder swapped for a link: no error")
+	}
+	if left, _ := os.ReadDir(filepath.Join(run, "inbound")); len(left) != 0 {
+		t.Errorf("%d entries left in the run's inbound folder, want none", len(left))
+	}
+	for _, p := range []string{filepath.Join(outside, "victim"), filepath.Join(outside, "sub", "victim")} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "keep" {
+			t.Errorf("%s outside the store: %q, %v; want it untouched", p, b, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(run, "swapped")); err != nil {
+		t.Errorf("the link swapped in for a folder: %v, want it left", err)
 	}
 }
