@@ -19,13 +19,7 @@ import (
 func TestTrashBlobs(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	var list trash.List
-	for _, k := range []string{"a.png", "b.png", "c.png"} {
-		must(t, os.WriteFile(filepath.Join(dir, k), []byte("bytes of "+k), 0o600))
-		must(t, os.Chtimes(filepath.Join(dir, k), old, old))
-		list = append(list, trash.Item{Key: k, Size: int64(len("bytes of " + k)), ModTime: old})
-	}
+	list, old := writeABC(t, dir)
 	// c.png is rewritten after it was described.
 	must(t, os.WriteFile(filepath.Join(dir, "c.png"), []byte("new bytes of c"), 0o600))
 	st, err := store.Open(ctx, dir)
@@ -61,16 +55,7 @@ func TestTrashBlobs(t *testing.T) {
 func TestMoveInterruptedMidBatch(t *testing.T) {
 	dir := t.TempDir()
 	const n = 20000
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	var list trash.List
-	for i := range n {
-		content := fmt.Sprintf("blob %d", i)
-		k := name(content)
-		p := filepath.Join(dir, k)
-		must(t, os.WriteFile(p, []byte(content), 0o600))
-		must(t, os.Chtimes(p, old, old))
-		list = append(list, trash.Item{Key: k, Size: int64(len(content)), ModTime: old})
-	}
+	list := writeOldBlobs(t, dir, n)
 	st, err := store.OpenLocal(dir)
 	must(t, err)
 	defer st.Close()
@@ -109,16 +94,7 @@ func TestMoveInterruptedMidBatch(t *testing.T) {
 func TestNoTrashInterruptedMidBatch(t *testing.T) {
 	dir := t.TempDir()
 	const n = 20000
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	var list trash.List
-	for i := range n {
-		content := fmt.Sprintf("blob %d", i)
-		k := name(content)
-		p := filepath.Join(dir, k)
-		must(t, os.WriteFile(p, []byte(content), 0o600))
-		must(t, os.Chtimes(p, old, old))
-		list = append(list, trash.Item{Key: k, Size: int64(len(content)), ModTime: old})
-	}
+	list := writeOldBlobs(t, dir, n)
 	st, err := store.OpenLocal(dir)
 	must(t, err)
 	defer st.Close()
@@ -168,4 +144,34 @@ func TestWithDirDeclaresItsFeatures(t *testing.T) {
 	if _, ok := store.AsBatchMover(w); ok {
 		t.Fatal("the wrapper offers a batch move into the store's own trash")
 	}
+}
+
+// writeOldBlobs writes n content-addressed blobs into dir, an hour old, and
+// describes them as a plan would.
+func writeOldBlobs(t *testing.T, dir string, n int) trash.List {
+	t.Helper()
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var list trash.List
+	for i := range n {
+		content := fmt.Sprintf("blob %d", i)
+		k := name(content)
+		p := filepath.Join(dir, k)
+		must(t, os.WriteFile(p, []byte(content), 0o600))
+		must(t, os.Chtimes(p, old, old))
+		list = append(list, trash.Item{Key: k, Size: int64(len(content)), ModTime: old})
+	}
+	return list
+}
+
+// writeABC writes a.png, b.png and c.png into dir, each "bytes of" its name
+// and dated old, and describes them.
+func writeABC(t *testing.T, dir string) (list trash.List, old time.Time) {
+	t.Helper()
+	old = time.Now().Add(-time.Hour).Truncate(time.Second)
+	for _, k := range []string{"a.png", "b.png", "c.png"} {
+		must(t, os.WriteFile(filepath.Join(dir, k), []byte("bytes of "+k), 0o600))
+		must(t, os.Chtimes(filepath.Join(dir, k), old, old))
+		list = append(list, trash.Item{Key: k, Size: int64(len("bytes of " + k)), ModTime: old})
+	}
+	return list, old
 }

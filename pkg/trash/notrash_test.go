@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock/locktest"
@@ -49,13 +48,7 @@ func (u *undeletable) DeleteManyInternal(ctx context.Context, under string, name
 func TestNoTrashUndeletableStaysInATrashRun(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	var list trash.List
-	for _, k := range []string{"a.png", "b.png", "c.png"} {
-		must(t, os.WriteFile(filepath.Join(dir, k), []byte("bytes of "+k), 0o600))
-		must(t, os.Chtimes(filepath.Join(dir, k), old, old))
-		list = append(list, trash.Item{Key: k, Size: int64(len("bytes of " + k)), ModTime: old})
-	}
+	list, _ := writeABC(t, dir)
 	ls, err := store.OpenLocal(dir)
 	must(t, err)
 	defer ls.Close()
