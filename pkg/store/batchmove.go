@@ -123,7 +123,13 @@ func (s *LocalStore) DeleteManyInternal(ctx context.Context, under string, names
 		}
 		err := s.remove(ctx, "delete", full)
 		if errors.Is(err, ErrNotExist) {
-			err = nil
+			// Gone already, when its folder is there; a folder missing or
+			// replaced was moved away by another process, with the file.
+			if dir := path.Dir(full); s.folderPresent(dir) {
+				err = nil
+			} else {
+				err = fmt.Errorf("store %s: delete %s: the folder %s is gone or no longer a folder (another process moved it, and the file with it): not deleted", s.dir, full, dir)
+			}
 		}
 		errs[i] = err
 		for dir := path.Dir(full); dir != top && !folders[dir]; dir = path.Dir(dir) {

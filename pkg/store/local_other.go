@@ -97,6 +97,15 @@ func (s *LocalStore) removeEntry(name string) error {
 	return plainErr(s.root.Remove(name))
 }
 
+// folderPresent reports whether the folder name is there; see local_unix.go.
+func (s *LocalStore) folderPresent(name string) bool {
+	if s.checkParents(name+"/x") != nil {
+		return false
+	}
+	fi, err := s.root.Lstat(name)
+	return err == nil && fi.IsDir()
+}
+
 // removeEmptyDir removes the folder name when it is empty; see local_unix.go.
 func (s *LocalStore) removeEmptyDir(name string) {
 	if s.checkParents(name) != nil {

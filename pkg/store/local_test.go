@@ -599,3 +599,37 @@ func TestMoveManyToInternal(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteManyInternalFolderMovedAway: a file of the run is gone already
+// only when its folder is there. A folder that another process moved away
+// (here back into the store) or replaced by a file makes the removals through
+// it fail: the file is somewhere else, not deleted, and must not be counted
+// as deleted.
+func TestDeleteManyInternalFolderMovedAway(t *testing.T) {
+	s, dir, _ := newLocal(t)
+	ctx := context.Background()
+	for _, n := range []string{"trash/r/sub/x.png", "trash/r/f/y.png", "trash/r/z.png"} {
+		if err := s.PutInternal(ctx, n, strings.NewReader(n), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := filepath.Join(dir, store.InternalDir, "trash", "r")
+	if err := os.Rename(filepath.Join(run, "sub"), filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(run, "f"), filepath.Join(dir, "f")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(run, "f"), "a file where the folder was")
+	errs := s.DeleteManyInternal(ctx, "trash/r", []string{"trash/r/sub/x.png", "trash/r/f/y.png", "trash/r/z.png", "trash/r/gone.png"})
+	for i, wantErr := range []bool{true, true, false, false} {
+		if (errs[i] != nil) != wantErr {
+			t.Errorf("delete %d: %v, want an error: %v", i, errs[i], wantErr)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "sub", "x.png"), filepath.Join(dir, "f", "y.png")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s, moved away with its folder: %v, want it untouched", p, err)
+		}
+	}
+}

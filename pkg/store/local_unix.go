@@ -340,6 +340,17 @@ func (s *LocalStore) removeEntry(name string) error {
 	return moveErrno(unix.Unlinkat(fd, base, 0))
 }
 
+// folderPresent reports whether the folder name is there, reached without
+// following a link.
+func (s *LocalStore) folderPresent(name string) bool {
+	fd, err := s.openDir(name, false)
+	if err != nil {
+		return false
+	}
+	s.closeDir(fd)
+	return true
+}
+
 // removeEmptyDir removes the folder name when it is empty, in its parent
 // folder opened without following a link. unlinkat with AT_REMOVEDIR removes
 // nothing but an empty folder; anything else (a folder not empty, a file, a
