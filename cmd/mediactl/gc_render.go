@@ -233,10 +233,16 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 		if r.Error != "" {
 			fmt.Fprintf(w, "failed: %s\n", printable(r.Error))
 		}
-		if res.Run != "" {
+		switch {
+		case res.Run != "" && o.NoTrash:
+			// Moved out of the store to be deleted, and then not deleted:
+			// they wait in a trash run. Bytes counts both kinds.
+			fmt.Fprintf(w, "deleted %s blobs permanently; %s more were taken out of the store but not deleted and are in trash run %s (%s in all); put them back with: mediactl gc restore --store %s%s %s\n",
+				humanize.Comma(res.Deleted), humanize.Comma(res.Trashed), res.Run, humanize.IBytes(uint64(res.Bytes)), p.Store, trashDirArg, res.Run)
+		case res.Run != "":
 			fmt.Fprintf(w, "moved %s blobs (%s) to the trash, run %s; undo with: mediactl gc restore --store %s%s %s\n",
 				humanize.Comma(res.Trashed), humanize.IBytes(uint64(res.Bytes)), res.Run, p.Store, trashDirArg, res.Run)
-		} else {
+		default:
 			fmt.Fprintf(w, "deleted %s blobs (%s) permanently\n", humanize.Comma(res.Deleted), humanize.IBytes(uint64(res.Bytes)))
 		}
 		if res.NotAttempted > 0 {

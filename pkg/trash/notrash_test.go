@@ -3,10 +3,12 @@ package trash_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock/locktest"
@@ -81,5 +83,67 @@ func TestNoTrashUndeletableStaysInATrashRun(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "b.png")); err != nil || string(b) != "bytes of b.png" {
 		t.Fatalf("b.png after the restore: %q, %v", b, err)
+	}
+}
+
+// TestNoTrashFolderRemovedMidBatch: another process removes a folder the
+// sweep emptied before the batch's folders are synced, so the move of the
+// blob it held fails after its rename. The blob is in the stage run, not in
+// the store: the result counts it there and names the run, and the sweep
+// fails saying so, instead of reporting it "gone since the plan".
+func TestNoTrashFolderRemovedMidBatch(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var list trash.List
+	add := func(k, content string) {
+		p := filepath.Join(dir, k)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		must(t, os.WriteFile(p, []byte(content), 0o600))
+		must(t, os.Chtimes(p, old, old))
+		list = append(list, trash.Item{Key: k, Size: int64(len(content)), ModTime: old})
+	}
+	add("a/x.png", "blob x")
+	// Enough after it that the batch's sync comes long after its move.
+	for i := range 20000 {
+		add(fmt.Sprintf("b/%05d.png", i), fmt.Sprintf("blob %d", i))
+	}
+	st, err := store.OpenLocal(dir)
+	must(t, err)
+	defer st.Close()
+	removed := make(chan bool, 1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				removed <- false
+				return
+			default:
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "a", "x.png")); os.IsNotExist(err) && os.Remove(filepath.Join(dir, "a")) == nil {
+				removed <- true
+				return
+			}
+		}
+	}()
+	res, err := trash.Move(context.Background(), locktest.Of(t, st), list, trash.Options{NoTrash: true})
+	close(stop)
+	if !<-removed {
+		t.Skip("the folder was not removed before the sweep ended")
+	}
+	staged := filepath.Join(dir, store.InternalDir, trash.Dir, res.Run, "a", "x.png")
+	if b, rerr := os.ReadFile(staged); rerr != nil || string(b) != "blob x" {
+		t.Fatalf("a/x.png in the stage run %q: %q, %v", res.Run, b, rerr)
+	}
+	if err == nil || !strings.Contains(err.Error(), res.Run) || !strings.HasSuffix(res.Run, "-no-trash") {
+		t.Errorf("sweep error %v, run %q; want an error naming the stage run", err, res.Run)
+	}
+	if res.Trashed != 1 || res.Deleted != 20000 || len(res.Skipped) != 0 || len(res.Failed) != 0 {
+		t.Errorf("trashed %d, deleted %d, skipped %v, failed %v; want the blob counted in the run", res.Trashed, res.Deleted, res.Skipped, res.Failed)
+	}
+	runs, err := trash.Runs(context.Background(), st)
+	must(t, err)
+	if len(runs) != 1 || runs[0].Run != res.Run || runs[0].Blobs != 1 {
+		t.Errorf("runs %+v, want the stage run with its one blob", runs)
 	}
 }

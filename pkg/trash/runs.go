@@ -229,7 +229,9 @@ func Splits(runs []Run) []Split {
 	open := map[int]int{} // N → index in out of the split being filled
 	for _, r := range runs {
 		s, err := shard.Parse(r.Shard, nil)
-		if err != nil || !s.Sharded() {
+		if err != nil || !s.Sharded() || strings.Contains(r.Run, noTrashSuffix) {
+			// A run that a shard's sweep without the trash left blobs in
+			// is no part of a split of trash runs.
 			continue
 		}
 		i, ok := open[s.N]

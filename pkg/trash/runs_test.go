@@ -38,3 +38,20 @@ func TestSplits(t *testing.T) {
 		t.Errorf("second split of 4: %+v", s)
 	}
 }
+
+// A run that a shard's sweep without the trash left blobs in carries the
+// shard in its name, but is no member of a split of trash runs: with it, a
+// complete split of four would read as two incomplete ones.
+func TestSplitsLeaveStageRunsOut(t *testing.T) {
+	runs := []trash.Run{
+		{Run: "20261201T000000Z-9-no-trash-shard-2-of-4", Shard: "2/4", Blobs: 1},
+		{Run: "20261202T000000Z-10-shard-0-of-4", Shard: "0/4", Blobs: 5},
+		{Run: "20261202T000100Z-11-shard-1-of-4", Shard: "1/4", Blobs: 5},
+		{Run: "20261202T000200Z-12-shard-2-of-4", Shard: "2/4", Blobs: 5},
+		{Run: "20261202T000300Z-13-shard-3-of-4", Shard: "3/4", Blobs: 5},
+	}
+	got := trash.Splits(runs)
+	if len(got) != 1 || len(got[0].Runs) != 4 || len(got[0].Missing) != 0 || got[0].Blobs != 20 {
+		t.Fatalf("splits %+v, want one complete split of the four trash runs", got)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -193,6 +194,8 @@ type mover struct {
 	// stage is the run folder that a sweep without the trash moves a local
 	// store's blobs through, "" otherwise.
 	stage string
+	// staging is set once a batch was moved into stage.
+	staging bool
 	// undeleted is why the first blob moved into stage could not be
 	// deleted there.
 	undeleted error
@@ -304,7 +307,7 @@ func (m *mover) sweep(ctx context.Context, items Items) error {
 	wg.Wait()
 	m.res.NotAttempted = int64(n - attempted)
 	if unsafe != nil {
-		return &UnusableError{Store: m.st.Location(), Moved: m.res.Trashed, NotAttempted: m.res.NotAttempted, Err: unsafe}
+		return &UnusableError{Store: m.st.Location(), Moved: m.res.Trashed + m.res.Deleted, NotAttempted: m.res.NotAttempted, Err: unsafe}
 	}
 	if stopErr == nil && m.res.NotAttempted > 0 {
 		stopErr = ctx.Err()
@@ -346,6 +349,7 @@ func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Ite
 		var unsafe error
 		moveErrs := bm.MoveManyToInternal(ctx, moves)
 		if m.opts.NoTrash {
+			m.staging = true
 			m.deleteStaged(ctx, bm, its, moves, moveErrs)
 		}
 		for i, err := range moveErrs {
@@ -375,7 +379,7 @@ func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Ite
 		}
 		if unsafe != nil {
 			res.NotAttempted += int64(n - min(start+batch, n))
-			return &UnusableError{Store: m.st.Location(), Moved: res.Trashed, NotAttempted: res.NotAttempted, Err: unsafe}
+			return &UnusableError{Store: m.st.Location(), Moved: res.Trashed + res.Deleted, NotAttempted: res.NotAttempted, Err: unsafe}
 		}
 		if err := ctx.Err(); err != nil {
 			res.NotAttempted += int64(n - min(start+batch, n))
@@ -450,6 +454,9 @@ func (m *mover) stillGoes(it Item, now store.Entry, err error) (string, error) {
 // own: an interrupted run still records what it moved.
 func (m *mover) finish(ctx context.Context, stopErr error) error {
 	res := m.res
+	if m.stage != "" && m.staging {
+		stopErr = errors.Join(stopErr, m.leftInStage(ctx))
+	}
 	sortSkips(res.Skipped)
 	sortSkips(res.Failed)
 	if res.Trashed > 0 {
@@ -464,6 +471,69 @@ func (m *mover) finish(ctx context.Context, stopErr error) error {
 		stopErr = errors.Join(stopErr, fmt.Errorf("trash: %d blobs taken out of %s could not be deleted; they are in trash run %s: %w", res.Trashed, m.st.Location(), res.Run, m.undeleted))
 	}
 	return stopErr
+}
+
+// leftInStage finds what a sweep without the trash left in its stage run
+// beyond the blobs staged() recorded: a file whose move failed after its
+// rename (the folder's sync failed, or a folder emptied by the move was
+// removed by someone else before its sync), or a writer's file that was moved
+// in place of the blob and could not be put back. Each such file is out of
+// the store and in the run, so it is counted there, not as kept or failed:
+// the result names the run, and the sweep fails with the first reason.
+func (m *mover) leftInStage(ctx context.Context) error {
+	res := m.res
+	prefix := Dir + "/" + m.stage + "/"
+	recorded := map[string]bool{}
+	if res.Run == m.stage {
+		for line := range bytes.Lines(m.manifest.Bytes()) {
+			var l manifestLine
+			if json.Unmarshal(line, &l) == nil {
+				recorded[l.Key] = true
+			}
+		}
+	}
+	var left []store.Entry
+	err := m.in.ListInternal(context.WithoutCancel(ctx), prefix, func(e store.Entry) error {
+		if key := strings.TrimPrefix(e.Key, prefix); key != manifestName && !recorded[key] {
+			left = append(left, store.Entry{Key: key, Size: e.Size, ModTime: e.ModTime})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("trash: list the run %s, through which blobs were deleted, for what is left in it: %w", m.stage, err)
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	reasons := map[string]string{}
+	take := func(list []Skip) []Skip {
+		kept := list[:0]
+		for _, s := range list {
+			if i, ok := slices.BinarySearchFunc(left, s.Key, func(e store.Entry, k string) int { return strings.Compare(e.Key, k) }); ok && left[i].Key == s.Key {
+				reasons[s.Key] = s.Reason
+				continue
+			}
+			kept = append(kept, s)
+		}
+		return kept
+	}
+	slices.SortFunc(left, func(a, b store.Entry) int { return strings.Compare(a.Key, b.Key) })
+	res.Skipped = take(res.Skipped)
+	res.Failed = take(res.Failed)
+	for _, e := range left {
+		m.res.Trashed++
+		m.res.Bytes += e.Size
+		m.enc.Encode(manifestLine{e.Key, e.Size, e.ModTime})
+	}
+	res.Run = m.stage
+	why := reasons[left[0].Key]
+	if why == "" {
+		why = "not moved by this run's own record"
+	}
+	if m.undeleted == nil {
+		m.undeleted = fmt.Errorf("%s: %s", left[0].Key, why)
+	}
+	return nil
 }
 
 // sameTime compares modification times as precisely as the store reports them
