@@ -86,12 +86,19 @@ func TestNoTrashUndeletableStaysInATrashRun(t *testing.T) {
 	}
 }
 
-// TestNoTrashFolderRemovedMidBatch: another process removes a folder the
-// sweep emptied before the batch's folders are synced, so the move of the
-// blob it held fails after its rename. The blob is in the stage run, not in
-// the store: the result counts it there and names the run, and the sweep
-// fails saying so, instead of reporting it "gone since the plan".
-func TestNoTrashFolderRemovedMidBatch(t *testing.T) {
+// TestFolderRemovedMidBatch: another process removes a folder the sweep
+// emptied before the batch's folders are synced, so the move of the blob it
+// held fails after its rename. The blob is in the run, not in the store: with
+// the trash or without, the result counts it there and names the run, and
+// the sweep fails saying so, instead of reporting it "gone since the plan".
+// Without the trash it is not deleted either: its move did not succeed.
+func TestFolderRemovedMidBatch(t *testing.T) {
+	for _, noTrash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("no-trash=%v", noTrash), func(t *testing.T) { folderRemovedMidBatch(t, noTrash) })
+	}
+}
+
+func folderRemovedMidBatch(t *testing.T, noTrash bool) {
 	dir := t.TempDir()
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	var list trash.List
@@ -104,7 +111,8 @@ func TestNoTrashFolderRemovedMidBatch(t *testing.T) {
 	}
 	add("a/x.png", "blob x")
 	// Enough after it that the batch's sync comes long after its move.
-	for i := range 20000 {
+	const n = 20000
+	for i := range n {
 		add(fmt.Sprintf("b/%05d.png", i), fmt.Sprintf("blob %d", i))
 	}
 	st, err := store.OpenLocal(dir)
@@ -126,24 +134,28 @@ func TestNoTrashFolderRemovedMidBatch(t *testing.T) {
 			}
 		}
 	}()
-	res, err := trash.Move(context.Background(), locktest.Of(t, st), list, trash.Options{NoTrash: true})
+	res, err := trash.Move(context.Background(), locktest.Of(t, st), list, trash.Options{NoTrash: noTrash})
 	close(stop)
 	if !<-removed {
 		t.Skip("the folder was not removed before the sweep ended")
 	}
-	staged := filepath.Join(dir, store.InternalDir, trash.Dir, res.Run, "a", "x.png")
-	if b, rerr := os.ReadFile(staged); rerr != nil || string(b) != "blob x" {
-		t.Fatalf("a/x.png in the stage run %q: %q, %v", res.Run, b, rerr)
+	moved := filepath.Join(dir, store.InternalDir, trash.Dir, res.Run, "a", "x.png")
+	if b, rerr := os.ReadFile(moved); rerr != nil || string(b) != "blob x" {
+		t.Fatalf("a/x.png in the run %q: %q, %v", res.Run, b, rerr)
 	}
-	if err == nil || !strings.Contains(err.Error(), res.Run) || !strings.HasSuffix(res.Run, "-no-trash") {
-		t.Errorf("sweep error %v, run %q; want an error naming the stage run", err, res.Run)
+	if err == nil || !strings.Contains(err.Error(), res.Run) || strings.HasSuffix(res.Run, "-no-trash") != noTrash {
+		t.Errorf("sweep error %v, run %q; want an error naming the run", err, res.Run)
 	}
-	if res.Trashed != 1 || res.Deleted != 20000 || len(res.Skipped) != 0 || len(res.Failed) != 0 {
-		t.Errorf("trashed %d, deleted %d, skipped %v, failed %v; want the blob counted in the run", res.Trashed, res.Deleted, res.Skipped, res.Failed)
+	wantTrashed, wantDeleted := int64(n+1), int64(0)
+	if noTrash {
+		wantTrashed, wantDeleted = 1, n
+	}
+	if res.Trashed != wantTrashed || res.Deleted != wantDeleted || len(res.Skipped) != 0 || len(res.Failed) != 0 {
+		t.Errorf("trashed %d, deleted %d, skipped %v, failed %v; want %d trashed, %d deleted", res.Trashed, res.Deleted, res.Skipped, res.Failed, wantTrashed, wantDeleted)
 	}
 	runs, err := trash.Runs(context.Background(), st)
 	must(t, err)
-	if len(runs) != 1 || runs[0].Run != res.Run || runs[0].Blobs != 1 {
-		t.Errorf("runs %+v, want the stage run with its one blob", runs)
+	if len(runs) != 1 || runs[0].Run != res.Run || runs[0].Blobs != wantTrashed {
+		t.Errorf("runs %+v, want the run with its %d blobs", runs, wantTrashed)
 	}
 }

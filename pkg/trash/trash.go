@@ -196,6 +196,9 @@ type mover struct {
 	stage string
 	// staging is set once a batch was moved into stage.
 	staging bool
+	// afterRename is the first error of a move into the trash that failed
+	// after its rename: the blob is in the run.
+	afterRename error
 	// undeleted is why the first blob moved into stage could not be
 	// deleted there.
 	undeleted error
@@ -348,6 +351,7 @@ func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Ite
 		}
 		var unsafe error
 		moveErrs := bm.MoveManyToInternal(ctx, moves)
+		inRun := m.movedAnyway(ctx, moves, moveErrs)
 		if m.opts.NoTrash {
 			m.staging = true
 			m.deleteStaged(ctx, bm, its, moves, moveErrs)
@@ -365,6 +369,8 @@ func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Ite
 				if unsafe == nil {
 					unsafe = err
 				}
+			case inRun[i]:
+				m.inRunAnyway(it, err)
 			case errors.Is(err, store.ErrNotAttempted), interrupted(ctx, err):
 				res.NotAttempted++
 			case errors.Is(err, store.ErrChanged):
@@ -387,6 +393,52 @@ func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Ite
 		}
 	}
 	return nil
+}
+
+// movedAnyway reports, for each move that failed, whether its file is in the
+// run all the same: the rename happened and what failed came after it (the
+// sync of a folder, a folder emptied by the move and removed by another
+// process before its sync, a writer's file moved in place of the blob and
+// not put back). Such a file is out of the store; counting it as kept or
+// failed would say it is still there. nil when every move succeeded.
+func (m *mover) movedAnyway(ctx context.Context, moves []store.InternalMove, errs []error) []bool {
+	var in []bool
+	for i, err := range errs {
+		if err == nil || errors.Is(err, store.ErrNotAttempted) || errors.Is(err, store.ErrUnsafePath) || interrupted(ctx, err) {
+			continue
+		}
+		rc, oerr := m.in.OpenInternal(context.WithoutCancel(ctx), moves[i].Name)
+		if oerr != nil {
+			continue
+		}
+		rc.Close()
+		if in == nil {
+			in = make([]bool, len(errs))
+		}
+		in[i] = true
+	}
+	if in == nil {
+		return make([]bool, len(errs))
+	}
+	return in
+}
+
+// inRunAnyway records a blob whose move failed after its rename (see
+// movedAnyway): it is in the run, kept there (a sweep without the trash does
+// not delete it), and the sweep fails saying why.
+func (m *mover) inRunAnyway(it Item, err error) {
+	if m.opts.NoTrash {
+		m.staged(it, err)
+		return
+	}
+	m.res.Bytes += it.Size
+	m.trashed(it)
+	if m.afterRename == nil {
+		m.afterRename = fmt.Errorf("%s: %w", it.Key, err)
+	}
+	if m.opts.Progress != nil {
+		m.opts.Progress.Add(1)
+	}
 }
 
 // deleteStaged deletes the blobs of a batch that were moved into the stage
@@ -466,6 +518,9 @@ func (m *mover) finish(ctx context.Context, stopErr error) error {
 		if err := m.in.PutInternal(context.WithoutCancel(ctx), Dir+"/"+name, &m.manifest, store.PutOptions{ContentType: "application/x-ndjson"}); err != nil {
 			return errors.Join(stopErr, fmt.Errorf("trash: write manifest %s: %w", name, err))
 		}
+	}
+	if m.afterRename != nil {
+		stopErr = errors.Join(stopErr, fmt.Errorf("trash: moves into trash run %s failed after the blobs were moved, and they are counted there; first: %w", res.Run, m.afterRename))
 	}
 	if m.undeleted != nil {
 		stopErr = errors.Join(stopErr, fmt.Errorf("trash: %d blobs taken out of %s could not be deleted; they are in trash run %s: %w", res.Trashed, m.st.Location(), res.Run, m.undeleted))
