@@ -143,7 +143,7 @@ func folderRemovedMidBatch(t *testing.T, noTrash bool) {
 	if b, rerr := os.ReadFile(moved); rerr != nil || string(b) != "blob x" {
 		t.Fatalf("a/x.png in the run %q: %q, %v", res.Run, b, rerr)
 	}
-	if err == nil || !strings.Contains(err.Error(), res.Run) || strings.HasSuffix(res.Run, "-no-trash") != noTrash {
+	if !errors.Is(err, trash.ErrLeftInRun) || !strings.Contains(err.Error(), res.Run) || strings.HasSuffix(res.Run, "-no-trash") != noTrash {
 		t.Errorf("sweep error %v, run %q; want an error naming the run", err, res.Run)
 	}
 	wantTrashed, wantDeleted := int64(n+1), int64(0)

@@ -114,6 +114,14 @@ type Skip struct {
 // a blob.
 var ErrUnusable = errors.New("the trash cannot be used")
 
+// ErrLeftInRun is wrapped by Move's error when blobs left the store but
+// stayed in a trash run against the run's intent: a move whose rename
+// happened and whose later step (a folder's sync) failed, or, without the
+// trash, a blob moved into the stage run that could not be deleted there.
+// Nothing is lost: the result counts them in Result.Run, and gc restore puts
+// them back.
+var ErrLeftInRun = errors.New("blobs are left in a trash run")
+
 // UnusableError is Move's error for a run stopped by an unsafe destination.
 type UnusableError struct {
 	Store        string
@@ -520,10 +528,10 @@ func (m *mover) finish(ctx context.Context, stopErr error) error {
 		}
 	}
 	if m.afterRename != nil {
-		stopErr = errors.Join(stopErr, fmt.Errorf("trash: moves into trash run %s failed after the blobs were moved, and they are counted there; first: %w", res.Run, m.afterRename))
+		stopErr = errors.Join(stopErr, fmt.Errorf("trash: moves into trash run %s failed after the blobs were moved, and they are counted there (%w); first: %w", res.Run, ErrLeftInRun, m.afterRename))
 	}
 	if m.undeleted != nil {
-		stopErr = errors.Join(stopErr, fmt.Errorf("trash: %d blobs taken out of %s could not be deleted; they are in trash run %s: %w", res.Trashed, m.st.Location(), res.Run, m.undeleted))
+		stopErr = errors.Join(stopErr, fmt.Errorf("trash: %d blobs taken out of %s could not be deleted; they are in trash run %s (%w): %w", res.Trashed, m.st.Location(), res.Run, ErrLeftInRun, m.undeleted))
 	}
 	return stopErr
 }
