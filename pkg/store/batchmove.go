@@ -11,7 +11,9 @@ import (
 )
 
 // ErrChanged is wrapped by MoveManyToInternal for a blob that is no longer the
-// one described (another size or modification time): a writer touched it.
+// one described (another size or modification time), and by DeleteMany for
+// an object that no longer has the ETag it was described with: a writer
+// touched it.
 var ErrChanged = errors.New("changed since it was described")
 
 // ErrNotAttempted is wrapped by MoveManyToInternal for the moves after one whose

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"gocloud.dev/gcerrors"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -34,8 +37,15 @@ import (
 // is gone: on S3 in DeleteObjects requests of up to 1,000 keys, several at
 // once, each key's outcome read from the response (a key the response does
 // not list as deleted is reported, whatever the status of the request),
-// elsewhere by single deletes, many at once. A delete is unconditional, and
-// a writer may upload a key again while the service asks to slow down (503
+// elsewhere by single deletes, many at once. etags, when not nil, holds for
+// each key the Entry.ETag it was last described with ("" for none). Where
+// DeletesIfMatch is true a key is deleted only while its object still has
+// that tag: one uploaded again since, even with the same content, stays, and
+// its outcome wraps ErrChanged. Elsewhere a delete is unconditional: on S3
+// the tag of a plain upload is its content's MD5, the same for the same
+// blob written again, so it would not catch what matters; a caller closes
+// the window between its check and the delete only where DeletesIfMatch is
+// true. A writer may upload a key again while the service asks to slow down (503
 // SlowDown, 429, a key's SlowDown in the response): so a throttled key is
 // sent again, after a pause, only once recheck, called with the indexes of
 // the keys about to be sent again, returns nil for it. A key recheck returns
@@ -43,10 +53,14 @@ import (
 // recheck no key is sent again, and a throttled key's outcome is the
 // service's answer. A key already gone is reported as ErrNotExist where the
 // service says so; S3 reports such a key as deleted.
+//
+// DeletesIfMatch reports whether DeleteMany's etags make its deletes
+// conditional (Azure's If-Match), and ListRange's entries carry ETag.
 type BatchRemover interface {
 	ListRange(ctx context.Context, first, last string, fn func(Entry) error) error
 	CopyToInternal(ctx context.Context, key, name string) error
-	DeleteMany(ctx context.Context, keys []string, recheck Recheck) []error
+	DeleteMany(ctx context.Context, keys, etags []string, recheck Recheck) []error
+	DeletesIfMatch() bool
 }
 
 // Recheck says, for each of keys[i] for i in idx, whether DeleteMany may
@@ -156,9 +170,18 @@ func (s *BucketStore) CopyToInternal(ctx context.Context, key, name string) erro
 	return nil
 }
 
+// DeletesIfMatch is true on Azure; see [BatchRemover].
+func (s *BucketStore) DeletesIfMatch() bool { return s.scheme == "azblob" }
+
 // DeleteMany removes keys; see [BatchRemover].
-func (s *BucketStore) DeleteMany(ctx context.Context, keys []string, recheck Recheck) []error {
+func (s *BucketStore) DeleteMany(ctx context.Context, keys, etags []string, recheck Recheck) []error {
 	errs := make([]error, len(keys))
+	if etags != nil && len(etags) != len(keys) {
+		for i := range errs {
+			errs[i] = fmt.Errorf("store %s: delete: %d etags for %d keys: none deleted", s.location, len(etags), len(keys))
+		}
+		return errs
+	}
 	var batch []int // indexes of the keys DeleteObjects can name
 	var single []int
 	var client *s3.Client
@@ -206,7 +229,11 @@ func (s *BucketStore) DeleteMany(ctx context.Context, keys []string, recheck Rec
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				s.deleteOne(ctx, keys, i, errs, recheck)
+				etag := ""
+				if etags != nil {
+					etag = etags[i]
+				}
+				s.deleteOne(ctx, keys, i, etag, errs, recheck)
 			}
 		}()
 	}
@@ -260,14 +287,43 @@ func (s *BucketStore) resend(ctx context.Context, keys []string, idx []int, errs
 }
 
 // deleteOne removes keys[i] with a single delete, setting errs[i]; a
-// throttled delete is sent again only as resend allows.
-func (s *BucketStore) deleteOne(ctx context.Context, keys []string, i int, errs []error, recheck Recheck) {
+// throttled delete is sent again only as resend allows. Where DeletesIfMatch
+// is true and etag is not "", the delete is on condition that the object
+// still has etag.
+func (s *BucketStore) deleteOne(ctx context.Context, keys []string, i int, etag string, errs []error, recheck Recheck) {
 	for attempt := 1; ; attempt++ {
-		errs[i] = s.Delete(ctx, keys[i])
+		errs[i] = s.deleteIfMatch(ctx, keys[i], etag)
 		if !IsThrottled(errs[i]) || len(s.resend(ctx, keys, []int{i}, errs, recheck, attempt)) == 0 {
 			return
 		}
 	}
+}
+
+// deleteIfMatch deletes key, on Azure only while its object has etag (when
+// not ""): a precondition that fails wraps ErrChanged.
+func (s *BucketStore) deleteIfMatch(ctx context.Context, key, etag string) error {
+	if etag == "" || !s.DeletesIfMatch() {
+		return s.Delete(ctx, key)
+	}
+	if err := ValidKey(key); err != nil {
+		return fmt.Errorf("store %s: delete: %w", s.location, err)
+	}
+	tag := azcore.ETag(etag)
+	err := s.b.DeleteWithOptions(ctx, key, &blob.DeleteOptions{BeforeDelete: func(as func(any) bool) error {
+		var opts *azblobblob.DeleteOptions
+		if !as(&opts) {
+			return fmt.Errorf("store %s: delete %s: the Azure driver offers no delete options for its If-Match", s.location, key)
+		}
+		opts.AccessConditions = &azblobblob.AccessConditions{ModifiedAccessConditions: &azblobblob.ModifiedAccessConditions{IfMatch: &tag}}
+		return nil
+	}})
+	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+		return fmt.Errorf("store %s: delete %s: %w (its ETag is no longer %s): %w", s.location, key, ErrChanged, etag, err)
+	}
+	if err != nil {
+		return s.errorf("delete", key, err)
+	}
+	return nil
 }
 
 // sdkRetries says which failed requests the SDK would have sent again (a

@@ -57,7 +57,7 @@ func TestDeleteManyKeyErrors(t *testing.T) {
 		}
 		return make([]error, len(idx))
 	}
-	errs := br.DeleteMany(ctx, keys, recheck)
+	errs := br.DeleteMany(ctx, keys, nil, recheck)
 	for i, k := range keys {
 		var kerr *store.KeyError
 		switch k {
@@ -123,7 +123,7 @@ func TestDeleteManyThrottled(t *testing.T) {
 		rechecks.Add(1)
 		return make([]error, len(idx))
 	}
-	for i, err := range br.DeleteMany(ctx, keys, recheck) {
+	for i, err := range br.DeleteMany(ctx, keys, nil, recheck) {
 		if err != nil {
 			t.Errorf("%s: %v", keys[i], err)
 		}
@@ -159,7 +159,7 @@ func TestDeleteManyThrottledKeyChanged(t *testing.T) {
 	faults.Fail("again.png", "SlowDown", 1)
 	faults.Fail("slowed.png", "SlowDown", 1)
 	uploaded := errors.New("uploaded again")
-	errs := br.DeleteMany(ctx, keys, func(_ context.Context, idx []int) []error {
+	errs := br.DeleteMany(ctx, keys, nil, func(_ context.Context, idx []int) []error {
 		why := make([]error, len(idx))
 		for j, i := range idx {
 			if keys[i] == "again.png" {
@@ -183,7 +183,7 @@ func TestDeleteManyThrottledKeyChanged(t *testing.T) {
 	}
 
 	faults.Fail("again.png", "SlowDown", 2)
-	errs = br.DeleteMany(ctx, []string{"again.png"}, nil)
+	errs = br.DeleteMany(ctx, []string{"again.png"}, nil, nil)
 	if !store.IsThrottled(errs[0]) || faults.Seen("again.png") != 1 {
 		t.Errorf("with no recheck: %v, sent %d times; want the SlowDown, sent once", errs[0], faults.Seen("again.png"))
 	}

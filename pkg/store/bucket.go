@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"io"
 	"io/fs"
 	"net/url"
@@ -337,10 +338,26 @@ func (s *BucketStore) List(ctx context.Context, prefix string, fn func(Entry) er
 		if obj.IsDir || strings.HasSuffix(obj.Key, "/") || isInternal(obj.Key) {
 			continue
 		}
-		if err := fn(Entry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}); err != nil {
+		e := Entry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}
+		if s.scheme == "azblob" {
+			var item container.BlobItem
+			if obj.As(&item) && item.Properties != nil && item.Properties.ETag != nil {
+				e.ETag = quotedETag(string(*item.Properties.ETag))
+			}
+		}
+		if err := fn(e); err != nil {
 			return err
 		}
 	}
+}
+
+// quotedETag writes an entity tag as an HTTP header carries it, quoted, the
+// form Stat reports: Azure's listing gives it bare.
+func quotedETag(tag string) string {
+	if tag == "" || strings.HasPrefix(tag, `"`) || strings.HasPrefix(tag, `W/"`) {
+		return tag
+	}
+	return `"` + tag + `"`
 }
 
 // listFile lists a file:// bucket by walking its directory: fileblob's own listing
@@ -389,6 +406,7 @@ func (s *BucketStore) stat(ctx context.Context, key string) (Entry, error) {
 		Key:         key,
 		Size:        a.Size,
 		ModTime:     a.ModTime,
+		ETag:        a.ETag,
 		ContentType: a.ContentType,
 		MD5:         a.MD5,
 		Metadata:    a.Metadata,

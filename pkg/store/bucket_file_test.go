@@ -51,7 +51,7 @@ func TestFileBucketRemovesNothingThroughALink(t *testing.T) {
 	errs := map[string]error{
 		"DeleteInternal": in.DeleteInternal(ctx, "trash/RUN/u/t/f.png"),
 		"Delete":         st.Delete(ctx, "v/g.png"),
-		"DeleteMany":     br.DeleteMany(ctx, []string{"v/h.png"}, nil)[0],
+		"DeleteMany":     br.DeleteMany(ctx, []string{"v/h.png"}, nil, nil)[0],
 	}
 	for op, err := range errs {
 		if err == nil || errors.Is(err, store.ErrNotExist) {

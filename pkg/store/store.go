@@ -53,6 +53,12 @@ type Entry struct {
 	// Link is the target of a symbolic link, as stored in the link (never resolved).
 	Link string
 
+	// ETag is the service's tag for this write of a bucket object (Stat on
+	// every bucket; an Azure container's listing too), "" elsewhere. On Azure
+	// every upload gets a new one, even of the same content, and
+	// BatchRemover.DeleteMany can delete on condition that it is unchanged.
+	ETag string
+
 	// The fields below are filled by Stat on buckets; listings leave them empty.
 	ContentType string
 	MD5         []byte            // nil when the backend does not report one (S3 multipart)

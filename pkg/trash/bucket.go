@@ -71,15 +71,16 @@ func (m *mover) sweepBucket(ctx context.Context, br store.BatchRemover, items It
 			batch = append(batch, items.At(i))
 		}
 		if !m.opts.NoTrash {
-			m.trashBatch(ctx, br, m.checkBatch(ctx, br, batch, dense), dense)
+			goes, _ := m.checkBatch(ctx, br, batch, dense)
+			m.trashBatch(ctx, br, goes, dense)
 			continue
 		}
 		inFlight <- struct{}{} // before the check: checked blobs go at once
-		goes := m.checkBatch(ctx, br, batch, dense)
+		goes, etags := m.checkBatch(ctx, br, batch, dense)
 		deleting.Add(1)
 		go func() {
 			defer func() { <-inFlight; deleting.Done() }()
-			m.deleteBatch(ctx, br, goes, dense)
+			m.deleteBatch(ctx, br, goes, etags, dense)
 		}()
 	}
 	deleting.Wait()
@@ -169,13 +170,17 @@ func (m *mover) each(ctx context.Context, n int, fn func(i int)) {
 }
 
 // checkBatch checks every blob of the batch again (stillGoes) and returns
-// those that may still go; the others are recorded as skipped, failed, or,
-// when ctx was cancelled before they were described, not attempted.
-func (m *mover) checkBatch(ctx context.Context, br store.BatchRemover, batch []Item, dense bool) []Item {
+// those that may still go, with the ETags they were described with (a
+// delete on condition of it closes the window between this check and the
+// delete, where the store can: BatchRemover.DeletesIfMatch); the others are
+// recorded as skipped, failed, or, when ctx was cancelled before they were
+// described, not attempted.
+func (m *mover) checkBatch(ctx context.Context, br store.BatchRemover, batch []Item, dense bool) ([]Item, []string) {
 	now, errs := m.describe(ctx, br, batch, dense)
 	m.mu.Lock() // a previous round's deletes may be recording theirs
 	defer m.mu.Unlock()
 	goes := make([]Item, 0, len(batch))
+	etags := make([]string, 0, len(batch))
 	for i, it := range batch {
 		if errs[i] == nil && now[i].Key == "" || interrupted(ctx, errs[i]) {
 			m.res.NotAttempted++ // never described: the run stopped first
@@ -188,9 +193,10 @@ func (m *mover) checkBatch(ctx context.Context, br store.BatchRemover, batch []I
 			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, skip})
 		default:
 			goes = append(goes, it)
+			etags = append(etags, now[i].ETag)
 		}
 	}
-	return goes
+	return goes, etags
 }
 
 // keptError is recheck's answer for a blob that no longer goes.
@@ -231,9 +237,10 @@ func (m *mover) recheck(br store.BatchRemover, items []Item, dense bool) store.R
 	}
 }
 
-// deleteBatch deletes blobs checked a moment ago, for good. The request is
-// not cancelled with ctx: it is the move in flight.
-func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []Item, dense bool) {
+// deleteBatch deletes blobs checked a moment ago, for good, each while it
+// still has the ETag it was checked with where the store can tell. The
+// request is not cancelled with ctx: it is the move in flight.
+func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []Item, etags []string, dense bool) {
 	if len(goes) == 0 {
 		return
 	}
@@ -241,7 +248,7 @@ func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []I
 	for i, it := range goes {
 		keys[i] = it.Key
 	}
-	errs := br.DeleteMany(context.WithoutCancel(ctx), keys, m.recheck(br, goes, dense))
+	errs := br.DeleteMany(context.WithoutCancel(ctx), keys, etags, m.recheck(br, goes, dense))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, err := range errs {
@@ -252,6 +259,8 @@ func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []I
 			m.moved(it)
 		case errors.As(err, &kept):
 			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, kept.reason})
+		case errors.Is(err, store.ErrChanged):
+			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, "changed since the plan (a writer touched it)"})
 		case errors.Is(err, store.ErrNotExist):
 			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, "gone since the plan"})
 		default:
@@ -297,6 +306,7 @@ func (m *mover) trashBatch(ctx context.Context, br store.BatchRemover, goes []It
 	fctx := context.WithoutCancel(ctx)
 	now, errs := m.describe(fctx, br, copied, dense)
 	sources := make([]Item, 0, len(copied))
+	etags := make([]string, 0, len(copied))
 	for i, it := range copied {
 		switch skip, err := m.stillGoes(it, now[i], errs[i]); {
 		case err != nil:
@@ -307,18 +317,25 @@ func (m *mover) trashBatch(ctx context.Context, br store.BatchRemover, goes []It
 			dropCopy(it)
 		default:
 			sources = append(sources, it)
+			etags = append(etags, now[i].ETag)
 		}
 	}
 	keys := make([]string, len(sources))
 	for i, it := range sources {
 		keys[i] = it.Key
 	}
-	for i, err := range br.DeleteMany(fctx, keys, m.recheck(br, sources, dense)) {
+	for i, err := range br.DeleteMany(fctx, keys, etags, m.recheck(br, sources, dense)) {
 		it := sources[i]
 		var kept *keptError
 		if errors.As(err, &kept) {
 			// Never sent again: the source stays, and so the copy goes.
 			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, kept.reason + ", while it was copied into the trash"})
+			dropCopy(it)
+			continue
+		}
+		if errors.Is(err, store.ErrChanged) {
+			// Uploaded again after the second check: that upload stays.
+			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, "changed since the plan (a writer touched it), while it was copied into the trash"})
 			dropCopy(it)
 			continue
 		}

@@ -540,7 +540,7 @@ func testBatchRemove(t *testing.T, s store.Store) {
 		many = append(many, k)
 	}
 	keys := append([]string{"w", "x/1a", "../escape", store.InternalDir + "/journal/1.json", "é/ü"}, many...)
-	errs := br.DeleteMany(ctx, keys, nil)
+	errs := br.DeleteMany(ctx, keys, nil, nil)
 	if len(errs) != len(keys) {
 		t.Fatalf("DeleteMany returned %d errors for %d keys", len(errs), len(keys))
 	}
@@ -550,10 +550,10 @@ func testBatchRemove(t *testing.T, s store.Store) {
 			t.Errorf("DeleteMany: %s: %v", k, errs[i])
 		}
 	}
-	if errs := br.DeleteMany(ctx, []string{"missing"}, nil); errs[0] != nil && !errors.Is(errs[0], store.ErrNotExist) {
+	if errs := br.DeleteMany(ctx, []string{"missing"}, nil, nil); errs[0] != nil && !errors.Is(errs[0], store.ErrNotExist) {
 		t.Errorf("DeleteMany of a missing key = %v, want nil or ErrNotExist", errs[0])
 	}
-	if errs := br.DeleteMany(ctx, nil, nil); len(errs) != 0 {
+	if errs := br.DeleteMany(ctx, nil, nil, nil); len(errs) != 0 {
 		t.Errorf("empty DeleteMany: %v", errs)
 	}
 	wantKeys(t, s, "", "b", "sub/.mediactl/k", "x/0", "x/1", "x/2", "x/22", "x/y/333", "x0", "xa", "y")
@@ -562,4 +562,63 @@ func testBatchRemove(t *testing.T, s store.Store) {
 	} else {
 		rc.Close()
 	}
+}
+
+// testDeleteIfMatch: where DeletesIfMatch is true, Stat and ListRange report
+// the same ETag, an upload of the same content gives a new one, and
+// DeleteMany with the old one keeps the new upload (ErrChanged) while the
+// current one deletes it; where it is false, the etags change nothing. Etags
+// that do not match the keys one for one delete nothing.
+func testDeleteIfMatch(t *testing.T, s store.Store) {
+	br, ok := store.AsBatchRemover(s)
+	if !ok {
+		t.Skip("no batch removal")
+	}
+	const key, content = "ab/blob.png", "the same content"
+	put(t, s, key, content, store.PutOptions{})
+	old, err := s.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := br.DeleteMany(ctx, []string{key}, []string{old.ETag, old.ETag}, nil); len(errs) != 1 || errs[0] == nil {
+		t.Errorf("DeleteMany of 1 key with 2 etags: %v, want an error", errs)
+	}
+	wantKeys(t, s, "", key)
+	if !br.DeletesIfMatch() {
+		if errs := br.DeleteMany(ctx, []string{key}, []string{"not its etag"}, nil); errs[0] != nil {
+			t.Fatalf("DeleteMany, etags not used here: %v", errs[0])
+		}
+		wantKeys(t, s, "")
+		return
+	}
+	if old.ETag == "" {
+		t.Fatal("Stat reports no ETag where DeleteMany deletes on condition of it")
+	}
+	var listed []store.Entry
+	if err := br.ListRange(ctx, key, key, func(e store.Entry) error { listed = append(listed, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 1 || listed[0].ETag != old.ETag {
+		t.Fatalf("ListRange: %+v, want one entry with Stat's ETag %q", listed, old.ETag)
+	}
+	// The runtime saves the same blob again (a user sends the image again).
+	put(t, s, key, content, store.PutOptions{})
+	now, err := s.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.ETag == old.ETag {
+		t.Fatalf("an upload of the same content kept ETag %q", old.ETag)
+	}
+	errs := br.DeleteMany(ctx, []string{key}, []string{old.ETag}, nil)
+	if !errors.Is(errs[0], store.ErrChanged) {
+		t.Errorf("DeleteMany with the ETag of the upload before: %v, want ErrChanged", errs[0])
+	}
+	if got := read(t, s, key); got != content {
+		t.Errorf("after a refused delete %s holds %q", key, got)
+	}
+	if errs := br.DeleteMany(ctx, []string{key}, []string{now.ETag}, nil); errs[0] != nil {
+		t.Errorf("DeleteMany with the current ETag: %v", errs[0])
+	}
+	wantKeys(t, s, "")
 }

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MoveTo", testMoveTo},
 		{"ReportsMD5", testReportsMD5},
 		{"BatchRemove", testBatchRemove},
+		{"DeleteIfMatch", testDeleteIfMatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
