@@ -237,7 +237,10 @@ func (s *LocalStore) moveEntry(from string, dst *LocalStore, to string, check fu
 		return destErr(err)
 	}
 	defer dst.closeDir(dstFD)
-	if err := renameNoReplaceAt(srcFD, fromName, dstFD, toName); err != nil {
+	// A writer may save over a blob's name in the store, never over a name in
+	// the internal folder: there the source's name may be unlinked by name.
+	srcPrivate := dst == s && isInternal(from)
+	if err := renameNoReplaceAt(srcFD, fromName, dstFD, toName, srcPrivate); err != nil {
 		return err
 	}
 	if err := movedWhatWasChecked(st, srcFD, fromName, dstFD, toName); err != nil {
@@ -272,7 +275,8 @@ func movedWhatWasChecked(checked entryStat, fromFD int, fromName string, toFD in
 	if moved.dev == checked.dev && moved.ino == checked.ino {
 		return nil
 	}
-	if err := renameNoReplaceAt(toFD, toName, fromFD, fromName); err != nil {
+	// The file goes back where writers save: toName is this move's own.
+	if err := renameNoReplaceAt(toFD, toName, fromFD, fromName, true); err != nil {
 		return fmt.Errorf("%w: replaced between its check and its move, and not put back (%v): the file moved is at %s", ErrChanged, err, toName)
 	}
 	return fmt.Errorf("%w: replaced between its check and its move; put back", ErrChanged)
@@ -280,15 +284,25 @@ func movedWhatWasChecked(checked entryStat, fromFD int, fromName string, toFD in
 
 // renameNoReplaceAt renames the entry from in the folder fromFD to to in the
 // folder toFD, failing with fs.ErrExist when to exists in any form.
-func renameNoReplaceAt(fromFD int, from string, toFD int, to string) error {
-	if ok, err := renameat2NoReplace(fromFD, from, toFD, to); ok {
-		return moveErrno(err)
+// srcPrivate says no other process saves files as from (a name in the
+// internal folder); it matters only without renameat2.
+func renameNoReplaceAt(fromFD int, from string, toFD int, to string, srcPrivate bool) error {
+	if !forceLinkFallback {
+		if ok, err := renameat2NoReplace(fromFD, from, toFD, to); ok {
+			return moveErrno(err)
+		}
 	}
-	// No renameat2 here (another kernel, another file system): a hard link
-	// publishes to only if it does not exist, then from is unlinked.
+	// No renameat2 here (macOS, the BSDs, NFS, CIFS, an older kernel): a hard
+	// link publishes to only if it does not exist, then from goes.
 	err := linkAt(fromFD, from, toFD, to)
 	if err == nil {
-		return moveErrno(unix.Unlinkat(fromFD, from, 0))
+		if afterLinkHook != nil {
+			afterLinkHook()
+		}
+		if srcPrivate {
+			return moveErrno(unix.Unlinkat(fromFD, from, 0))
+		}
+		return unlinkLinked(fromFD, from, toFD, to)
 	}
 	if err == unix.EPERM || err == unix.EOPNOTSUPP || err == unix.ENOTSUP || err == unix.EMLINK {
 		// No hard links either: check, then rename.
@@ -300,6 +314,52 @@ func renameNoReplaceAt(fromFD int, from string, toFD int, to string) error {
 		return moveErrno(unix.Renameat(fromFD, from, toFD, to))
 	}
 	return moveErrno(err)
+}
+
+// Test hooks: forceLinkFallback makes renameNoReplaceAt work as where
+// renameat2 is missing, and afterLinkHook runs between its link and the
+// removal of the source.
+var (
+	forceLinkFallback bool
+	afterLinkHook     func()
+)
+
+// unlinkLinked removes from once it was hard-linked as to, where a writer
+// may save another file as from at any moment (a runtime saving the blob
+// again): unlinking by name could remove that file. So from is first renamed
+// to a name of this move's own beside to, which takes exactly one entry, and
+// only when that entry is the file linked as to is it unlinked; a writer's
+// file is linked back as from, or, should from be taken again meanwhile,
+// left beside to with an error that says where.
+func unlinkLinked(fromFD int, from string, toFD int, to string) error {
+	linked, err := fstatAt(toFD, to)
+	if err != nil {
+		return fmt.Errorf("lstat after the link: %w", moveErrno(err))
+	}
+	aside := to + ".unlinking"
+	if _, err := fstatAt(toFD, aside); err == nil {
+		return fmt.Errorf("%w: %s, where the source is set aside, exists", fs.ErrExist, aside)
+	} else if err != unix.ENOENT {
+		return moveErrno(err)
+	}
+	if err := unix.Renameat(fromFD, from, toFD, aside); err != nil {
+		if err == unix.ENOENT {
+			return nil // someone removed from: the file is at to all the same
+		}
+		return moveErrno(err)
+	}
+	taken, err := fstatAt(toFD, aside)
+	if err != nil {
+		return fmt.Errorf("lstat of the source set aside as %s: %w", aside, moveErrno(err))
+	}
+	if taken.dev == linked.dev && taken.ino == linked.ino {
+		return moveErrno(unix.Unlinkat(toFD, aside, 0))
+	}
+	// A writer saved another file as from between the link and the rename.
+	if err := linkAt(toFD, aside, fromFD, from); err != nil {
+		return fmt.Errorf("%w: saved again while it was moved, and not put back (%v): the writer's file is at %s", ErrChanged, moveErrno(err), aside)
+	}
+	return moveErrno(unix.Unlinkat(toFD, aside, 0))
 }
 
 // moveErrno turns the system's answer to a rename, link or unlink into the

@@ -49,3 +49,98 @@ func TestMoveEntryPutsBackAFileSwappedInAfterTheCheck(t *testing.T) {
 		t.Fatalf("b.png: %q, %v", b, err)
 	}
 }
+
+// withLinkFallback makes moves work for the test as where renameat2 is
+// missing (macOS, the BSDs, NFS, CIFS): a hard link, then the source's
+// removal; hook runs in between.
+func withLinkFallback(t *testing.T, hook func()) {
+	forceLinkFallback, afterLinkHook = true, hook
+	t.Cleanup(func() { forceLinkFallback, afterLinkHook = false, nil })
+}
+
+// Without renameat2, a writer that saves the blob again between the link
+// into the trash and the removal of the blob's name must keep its file: the
+// removal takes exactly the file linked, and the writer's file stays the
+// blob. Unlinking the name would delete the writer's file, with the checked
+// blob in the trash and nothing in the store.
+func TestLinkFallbackKeepsAFileSavedAfterTheLink(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "a.png"), []byte("checked"), 0o600))
+	s, err := OpenLocal(dir)
+	must(err)
+	defer s.Close()
+	saves := 0
+	withLinkFallback(t, func() {
+		saves++
+		tmp := filepath.Join(dir, ".a.png.tmp")
+		must(os.WriteFile(tmp, []byte("saved again"), 0o600))
+		must(os.Rename(tmp, filepath.Join(dir, "a.png")))
+	})
+	to := InternalDir + "/trash/run/a.png"
+	must(os.MkdirAll(filepath.Join(dir, InternalDir, "trash", "run"), 0o700))
+	if err := s.moveEntry("a.png", s, to, func(entryStat) error { return nil }, true); err != nil {
+		t.Fatalf("move: %v", err)
+	}
+	if saves != 1 {
+		t.Fatalf("the link fallback ran %d times, want 1", saves)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "a.png")); err != nil || string(b) != "saved again" {
+		t.Errorf("a.png after the move: %q, %v; want the writer's file", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(to))); err != nil || string(b) != "checked" {
+		t.Errorf("%s: %q, %v; want the blob checked", to, b, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, InternalDir, "trash", "run", "*.unlinking")); len(left) > 0 {
+		t.Errorf("left beside the move: %v", left)
+	}
+}
+
+// Without renameat2 and without a writer, a move moves, into the internal
+// folder and back out of it (restore), and replaces nothing.
+func TestLinkFallbackMoves(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.png"), []byte("blob"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	withLinkFallback(t, nil)
+	ok := func(entryStat) error { return nil }
+	to := InternalDir + "/trash/run/a.png"
+	if err := os.MkdirAll(filepath.Join(dir, InternalDir, "trash", "run"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.moveEntry("a.png", s, to, ok, true); err != nil {
+		t.Fatalf("move into the trash: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a.png")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a.png after its move: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.png"), []byte("saved since"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.moveEntry(to, s, "a.png", ok, true); !errors.Is(err, os.ErrExist) {
+		t.Errorf("restore over a saved file: %v, want ErrExist", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "a.png")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.moveEntry(to, s, "a.png", ok, true); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "a.png")); err != nil || string(b) != "blob" {
+		t.Errorf("a.png restored: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(to))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after the restore: %v", to, err)
+	}
+}
