@@ -524,7 +524,7 @@ func (m *mover) finish(ctx context.Context, stopErr error) error {
 		// manifest adds sizes and original times for people and tools.
 		name := res.Run + "/" + manifestName
 		if err := m.in.PutInternal(context.WithoutCancel(ctx), Dir+"/"+name, &m.manifest, store.PutOptions{ContentType: "application/x-ndjson"}); err != nil {
-			return errors.Join(stopErr, fmt.Errorf("trash: write manifest %s: %w", name, err))
+			stopErr = errors.Join(stopErr, fmt.Errorf("trash: write manifest %s: %w", name, err))
 		}
 	}
 	if m.afterRename != nil {
