@@ -175,3 +175,38 @@ func writeABC(t *testing.T, dir string) (list trash.List, old time.Time) {
 	}
 	return list, old
 }
+
+// TestRunOfTheSameNameIsNotShared: a run named as one that already holds
+// files (another process with the same id in the same second: pid 1 in two
+// containers) takes the next second's name, with the trash and without it;
+// the earlier run's files stay as they were and are not counted.
+func TestRunOfTheSameNameIsNotShared(t *testing.T) {
+	for _, noTrash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("no-trash=%v", noTrash), func(t *testing.T) {
+			dir := t.TempDir()
+			list, _ := writeABC(t, dir)
+			now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+			taken := trash.RunID(now)
+			if noTrash {
+				taken += "-no-trash"
+			}
+			earlier := filepath.Join(dir, store.InternalDir, trash.Dir, taken, "x.png")
+			must(t, os.MkdirAll(filepath.Dir(earlier), 0o700))
+			must(t, os.WriteFile(earlier, []byte("the earlier run's"), 0o600))
+			st, err := store.OpenLocal(dir)
+			must(t, err)
+			defer st.Close()
+			res, err := trash.Move(context.Background(), locktest.Of(t, st), list, trash.Options{NoTrash: noTrash, Now: now})
+			must(t, err)
+			if res.Trashed+res.Deleted != 3 || len(res.Skipped)+len(res.Failed) != 0 {
+				t.Fatalf("result %+v", res)
+			}
+			if !noTrash && res.Run != trash.RunID(now.Add(time.Second)) {
+				t.Errorf("run %q; want the next second's, %q", res.Run, trash.RunID(now.Add(time.Second)))
+			}
+			if b, err := os.ReadFile(earlier); err != nil || string(b) != "the earlier run's" {
+				t.Errorf("the earlier run's file: %q, %v", b, err)
+			}
+		})
+	}
+}

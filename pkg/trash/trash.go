@@ -164,10 +164,15 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	}
 	res := &Result{Skipped: []Skip{}, Failed: []Skip{}}
 	m := &mover{st: st, in: in, opts: opts, res: res}
+	suffix := shardSuffix(l.Shard())
 	if opts.NoTrash {
-		m.stage = RunID(now) + noTrashSuffix + shardSuffix(l.Shard())
+		suffix = noTrashSuffix + suffix
+	}
+	run := unusedRun(ctx, in, now, suffix)
+	if opts.NoTrash {
+		m.stage = run
 	} else {
-		res.Run = RunID(now) + shardSuffix(l.Shard())
+		res.Run = run
 	}
 	m.enc = json.NewEncoder(&m.manifest)
 	var err error
@@ -620,6 +625,30 @@ func sortSkips(s []Skip) { sort.Slice(s, func(i, j int) bool { return s[i].Key <
 // process id so that two runs in one second differ.
 func RunID(t time.Time) string {
 	return fmt.Sprintf("%s-%d", t.UTC().Format("20060102T150405Z"), os.Getpid())
+}
+
+// unusedRun names the run started at now: RunID(now)+suffix, or, when a run
+// of that name holds files already (a run of another process that got the
+// same id, pid 1 in two containers, in the same second), the name of the
+// first later second that none holds. A run's accounting counts what is in
+// its folder, so it must not share one. A listing that fails leaves the name
+// as it is: the moves replace nothing either way.
+func unusedRun(ctx context.Context, in store.Internal, now time.Time, suffix string) string {
+	for range 3600 {
+		run := RunID(now) + suffix
+		if in == nil || !runHoldsFiles(ctx, in, run) {
+			return run
+		}
+		now = now.Add(time.Second)
+	}
+	return RunID(now) + suffix
+}
+
+var errFound = errors.New("found")
+
+func runHoldsFiles(ctx context.Context, in store.Internal, run string) bool {
+	err := in.ListInternal(ctx, Dir+"/"+run+"/", func(store.Entry) error { return errFound })
+	return errors.Is(err, errFound)
 }
 
 // shardSuffix ends the run name of a shard's run ("-shard-3-of-16"), so that
