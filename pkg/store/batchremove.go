@@ -4,20 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
-	"gocloud.dev/gcerrors"
 	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 )
 
 // BatchRemover removes many blobs of a bucket at once (gc's sweep, with or

@@ -260,7 +260,7 @@ func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []I
 		case errors.As(err, &kept):
 			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, kept.reason})
 		case errors.Is(err, store.ErrChanged):
-			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, "changed since the plan (a writer touched it)"})
+			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, reasonChanged})
 		case errors.Is(err, store.ErrNotExist):
 			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, "gone since the plan"})
 		default:
@@ -335,7 +335,7 @@ func (m *mover) trashBatch(ctx context.Context, br store.BatchRemover, goes []It
 		}
 		if errors.Is(err, store.ErrChanged) {
 			// Uploaded again after the second check: that upload stays.
-			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, "changed since the plan (a writer touched it), while it was copied into the trash"})
+			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, reasonChanged + ", while it was copied into the trash"})
 			dropCopy(it)
 			continue
 		}

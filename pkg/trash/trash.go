@@ -387,7 +387,7 @@ func (m *mover) sweepBatches(ctx context.Context, bm store.BatchMover, items Ite
 			case errors.Is(err, store.ErrNotAttempted), interrupted(ctx, err):
 				res.NotAttempted++
 			case errors.Is(err, store.ErrChanged):
-				res.Skipped = append(res.Skipped, Skip{it.Key, "changed since the plan (a writer touched it)"})
+				res.Skipped = append(res.Skipped, Skip{it.Key, reasonChanged})
 			case errors.Is(err, store.ErrNotExist):
 				res.Skipped = append(res.Skipped, Skip{it.Key, "gone since the plan"})
 			case errors.Is(err, store.ErrNotRegular):
@@ -496,6 +496,9 @@ func (m *mover) remove(ctx context.Context, it Item) (string, error) {
 	})
 }
 
+// reasonChanged is why a blob that a writer touched since the plan stays.
+const reasonChanged = "changed since the plan (a writer touched it)"
+
 // stillGoes is the check every blob passes right before it goes: now (or
 // err) is how the store describes it at this moment. It returns why the blob
 // stays ("" when it may go), or the error that kept it from being described.
@@ -508,7 +511,7 @@ func (m *mover) stillGoes(it Item, now store.Entry, err error) (string, error) {
 	case !now.Regular():
 		return "no longer a regular file", nil
 	case now.Size != it.Size || !sameTime(m.st, now.ModTime, it.ModTime):
-		return "changed since the plan (a writer touched it)", nil
+		return reasonChanged, nil
 	case !m.opts.Cutoff.IsZero() && !now.ModTime.Before(m.opts.Cutoff):
 		return "modified after the cutoff", nil
 	}
@@ -634,14 +637,12 @@ func RunID(t time.Time) string {
 // its folder, so it must not share one. A listing that fails leaves the name
 // as it is: the moves replace nothing either way.
 func unusedRun(ctx context.Context, in store.Internal, now time.Time, suffix string) string {
-	for range 3600 {
-		run := RunID(now) + suffix
-		if in == nil || !runHoldsFiles(ctx, in, run) {
-			return run
-		}
+	run := RunID(now) + suffix
+	for tries := 0; in != nil && tries < 3600 && runHoldsFiles(ctx, in, run); tries++ {
 		now = now.Add(time.Second)
+		run = RunID(now) + suffix
 	}
-	return RunID(now) + suffix
+	return run
 }
 
 var errFound = errors.New("found")
