@@ -103,6 +103,7 @@ func libraryHint(err error) string {
 	var ce *store.CredentialsError
 	var ee *store.EndpointError
 	var qe *sessions.QueryError
+	var te *store.IOTimeoutError
 	switch {
 	case errors.As(err, &ce) && ce.Scheme == "gs":
 		return "set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, or run 'gcloud auth application-default login' (or use a VM's service account); see docs/stores.md"
@@ -112,6 +113,8 @@ func libraryHint(err error) string {
 		return "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE with ~/.aws/credentials, or an instance role); see docs/stores.md"
 	case errors.As(err, &ee):
 		return "add use_path_style=true to the bucket URL's query (S3-compatible servers such as MinIO, SeaweedFS and Ceph want path-style addressing); see docs/stores.md"
+	case errors.As(err, &te):
+		return "the service stopped answering on a connection; run again (nothing was changed for what failed), and if it is only slow, raise io_timeout= in the bucket URL's query (now " + te.After.String() + "); see docs/stores.md"
 	}
 	if errors.As(err, &qe) {
 		if qe.Rewrite {

@@ -51,6 +51,8 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("S3_BUCKET", bucket)
 			env.Setenv("S3_QUERY", s3.Query())
+			// The same server through a proxy that "stall hold" stops.
+			env.Setenv("STALL_QUERY", s3.stallQuery(bucket))
 			// The subprocesses get the server's static credentials too.
 			for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED", "AWS_REGION", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"} {
 				env.Setenv(k, os.Getenv(k))
@@ -69,6 +71,7 @@ func TestScripts(t *testing.T) {
 			"interrupt": cmdInterrupt,
 			"pgexec":    cmdPgexec,
 			"s3put":     cmdS3put,
+			"stall":     s3.cmdStall,
 			"jsonkeys":  cmdJSONKeys,
 			"metric":    cmdMetric,
 		},

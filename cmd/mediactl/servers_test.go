@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -19,11 +21,43 @@ import (
 type s3Server struct {
 	*storetest.S3
 	next atomic.Int64
+	t    *testing.T
+	// stalls holds each script's proxy to the server, by its bucket.
+	stalls sync.Map
 }
 
 // startS3 runs an S3 server on 127.0.0.1 for the duration of the test.
 func startS3(t *testing.T) *s3Server {
-	return &s3Server{S3: storetest.StartS3(t, nil)}
+	return &s3Server{S3: storetest.StartS3(t, nil), t: t}
+}
+
+// stallQuery starts a storetest.Stall proxy to the server for the script
+// whose bucket is bucket, and returns the URL query that reaches the server
+// through it, with io_timeout=1s.
+func (s *s3Server) stallQuery(bucket string) string {
+	stall := storetest.NewStall(s.t, strings.TrimPrefix(s.Endpoint, "http://"))
+	s.stalls.Store(bucket, stall)
+	return "endpoint=" + url.QueryEscape("http://"+stall.Addr()) + "&use_path_style=true&region=us-east-1&io_timeout=1s"
+}
+
+// stall hold|release: stop every connection of this script's proxy to the S3
+// server ($STALL_QUERY), open or new, or let them flow again.
+func (s *s3Server) cmdStall(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stall hold|release")
+	}
+	v, ok := s.stalls.Load(ts.Getenv("S3_BUCKET"))
+	if !ok {
+		ts.Fatalf("no proxy for this script")
+	}
+	switch stall := v.(*storetest.Stall); args[0] {
+	case "hold":
+		stall.HoldAll()
+	case "release":
+		stall.Release()
+	default:
+		ts.Fatalf("usage: stall hold|release")
+	}
 }
 
 // s3put KEY CONTENT: write an object into this script's bucket.

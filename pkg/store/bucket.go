@@ -59,32 +59,20 @@ type BucketStore struct {
 	unsummed     *blob.Bucket
 	unsummedErr  error
 	// s3put uploads small contents of known size (PutOptions.Size) to S3.
-	s3put    *s3Putter
-	scheme   string
-	name     string
-	prefix   string
-	location string
+	s3put *s3Putter
+	// ioTimeout is how long a connection to the service may go without
+	// progress (io_timeout=; see withIOTimeout).
+	ioTimeout time.Duration
+	scheme    string
+	name      string
+	prefix    string
+	location  string
 }
 
 var _ Bucket = (*BucketStore)(nil)
 
-// OpenBucket opens the bucket named by rawURL, one of
-//
-//	s3://BUCKET[/PREFIX/][?region=R&endpoint=URL&use_path_style=true...]
-//	gs://BUCKET[/PREFIX/][?...]
-//	azblob://CONTAINER[/PREFIX/][?storage_account=A&domain=D&protocol=http&localemu=true]
-//	file:///ABSOLUTE/DIR[?prefix=PREFIX/]
-//	mem://[?prefix=PREFIX/]
-//
-// The query parameters are those of the gocloud.dev drivers (gocloud v0.49). The
-// store can be confined to a key prefix, given as the URL path for s3, gs and azblob
-// or as the generic prefix= parameter; a prefix is made to end in "/". A malformed
-// URL, an unsupported scheme or an unknown parameter returns an error wrapping
-// [ErrUsage] that says how to fix it. OpenBucket lists nothing: a missing bucket
-// shows up on first use. On s3:// it resolves the credentials (a
-// *CredentialsError when there are none) and refuses a custom endpoint that
-// virtual-host addressing cannot reach (an *EndpointError); both are usage
-// errors.
+// parseBucketURL checks rawURL as OpenBucket documents it and returns the
+// store it names, not yet opened.
 func parseBucketURL(rawURL string) (*BucketStore, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -121,7 +109,13 @@ func parseBucketURL(rawURL string) (*BucketStore, error) {
 	prefix := q.Get("prefix")
 	q.Del("prefix")
 
-	s := &BucketStore{scheme: u.Scheme}
+	s := &BucketStore{scheme: u.Scheme, ioTimeout: DefaultIOTimeout}
+	if q.Has("io_timeout") {
+		if s.ioTimeout, err = parseIOTimeout(q.Get("io_timeout")); err != nil {
+			return nil, fmt.Errorf("bucket URL %q: %w", Redact(rawURL), err)
+		}
+		q.Del("io_timeout")
+	}
 	open := &url.URL{Scheme: u.Scheme, RawQuery: q.Encode()}
 	switch {
 	case sch.named:
@@ -243,9 +237,14 @@ func (s *BucketStore) openPrefixed(ctx context.Context, unsummed bool) (*blob.Bu
 	var b *blob.Bucket
 	var putter *s3Putter
 	var err error
-	if s.scheme == "s3" {
-		b, putter, err = openS3(ctx, s.openURL, unsummed)
-	} else if err = cloudCredentials(ctx, s.scheme, s.openURL.Query()); err == nil {
+	switch s.scheme {
+	case "s3":
+		b, putter, err = openS3(ctx, s.openURL, unsummed, s.ioTimeout)
+	case "gs":
+		b, err = openGCS(ctx, s.openURL, s.ioTimeout)
+	case "azblob":
+		b, err = openAzure(ctx, s.openURL, s.ioTimeout)
+	default:
 		b, err = blob.OpenBucket(ctx, s.openURL.String())
 	}
 	if err != nil {

@@ -41,6 +41,9 @@ func TestOpenUsageErrors(t *testing.T) {
 		file:                               "is not a directory",
 		"s3://bucket?ssetype=bogus":        `"bogus" is not a valid value for ssetype`,
 		"s3://bucket?use_path_style=maybe": "use_path_style=maybe: write true or false",
+		"s3://bucket?io_timeout=5":         "io_timeout=5: write a duration such as 90s",
+		"gs://bucket?io_timeout=-1s":       "io_timeout=-1s: a timeout is not negative",
+		"mem://?io_timeout=1m":             `unknown query parameter "io_timeout" for mem://`,
 	} {
 		s, err := store.Open(ctx, spec)
 		if err == nil {

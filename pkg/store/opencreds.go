@@ -30,7 +30,8 @@ func cloudCredentials(ctx context.Context, scheme string, q url.Values) error {
 	defer cancel()
 	switch scheme {
 	case "gs":
-		return gcsCredentials(ctx, q)
+		_, err := gcsCredentials(ctx, q)
+		return err
 	case "azblob":
 		return azureCredentials(ctx, q)
 	}
@@ -39,24 +40,32 @@ func cloudCredentials(ctx context.Context, scheme string, q url.Values) error {
 
 // gcsCredentials looks for application default credentials as gcsblob's URL
 // opener does (gocloud.dev/gcp.DefaultCredentials): an emulator or an
-// anonymous URL needs none.
-func gcsCredentials(ctx context.Context, q url.Values) error {
+// anonymous URL needs none (nil, nil).
+func gcsCredentials(ctx context.Context, q url.Values) (*google.Credentials, error) {
 	if os.Getenv("STORAGE_EMULATOR_HOST") != "" || os.Getenv("STORAGE_EMULATOR_HOST_GRPC") != "" {
-		return nil
+		return nil, nil
 	}
-	if anon, _ := strconv.ParseBool(q.Get("anonymous")); anon || q.Get("access_id") == "-" {
-		return nil
+	if gcsAnonymous(q) {
+		return nil, nil
 	}
+	var creds *google.Credentials
 	var err error
 	if ud := q.Get("universe_domain"); ud != "" {
-		_, err = gcp.DefaultCredentialsWithParams(ctx, google.CredentialsParams{UniverseDomain: ud})
+		creds, err = gcp.DefaultCredentialsWithParams(ctx, google.CredentialsParams{UniverseDomain: ud})
 	} else {
-		_, err = gcp.DefaultCredentials(ctx)
+		creds, err = gcp.DefaultCredentials(ctx)
 	}
 	if err != nil {
-		return &CredentialsError{Scheme: "gs", Err: err}
+		return nil, &CredentialsError{Scheme: "gs", Err: err}
 	}
-	return nil
+	return creds, nil
+}
+
+// gcsAnonymous reports whether a gs:// URL asks for an unauthenticated
+// client, as gcsblob reads it: anonymous=true or access_id=-.
+func gcsAnonymous(q url.Values) bool {
+	anon, _ := strconv.ParseBool(q.Get("anonymous"))
+	return anon || q.Get("access_id") == "-"
 }
 
 // errNoAzureAccount is the reason azureblob cannot even build the service URL.

@@ -36,12 +36,14 @@ import (
 // it receives against the digest, rejecting the upload when they differ (over
 // HTTPS the SDK would otherwise send UNSIGNED-PAYLOAD, which nothing checks).
 //
-// It also returns an s3Putter on the same client, for small uploads.
+// It also returns an s3Putter on the same client, for small uploads. The
+// client's connections fail after ioTimeout without progress (see
+// withIOTimeout).
 //
 // Where the URL leaves them to the default, the SDK validates no response
 // checksum, and, when unsummed, adds no request checksum: see the comments
 // below.
-func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Putter, error) {
+func openS3(ctx context.Context, u *url.URL, unsummed bool, ioTimeout time.Duration) (*blob.Bucket, *s3Putter, error) {
 	q := u.Query()
 	var opts s3blob.Options
 	if v := q.Get("ssetype"); v != "" {
@@ -127,8 +129,9 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 			bc = awshttp.NewBuildableClient()
 		}
 		cfg.HTTPClient = bc.WithTransportOptions(func(tr *http.Transport) {
-			tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, s3IdleConnsPerHost)
-			tr.MaxIdleConns = max(tr.MaxIdleConns, s3IdleConnsPerHost)
+			tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, bucketIdleConnsPerHost)
+			tr.MaxIdleConns = max(tr.MaxIdleConns, bucketIdleConnsPerHost)
+			withIOTimeout(tr, ioTimeout)
 		})
 	}
 	cfg.APIOptions = append(cfg.APIOptions, addPresetPayloadHash)
@@ -142,10 +145,6 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool) (*blob.Bucket, *s3Pu
 	}
 	return b, &s3Putter{client: client, bucket: u.Host, sse: opts.EncryptionType, kmsKeyID: opts.KMSEncryptionID}, nil
 }
-
-// s3IdleConnsPerHost is how many idle connections the S3 client keeps to the
-// service: more than any command of mediactl has requests in flight.
-const s3IdleConnsPerHost = 128
 
 // CredentialsError is returned by Open for a bucket whose service finds no
 // credentials (none in the environment, the shared files, or the instance's

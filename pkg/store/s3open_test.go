@@ -107,7 +107,7 @@ func TestOpenS3ChecksumDefaults(t *testing.T) {
 		{"request_checksum_calculation=when_required", false, reqRequired, resRequired},
 	} {
 		u := &url.URL{Scheme: "s3", Host: "b", RawQuery: "region=us-east-1&" + c.query}
-		b, _, err := openS3(context.Background(), u, c.unsummed)
+		b, _, err := openS3(context.Background(), u, c.unsummed, DefaultIOTimeout)
 		if err != nil {
 			t.Fatalf("openS3(%s, unsummed %v): %v", u, c.unsummed, err)
 		}

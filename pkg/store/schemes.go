@@ -13,7 +13,8 @@ type bucketScheme struct {
 	// params are the URL query parameters its gocloud driver accepts
 	// (gocloud.dev v0.49; see each driver's URLOpener). Anything else is
 	// refused up front, so a typo is a clear usage error and no secret can end
-	// up in a Location. "prefix" is accepted by every scheme.
+	// up in a Location. "prefix" is accepted by every scheme, and
+	// "io_timeout" (mediactl's own, see DefaultIOTimeout) by the services'.
 	params []string
 	// named: the URL's host names the bucket (or container) and its path is
 	// the key prefix ("s3://bucket/prefix/"), as opposed to file:// (the path
@@ -34,9 +35,10 @@ var bucketSchemes = []bucketScheme{
 		"region", "endpoint", "profile", "anonymous", "hostname_immutable", "dualstack", "fips",
 		"rate_limiter_capacity", "role", "role_session_name", "role_external_id", "role_duration",
 		"web_identity_token_file", "request_checksum_calculation", "response_checksum_validation", "awssdk",
+		"io_timeout",
 	}},
-	{name: "gs", named: true, params: []string{"access_id", "private_key_path", "anonymous", "universe_domain", "grpc", "zonal"}},
-	{name: "azblob", named: true, params: []string{"domain", "protocol", "cdn", "localemu", "storage_account"}},
+	{name: "gs", named: true, params: []string{"access_id", "private_key_path", "anonymous", "universe_domain", "grpc", "zonal", "io_timeout"}},
+	{name: "azblob", named: true, params: []string{"domain", "protocol", "cdn", "localemu", "storage_account", "io_timeout"}},
 }
 
 // SupportedSchemes are the bucket URL schemes Open and OpenBucket accept.

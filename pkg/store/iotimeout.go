@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// DefaultIOTimeout is how long a bucket connection may go without moving a
+// byte, in either direction, while a request is on it, before the request
+// fails: the io_timeout= URL parameter changes it, io_timeout=0 turns it off.
+// Five minutes, as restic's stuck-request timeout and rclone's --timeout:
+// long enough for a server-side copy of a large object, which S3 keeps alive
+// with whitespace and GCS answers in rewrite steps, and short enough that a
+// nightly run whose service stopped answering on a connection ends instead of
+// waiting for ever.
+const DefaultIOTimeout = 5 * time.Minute
+
+// IOTimeoutError is the error of a read or write on a bucket connection that
+// moved no byte for After. It is a network timeout (Timeout and Temporary
+// report true), so the services' SDKs retry the request on a new connection
+// where the request allows it; a body being read fails with it.
+type IOTimeoutError struct {
+	After time.Duration
+	Op    string // "read" or "write"
+	Err   error  // the connection's own error, wrapping os.ErrDeadlineExceeded
+}
+
+func (e *IOTimeoutError) Error() string {
+	return fmt.Sprintf("no data %s the service for %v (io_timeout): %v", map[string]string{"read": "from", "write": "to"}[e.Op], e.After, e.Err)
+}
+func (e *IOTimeoutError) Unwrap() error { return e.Err }
+
+// Timeout reports true: the error is a network timeout (net.Error).
+func (e *IOTimeoutError) Timeout() bool { return true }
+
+// Temporary reports true, which the SDKs' retry policies test for.
+func (e *IOTimeoutError) Temporary() bool { return true }
+
+var _ net.Error = (*IOTimeoutError)(nil)
+
+// parseIOTimeout reads the io_timeout= URL parameter: a Go duration ("90s",
+// "10m"), "0" for none.
+func parseIOTimeout(raw string) (time.Duration, error) {
+	if raw == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(raw)
+	switch {
+	case err != nil:
+		return 0, usagef("io_timeout=%s: write a duration such as 90s or 10m, or 0 for none", raw)
+	case d < 0:
+		return 0, usagef("io_timeout=%s: a timeout is not negative; write 0 for none", raw)
+	}
+	return d, nil
+}
+
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// withIOTimeout makes tr's connections fail a read or write that moves no byte
+// for timeout (none when timeout is 0). Each read and each write moves the
+// connection's deadline, so only a connection with no progress fails, however
+// long the transfer: unlike a whole-request timeout, a large download is never
+// cut short. The transport's own read of an idle pooled connection would hit
+// the deadline too; idle connections are closed by the pool before that
+// (IdleConnTimeout at most half the timeout), so a request is never sent on a
+// connection about to time out.
+func withIOTimeout(tr *http.Transport, timeout time.Duration) {
+	if timeout <= 0 {
+		return
+	}
+	dial := tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	tr.DialContext = ioTimeoutDial(dial, timeout)
+	if tr.IdleConnTimeout == 0 || tr.IdleConnTimeout > timeout/2 {
+		tr.IdleConnTimeout = timeout / 2
+	}
+}
+
+func ioTimeoutDial(dial dialFunc, timeout time.Duration) dialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &ioTimeoutConn{Conn: c, timeout: timeout}, nil
+	}
+}
+
+// ioTimeoutConn is a connection whose every Read and Write must move a byte
+// within timeout.
+type ioTimeoutConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (c *ioTimeoutConn) Read(p []byte) (int, error) {
+	if err := c.Conn.SetReadDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	return n, c.wrap("read", err)
+}
+
+func (c *ioTimeoutConn) Write(p []byte) (int, error) {
+	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Write(p)
+	return n, c.wrap("write", err)
+}
+
+func (c *ioTimeoutConn) wrap(op string, err error) error {
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		return &IOTimeoutError{After: c.timeout, Op: op, Err: err}
+	}
+	return err
+}
+
+// bucketTransport is the HTTP transport of gs:// and azblob:// buckets: the
+// settings of net/http's default transport (proxy from the environment,
+// HTTP/2, dial and handshake timeouts; TLS 1.2 at least, as Azure's SDK asks),
+// idle connections for every request mediactl has in flight at once (the
+// default keeps 2 per host, the Azure SDK's 10: the rest would open a new
+// connection for each request), and the I/O timeout.
+func bucketTransport(timeout time.Duration) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = bucketIdleConnsPerHost
+	tr.MaxIdleConns = bucketIdleConnsPerHost
+	if tr.TLSClientConfig == nil {
+		tr.TLSClientConfig = &tls.Config{}
+	}
+	tr.TLSClientConfig.MinVersion = max(tr.TLSClientConfig.MinVersion, tls.VersionTLS12)
+	withIOTimeout(tr, timeout)
+	return tr
+}
+
+// bucketIdleConnsPerHost is how many idle connections a bucket client keeps
+// to its service: more than any command of mediactl has requests in flight.
+const bucketIdleConnsPerHost = 128
