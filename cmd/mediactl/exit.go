@@ -114,7 +114,7 @@ func libraryHint(err error) string {
 	case errors.As(err, &ee):
 		return "add use_path_style=true to the bucket URL's query (S3-compatible servers such as MinIO, SeaweedFS and Ceph want path-style addressing); see docs/stores.md"
 	case errors.As(err, &te):
-		return "the service stopped answering on a connection; run again (nothing was changed for what failed), and if it is only slow, raise io_timeout= in the bucket URL's query (now " + te.After.String() + "); see docs/stores.md"
+		return "the service stopped answering on a connection: run again, and if it is only slow, raise io_timeout= in the bucket URL's query (now " + te.After.String() + "); see docs/stores.md"
 	}
 	if errors.As(err, &qe) {
 		if qe.Rewrite {
