@@ -174,6 +174,12 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		sr.Outcome.Worsen(outcome.Interrupted)
+		if errors.Is(err, trash.ErrLeftInRun) {
+			// Blobs are out of the store and in a run: the report says
+			// which run and why, as it does for a run that was not
+			// interrupted.
+			sr.Err = withoutErr(err, ctx.Err())
+		}
 	case err != nil:
 		// The trash or the store failed: a failure of the run, whatever it
 		// says about the blobs.
@@ -183,4 +189,23 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 		sr.Outcome.Worsen(outcome.Incomplete)
 	}
 	return sr, nil
+}
+
+// withoutErr is err without the errors it joins that are target: the
+// interruption, which the outcome already says, out of a sweep's error.
+func withoutErr(err, target error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	var kept []error
+	for _, e := range j.Unwrap() {
+		if !errors.Is(e, target) {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
+		return err
+	}
+	return errors.Join(kept...)
 }

@@ -87,6 +87,63 @@ func TestRunInterruptedSweep(t *testing.T) {
 	}
 }
 
+// moveFailsThenInterrupt is a local store whose batch move fails after its
+// renames, as when the folder's sync fails (every blob of the batch is in
+// the run all the same), and is interrupted right then, as by a Ctrl-C.
+type moveFailsThenInterrupt struct {
+	*store.LocalStore
+	cancel func()
+}
+
+func (s moveFailsThenInterrupt) MoveManyToInternal(ctx context.Context, moves []store.InternalMove) []error {
+	errs := s.LocalStore.MoveManyToInternal(ctx, moves)
+	for i, err := range errs {
+		if err == nil {
+			errs[i] = errors.New("sync " + filepath.Dir(moves[i].Key) + ": input/output error")
+		}
+	}
+	s.cancel()
+	return errs
+}
+
+// Drops declares that the wrapper keeps every capability of the store.
+func (moveFailsThenInterrupt) Drops() store.Features { return 0 }
+
+// TestRunInterruptedSaysWhyBlobsAreInARun: a sweep interrupted while its
+// moves failed after their renames reports the interruption and also the
+// run the blobs are in and why (trash.ErrLeftInRun), without the trash and
+// with it, as an uninterrupted sweep does; not only the counts.
+func TestRunInterruptedSaysWhyBlobsAreInARun(t *testing.T) {
+	for _, noTrash := range []bool{false, true} {
+		f := newFixture(t)
+		kept := f.blob(t, "kept", 48*time.Hour)
+		for i := range 20 {
+			f.blob(t, "old "+strings.Repeat("x", i), 48*time.Hour)
+		}
+		f.session(t, "s.json", kept)
+		ctx, cancel := context.WithCancel(context.Background())
+		st := moveFailsThenInterrupt{f.st.(*store.LocalStore), cancel}
+		rep := f.run(ctx, t, gc.RunOptions{Stores: []store.Store{st}, Delete: true, NoTrash: noTrash})
+		cancel()
+		s := rep.Stores[0]
+		if rep.Outcome != outcome.Interrupted {
+			t.Fatalf("no-trash %v: outcome %v (%v), want interrupted", noTrash, rep.Outcome, s.Err)
+		}
+		if s.Result == nil || s.Result.Run == "" || s.Result.Trashed == 0 {
+			t.Fatalf("no-trash %v: result %+v, want the blobs counted in a run", noTrash, s.Result)
+		}
+		if !errors.Is(s.Err, trash.ErrLeftInRun) || !strings.Contains(s.Err.Error(), s.Result.Run) || !strings.Contains(s.Err.Error(), "input/output error") {
+			t.Fatalf("no-trash %v: report error %v, want why the blobs are in run %s", noTrash, s.Err, s.Result.Run)
+		}
+		if strings.Contains(s.Err.Error(), context.Canceled.Error()) {
+			t.Errorf("no-trash %v: report error %q repeats the interruption", noTrash, s.Err)
+		}
+		if _, err := os.Stat(filepath.Join(f.inbound, kept)); err != nil {
+			t.Fatalf("no-trash %v: the referenced blob: %v", noTrash, err)
+		}
+	}
+}
+
 // TestRunDryRunReportsLock: a dry run refuses a locked store as --delete
 // would, and still shows its plan.
 func TestRunDryRunReportsLock(t *testing.T) {
