@@ -7,9 +7,10 @@ bench_name=${0##*/}
 
 die() { echo "bench/$bench_name: $*" >&2; exit 1; }
 
-# need CMD PACKAGE: installs PACKAGE with apt-get when CMD is missing.
+# need CMD PACKAGE: installs PACKAGE with apt-get when CMD is missing. CMD is
+# looked up on PATH only: `rclone` is also the function below.
 need() {
-  command -v "$1" >/dev/null && return 0
+  type -P "$1" >/dev/null && return 0
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
     die "$1 missing: apt-get install -y $2"
   fi

@@ -5,7 +5,8 @@
 //
 // The lock is one file, "lock", in the store's internal folder, created only
 // if it does not exist (a hard link on a local store, a conditional write on a
-// bucket), holding who took it: command, process id, host and start time. A
+// bucket), holding who took it: command, process id, host, start time and a
+// random token of the run. A
 // lock whose process is gone — same host, no such process — is stale and is
 // broken; a lock held from another host is never broken automatically, since
 // this host cannot tell whether that process still runs.
@@ -22,6 +23,7 @@ package storelock
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +76,11 @@ type Holder struct {
 	PID     int       `json:"pid"`
 	Host    string    `json:"host"`
 	Started time.Time `json:"started"`
+	// Token is random, new for each Acquire: two runs whose other fields
+	// are the same (pid 1 in two containers of one host name, started in
+	// the same second) still write different locks, so a run can tell its
+	// own lock from another's.
+	Token string `json:"token,omitempty"`
 }
 
 func (h Holder) String() string {
@@ -157,7 +164,7 @@ func AcquireShard(ctx context.Context, st store.Store, command string, s shard.S
 		return nil, fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
 	}
 	host, _ := os.Hostname()
-	h := Holder{Command: command, PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}
+	h := Holder{Command: command, PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second), Token: rand.Text()}
 	body, _ := json.Marshal(h)
 	name := FileName(s)
 	l := &Lock{st: st, in: in, name: name, shard: s, holder: h, body: body, released: new(atomic.Bool)}
@@ -191,6 +198,14 @@ func create(ctx context.Context, st store.Store, in store.Internal, name string,
 		}
 		if rerr != nil {
 			return fmt.Errorf("lock %s: the lock %s exists but cannot be read: %w", st.Location(), name, rerr)
+		}
+		if bytes.Equal(raw, body) {
+			// Ours: the service wrote an earlier try of this very put and
+			// its answer was lost (a reset connection, a timeout), so the
+			// SDK's retry found the lock there. Without this the run would
+			// refuse itself and leave its lock behind, which on a bucket
+			// no other host breaks.
+			return nil
 		}
 		if attempt >= 3 || !stale(held, host) {
 			return lockedBy(st, name, held)

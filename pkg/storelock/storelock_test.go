@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
 
@@ -66,6 +68,39 @@ func writeLock(t *testing.T, st store.Store, h storelock.Holder) {
 	body, _ := json.Marshal(h)
 	if err := mustInternal(t, st).PutInternal(context.Background(), storelock.Name, strings.NewReader(string(body)), store.PutOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLockWhoseAnswerWasLost: the service took the lock, its answer was lost,
+// and the SDK's retry of the conditional write found the lock there. The run
+// knows the lock as its own: it holds it and releases it, instead of refusing
+// itself and leaving a lock on a bucket that no other host would break.
+func TestLockWhoseAnswerWasLost(t *testing.T) {
+	ctx := context.Background()
+	lost, wrap := storetest.NewLostAnswer(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/"+store.InternalDir+"/"+storelock.Name)
+	})
+	srv := storetest.StartS3(t, wrap)
+	st, err := store.Open(ctx, srv.Bucket(t, "lost-answer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, err := storelock.Acquire(ctx, st, "gc")
+	if err != nil {
+		t.Fatalf("Acquire after a lost answer: %v", err)
+	}
+	if lost.Lost() != 1 {
+		t.Fatal("no answer was lost: the case tests nothing")
+	}
+	if _, err := storelock.Acquire(ctx, st, "gc"); !errors.Is(err, storelock.ErrLocked) {
+		t.Fatalf("a second run of the same command in the same process: %v, want locked", err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := storelock.Check(ctx, st); err != nil {
+		t.Fatalf("after Release: %v", err)
 	}
 }
 

@@ -111,3 +111,42 @@ func (s *SlowDown) Refused() int {
 	defer s.mu.Unlock()
 	return s.refused
 }
+
+// LostAnswer makes an S3 server act on the first request that match accepts
+// and then drop the connection before its answer reaches the client, as a
+// reset connection or a timeout does after the service acted. The SDK then
+// retries a request the service already carried out.
+type LostAnswer struct {
+	match func(*http.Request) bool
+
+	mu   sync.Mutex
+	lost int
+}
+
+// NewLostAnswer returns a LostAnswer for the requests match accepts and its
+// wrap function for StartS3.
+func NewLostAnswer(match func(*http.Request) bool) (*LostAnswer, func(http.Handler) http.Handler) {
+	l := &LostAnswer{match: match}
+	return l, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			l.mu.Lock()
+			lose := l.lost == 0 && l.match(r)
+			if lose {
+				l.lost++
+			}
+			l.mu.Unlock()
+			if lose {
+				next.ServeHTTP(httptest.NewRecorder(), r)
+				panic(http.ErrAbortHandler) // the server closes the connection, answering nothing
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Lost is how many answers were dropped so far (0 or 1).
+func (l *LostAnswer) Lost() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
