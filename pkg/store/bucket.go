@@ -265,7 +265,9 @@ func plainURLErr(err error) error {
 	return err
 }
 
-// Location returns the bucket URL, without credentials.
+// Location returns the bucket URL, without credentials, and without
+// io_timeout: how the bucket is reached is not which bucket it is, and
+// reports and metric labels stay the same whatever it is set to.
 func (s *BucketStore) Location() string { return s.location }
 
 // Scheme returns the URL scheme: "s3", "gs", "azblob", "file" or "mem".

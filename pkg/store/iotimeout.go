@@ -32,7 +32,11 @@ type IOTimeoutError struct {
 }
 
 func (e *IOTimeoutError) Error() string {
-	return fmt.Sprintf("no data %s the service for %v (io_timeout): %v", map[string]string{"read": "from", "write": "to"}[e.Op], e.After, e.Err)
+	dir := "from"
+	if e.Op == "write" {
+		dir = "to"
+	}
+	return fmt.Sprintf("no data %s the service for %v (io_timeout): %v", dir, e.After, e.Err)
 }
 func (e *IOTimeoutError) Unwrap() error { return e.Err }
 
@@ -47,9 +51,6 @@ var _ net.Error = (*IOTimeoutError)(nil)
 // parseIOTimeout reads the io_timeout= URL parameter: a Go duration ("90s",
 // "10m"), "0" for none.
 func parseIOTimeout(raw string) (time.Duration, error) {
-	if raw == "0" {
-		return 0, nil
-	}
 	d, err := time.ParseDuration(raw)
 	switch {
 	case err != nil:

@@ -79,6 +79,10 @@ func TestOpenBucketURLs(t *testing.T) {
 			"s3://bucket/media/?endpoint=http%3A%2F%2F127.0.0.1%3A9000&use_path_style=true"},
 		{"s3://bucket?ssetype=aes256&accelerate=false&disable_https=true&s3ForcePathStyle=true", "s3", "bucket", "",
 			"s3://bucket?accelerate=false&disable_https=true&s3ForcePathStyle=true&ssetype=aes256"},
+		// io_timeout is how the bucket is reached, not which bucket it is:
+		// locations (report and metric labels) are the same with or without.
+		{"s3://bucket/media?region=us-east-1&io_timeout=15m", "s3", "bucket", "media/", "s3://bucket/media/?region=us-east-1"},
+		{"s3://bucket?io_timeout=0", "s3", "bucket", "", "s3://bucket"},
 		{"file://" + filepath.ToSlash(dir), "file", dir, "", "file://" + filepath.ToSlash(dir)},
 		{"file://" + filepath.ToSlash(dir) + "?prefix=x", "file", dir, "x/", "file://" + filepath.ToSlash(dir) + "?prefix=x%2F"},
 	} {
