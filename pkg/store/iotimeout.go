@@ -70,7 +70,9 @@ type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // cut short. The transport's own read of an idle pooled connection would hit
 // the deadline too; idle connections are closed by the pool before that
 // (IdleConnTimeout at most half the timeout), so a request is never sent on a
-// connection about to time out.
+// connection about to time out. Over HTTP/2, where requests share a
+// connection, a request stalled while others on its connection move fails
+// only once the connection has gone quiet for timeout.
 func withIOTimeout(tr *http.Transport, timeout time.Duration) {
 	if timeout <= 0 {
 		return
