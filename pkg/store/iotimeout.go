@@ -129,18 +129,24 @@ func (c *ioTimeoutConn) wrap(op string, err error) error {
 
 // bucketTransport is the HTTP transport of gs:// and azblob:// buckets: the
 // settings of net/http's default transport (proxy from the environment,
-// HTTP/2, dial and handshake timeouts; TLS 1.2 at least, as Azure's SDK asks),
-// idle connections for every request mediactl has in flight at once (the
-// default keeps 2 per host, the Azure SDK's 10: the rest would open a new
-// connection for each request), and the I/O timeout.
+// HTTP/2, dial and handshake timeouts), built here rather than cloned from
+// http.DefaultTransport, which a program embedding this package may have
+// replaced; TLS 1.2 at least, as Azure's SDK asks; idle connections for
+// every request mediactl has in flight at once (net/http keeps 2 per host,
+// the Azure SDK 10: the rest would open a new connection for each request);
+// and the I/O timeout.
 func bucketTransport(timeout time.Duration) *http.Transport {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = bucketIdleConnsPerHost
-	tr.MaxIdleConns = bucketIdleConnsPerHost
-	if tr.TLSClientConfig == nil {
-		tr.TLSClientConfig = &tls.Config{}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          bucketIdleConnsPerHost,
+		MaxIdleConnsPerHost:   bucketIdleConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
 	}
-	tr.TLSClientConfig.MinVersion = max(tr.TLSClientConfig.MinVersion, tls.VersionTLS12)
 	withIOTimeout(tr, timeout)
 	return tr
 }
