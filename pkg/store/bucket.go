@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -104,6 +106,13 @@ func parseBucketURL(rawURL string) (*BucketStore, error) {
 			return nil, usagef("bucket URL %q: unknown query parameter %q for %s:// (supported: prefix, %s)", rawURL, k, u.Scheme, strings.Join(params, ", "))
 		case len(vs) > 1:
 			return nil, usagef("bucket URL %q: query parameter %q is given %d times; give it once", rawURL, k, len(vs))
+		}
+	}
+	for _, k := range sch.bools {
+		if v := q.Get(k); v != "" {
+			if _, err := strconv.ParseBool(v); err != nil {
+				return nil, usagef("bucket URL %q: %s=%s: write true or false", Redact(rawURL), k, v)
+			}
 		}
 	}
 	prefix := q.Get("prefix")
@@ -419,16 +428,65 @@ func (s *BucketStore) Open(ctx context.Context, key string) (io.ReadCloser, erro
 	if err := ValidKey(key); err != nil {
 		return nil, fmt.Errorf("store %s: open: %w", s.location, err)
 	}
-	r, err := s.b.NewReader(ctx, key, nil)
+	r, err := s.newReader(ctx, key)
 	if err != nil {
 		return nil, s.errorf("open", key, err)
 	}
 	return &bucketReader{r: r, s: s, key: key}, nil
 }
 
+// gcsReadStalls is how many I/O timeouts one read of a gs:// object may
+// last without returning a byte; see newReader.
+const gcsReadStalls = 3
+
+// newReader opens key, its full name in the bucket, for reading. On gs://, a
+// Read that returns no byte for gcsReadStalls times io_timeout ends the read
+// with an *IOTimeoutError: the storage library reopens a body that fails, at
+// the offset reached, with no limit, so a service that answers each request
+// and then stalls would hold the read for ever. A Read asks for at most
+// ioTimeoutChunk bytes, so that a slow transfer that moves returns in time.
+func (s *BucketStore) newReader(ctx context.Context, key string) (io.ReadCloser, error) {
+	if s.scheme != "gs" || s.ioTimeout <= 0 {
+		return s.b.NewReader(ctx, key, nil)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	r, err := s.b.NewReader(rctx, key, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &stallGuardReader{r: r, cancel: cancel, limit: gcsReadStalls * s.ioTimeout}, nil
+}
+
+// stallGuardReader ends a read whose Read returned nothing for limit.
+type stallGuardReader struct {
+	r      io.ReadCloser
+	cancel context.CancelFunc
+	limit  time.Duration
+	fired  atomic.Bool
+}
+
+func (g *stallGuardReader) Read(p []byte) (int, error) {
+	if len(p) > ioTimeoutChunk {
+		p = p[:ioTimeoutChunk]
+	}
+	t := time.AfterFunc(g.limit, func() { g.fired.Store(true); g.cancel() })
+	n, err := g.r.Read(p)
+	t.Stop()
+	if err != nil && err != io.EOF && g.fired.Load() {
+		err = &IOTimeoutError{After: g.limit, Op: "read", Err: err}
+	}
+	return n, err
+}
+
+func (g *stallGuardReader) Close() error {
+	g.cancel()
+	return g.r.Close()
+}
+
 // bucketReader gives read errors the store's context.
 type bucketReader struct {
-	r   *blob.Reader
+	r   io.ReadCloser
 	s   *BucketStore
 	key string
 }
@@ -652,7 +710,7 @@ func (s *BucketStore) MoveFromInternal(ctx context.Context, name, key string) er
 	if err != nil {
 		return err
 	}
-	r, err := s.b.NewReader(ctx, src, nil)
+	r, err := s.newReader(ctx, src)
 	if err != nil {
 		return s.errorf(op, key, err)
 	}
@@ -674,7 +732,7 @@ func (s *BucketStore) OpenInternal(ctx context.Context, name string) (io.ReadClo
 		return nil, fmt.Errorf("store %s: open: %w", s.location, err)
 	}
 	key := internalName(name)
-	r, err := s.b.NewReader(ctx, key, nil)
+	r, err := s.newReader(ctx, key)
 	if err != nil {
 		return nil, s.errorf("open", key, err)
 	}

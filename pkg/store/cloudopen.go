@@ -18,6 +18,7 @@ import (
 	"gocloud.dev/blob/azureblob"
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/gcp"
+	"golang.org/x/oauth2"
 	"google.golang.org/api/option"
 )
 
@@ -48,29 +49,11 @@ func openGCS(ctx context.Context, u *url.URL, ioTimeout time.Duration) (*blob.Bu
 			return nil, err
 		}
 	} else {
-		credCtx, cancel := context.WithTimeout(ctx, credentialTimeout)
-		creds, err := gcsCredentials(credCtx, q)
-		cancel()
+		client, opts, err := gcsHTTPClient(ctx, q, bucketTransport(ioTimeout))
 		if err != nil {
 			return nil, err
 		}
-		tr := bucketTransport(ioTimeout)
-		var opts gcsblob.Options
-		client := gcp.NewAnonymousHTTPClient(tr)
-		if creds != nil {
-			if client, err = gcp.NewHTTPClient(tr, gcp.CredentialsTokenSource(creds)); err != nil {
-				return nil, err
-			}
-			if ud, err := creds.GetUniverseDomain(); err == nil && ud != "" {
-				opts.ClientOptions = append(opts.ClientOptions, option.WithUniverseDomain(ud))
-			}
-		}
-		if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
-			// gcsblob talks to an emulator through http.DefaultClient; this
-			// option comes after its own and gives it this client instead.
-			opts.ClientOptions = append(opts.ClientOptions, option.WithHTTPClient(&client.Client))
-		}
-		if b, err = gcsblob.OpenBucket(ctx, client, u.Host, &opts); err != nil {
+		if b, err = gcsblob.OpenBucket(ctx, client, u.Host, &gcsblob.Options{ClientOptions: opts}); err != nil {
 			return nil, err
 		}
 	}
@@ -79,6 +62,39 @@ func openGCS(ctx context.Context, u *url.URL, ioTimeout time.Duration) (*blob.Bu
 		c.SetRetry(storage.WithMaxAttempts(gcsMaxAttempts))
 	}
 	return b, nil
+}
+
+// gcsHTTPClient is the client of a gs:// bucket on the JSON API, on tr, and
+// the storage client's options: the universe domain of the credentials (or
+// of the URL, without credentials), and an emulator's client. The
+// credentials keep a context that is never cancelled: an authorized user's
+// (gcloud) or a federated identity's token source refreshes its token with
+// the context it was found with, for as long as the bucket is open. Their
+// token requests go through tr too (oauth2.HTTPClient).
+func gcsHTTPClient(ctx context.Context, q url.Values, tr http.RoundTripper) (*gcp.HTTPClient, []option.ClientOption, error) {
+	credCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: tr})
+	creds, err := gcsCredentials(credCtx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts []option.ClientOption
+	client := gcp.NewAnonymousHTTPClient(tr)
+	if creds != nil {
+		if client, err = gcp.NewHTTPClient(tr, gcp.CredentialsTokenSource(creds)); err != nil {
+			return nil, nil, err
+		}
+		if ud, err := creds.GetUniverseDomain(); err == nil && ud != "" {
+			opts = append(opts, option.WithUniverseDomain(ud))
+		}
+	} else if ud := q.Get("universe_domain"); ud != "" {
+		opts = append(opts, option.WithUniverseDomain(ud))
+	}
+	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
+		// gcsblob talks to an emulator through http.DefaultClient; this
+		// option comes after its own and gives it this client instead.
+		opts = append(opts, option.WithHTTPClient(&client.Client))
+	}
+	return client, opts, nil
 }
 
 // openAzure opens an azblob:// URL as gocloud's azureblob opener does (the

@@ -63,11 +63,11 @@ func parseIOTimeout(raw string) (time.Duration, error) {
 
 type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// withIOTimeout makes tr's connections fail a read or write that moves no byte
-// for timeout (none when timeout is 0). Each read and each write moves the
-// connection's deadline, so only a connection with no progress fails, however
-// long the transfer: unlike a whole-request timeout, a large download is never
-// cut short. The transport's own read of an idle pooled connection would hit
+// withIOTimeout makes tr's connections fail once they have moved no byte, in
+// either direction, for timeout (none when timeout is 0). Every byte read or
+// written moves the connection's deadline, so only a connection without
+// progress fails, however long the transfer: unlike a whole-request timeout,
+// a large download or upload is never cut short. The transport's own read of an idle pooled connection would hit
 // the deadline too; idle connections are closed by the pool before that
 // (IdleConnTimeout at most half the timeout), so a request is never sent on a
 // connection about to time out. Over HTTP/2, where requests share a
@@ -97,27 +97,52 @@ func ioTimeoutDial(dial dialFunc, timeout time.Duration) dialFunc {
 	}
 }
 
-// ioTimeoutConn is a connection whose every Read and Write must move a byte
-// within timeout.
+// ioTimeoutConn is a connection that fails once it has moved no byte, in
+// either direction, for timeout. One deadline covers reads and writes, and
+// every read or write that moves a byte moves it: over HTTP/1.1 a read is
+// pending on the connection while the request is still being sent, and must
+// not time out while the upload moves. Writes go in pieces of ioTimeoutChunk,
+// so that a large write to a slow but moving peer moves the deadline too.
 type ioTimeoutConn struct {
 	net.Conn
 	timeout time.Duration
 }
 
+// ioTimeoutChunk is the largest piece a write is sent in.
+const ioTimeoutChunk = 64 << 10
+
+// touch moves the connection's deadline to timeout from now.
+func (c *ioTimeoutConn) touch() error {
+	return c.Conn.SetDeadline(time.Now().Add(c.timeout))
+}
+
 func (c *ioTimeoutConn) Read(p []byte) (int, error) {
-	if err := c.Conn.SetReadDeadline(time.Now().Add(c.timeout)); err != nil {
+	if err := c.touch(); err != nil {
 		return 0, err
 	}
 	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.touch()
+	}
 	return n, c.wrap("read", err)
 }
 
 func (c *ioTimeoutConn) Write(p []byte) (int, error) {
-	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
-		return 0, err
+	written := 0
+	for written < len(p) {
+		if err := c.touch(); err != nil {
+			return written, err
+		}
+		n, err := c.Conn.Write(p[written:min(len(p), written+ioTimeoutChunk)])
+		written += n
+		if err != nil {
+			return written, c.wrap("write", err)
+		}
 	}
-	n, err := c.Conn.Write(p)
-	return n, c.wrap("write", err)
+	if written > 0 {
+		c.touch()
+	}
+	return written, nil
 }
 
 func (c *ioTimeoutConn) wrap(op string, err error) error {
@@ -131,10 +156,11 @@ func (c *ioTimeoutConn) wrap(op string, err error) error {
 // settings of net/http's default transport (proxy from the environment,
 // HTTP/2, dial and handshake timeouts), built here rather than cloned from
 // http.DefaultTransport, which a program embedding this package may have
-// replaced; TLS 1.2 at least, as Azure's SDK asks; idle connections for
-// every request mediactl has in flight at once (net/http keeps 2 per host,
-// the Azure SDK 10: the rest would open a new connection for each request);
-// and the I/O timeout.
+// replaced; the TLS settings of the Azure SDK's own transport (TLS 1.2 at
+// least, renegotiation as a client); idle connections for every request
+// mediactl has in flight at once (net/http keeps 2 per host, the Azure SDK
+// 10: the rest would open a new connection for each request); and the I/O
+// timeout, which takes the place of the Azure SDK's HTTP/2 pings.
 func bucketTransport(timeout time.Duration) *http.Transport {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -145,7 +171,7 @@ func bucketTransport(timeout time.Duration) *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, Renegotiation: tls.RenegotiateFreelyAsClient},
 	}
 	withIOTimeout(tr, timeout)
 	return tr

@@ -77,7 +77,11 @@ func TestIOTimeout(t *testing.T) {
 				t.Fatalf("Put through the proxy: %v", err)
 			}
 
+			// The pooled connection stalls, and so does the next one
+			// dialed (the pool may have closed the first already): a
+			// request meets a stall either way, and a retry gets through.
 			stall.HoldOpen()
+			stall.HoldNext(1)
 			if _, err := s.Stat(ctx, "a.bin"); err != nil {
 				t.Fatalf("Stat with the pooled connections stalled: %v, want a retry on a new connection", err)
 			}
@@ -105,6 +109,23 @@ func TestIOTimeout(t *testing.T) {
 				t.Errorf("stalled read: %v, want an IOTimeoutError", err)
 			}
 			stall.Release()
+
+			if sb.name == "gs" {
+				// Every request of GCS's reader gets its answer's headers
+				// and then no byte: the read ends, within three timeouts
+				// of no byte, instead of reopening for ever.
+				stall.HoldAfterHeaders()
+				r, err := s.Open(ctx, "a.bin")
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				_, err = io.Copy(io.Discard, r)
+				r.Close()
+				if ctx.Err() != nil || !errors.As(err, &te) {
+					t.Fatalf("a read whose every request stalls: %v, want an IOTimeoutError", err)
+				}
+				stall.Release()
+			}
 
 			stall.HoldAll()
 			_, err = s.Stat(ctx, "a.bin")

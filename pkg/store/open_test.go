@@ -44,6 +44,8 @@ func TestOpenUsageErrors(t *testing.T) {
 		"s3://bucket?io_timeout=5":         "io_timeout=5: write a duration such as 90s",
 		"gs://bucket?io_timeout=-1s":       "io_timeout=-1s: a timeout is not negative",
 		"mem://?io_timeout=1m":             `unknown query parameter "io_timeout" for mem://`,
+		"gs://bucket?grpc=yes":             "grpc=yes: write true or false",
+		"gs://bucket?anonymous=yes":        "anonymous=yes: write true or false",
 	} {
 		s, err := store.Open(ctx, spec)
 		if err == nil {

@@ -16,6 +16,9 @@ type bucketScheme struct {
 	// up in a Location. "prefix" is accepted by every scheme, and
 	// "io_timeout" (mediactl's own, see DefaultIOTimeout) by the services'.
 	params []string
+	// bools are the parameters among params that take true or false, which
+	// Open checks itself where mediactl, not the driver, reads them.
+	bools []string
 	// named: the URL's host names the bucket (or container) and its path is
 	// the key prefix ("s3://bucket/prefix/"), as opposed to file:// (the path
 	// is the directory) and mem:// (nothing is named).
@@ -37,7 +40,8 @@ var bucketSchemes = []bucketScheme{
 		"web_identity_token_file", "request_checksum_calculation", "response_checksum_validation", "awssdk",
 		"io_timeout",
 	}},
-	{name: "gs", named: true, params: []string{"access_id", "private_key_path", "anonymous", "universe_domain", "grpc", "zonal", "io_timeout"}},
+	{name: "gs", named: true, params: []string{"access_id", "private_key_path", "anonymous", "universe_domain", "grpc", "zonal", "io_timeout"},
+		bools: []string{"anonymous", "grpc", "zonal"}},
 	{name: "azblob", named: true, params: []string{"domain", "protocol", "cdn", "localemu", "storage_account", "io_timeout"}},
 }
 

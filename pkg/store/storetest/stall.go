@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"sync"
@@ -16,19 +17,29 @@ type Stall struct {
 	ln     net.Listener
 	target string
 
-	mu      sync.Mutex
-	changed *sync.Cond
-	conns   []*stallConn
-	stalled int   // connections that had bytes to pass while held
-	newHold bool  // connections accepted from now on stall at once
-	after   int64 // new connections stall after this many bytes from the server (0: never)
-	closed  bool
+	mu       sync.Mutex
+	changed  *sync.Cond
+	conns    []*stallConn
+	stalled  int   // connections that had bytes to pass while held
+	newHold  bool  // connections accepted from now on stall at once
+	holdNext int   // so many more connections accepted stall at once
+	after    int64 // new connections stall after this many bytes from the server (0: never)
+	// afterHeaders: new connections stall once a response's headers passed.
+	afterHeaders bool
+	closed       bool
 }
 
 type stallConn struct {
+	client, server net.Conn
+
 	held    bool  // set by HoldOpen, or once the connection used up its budget
 	stalled bool  // it had bytes to pass while held
 	budget  int64 // bytes from the server it passes before it is held (0: no limit)
+	// headers: it is held once the server's next response headers have
+	// passed; tail is the end of what passed, to find "\r\n\r\n" across
+	// reads.
+	headers bool
+	tail    []byte
 }
 
 // NewStall starts a proxy to target (HOST:PORT) and returns it; it is closed
@@ -61,9 +72,19 @@ func (s *Stall) HoldOpen() {
 
 // HoldAll stalls every connection, open now or accepted later.
 func (s *Stall) HoldAll() {
-	s.HoldOpen()
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.newHold = true
+	for _, c := range s.conns {
+		c.held = true
+	}
+}
+
+// HoldNext stalls the next n connections accepted, from the start; the ones
+// after them flow.
+func (s *Stall) HoldNext(n int) {
+	s.mu.Lock()
+	s.holdNext = n
 	s.mu.Unlock()
 }
 
@@ -78,13 +99,25 @@ func (s *Stall) HoldAfter(n int64) {
 	}
 }
 
+// HoldAfterHeaders makes each connection, open now or accepted later, stall
+// in both directions once the headers of the server's next response on it
+// have passed: the client has its answer, and no byte of the body comes.
+func (s *Stall) HoldAfterHeaders() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.afterHeaders = true
+	for _, c := range s.conns {
+		c.headers = true
+	}
+}
+
 // Release lets every connection flow again and ends HoldAll and HoldAfter.
 func (s *Stall) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.newHold, s.after = false, 0
+	s.newHold, s.after, s.holdNext, s.afterHeaders = false, 0, 0, false
 	for _, c := range s.conns {
-		c.held, c.budget = false, 0
+		c.held, c.budget, c.headers = false, 0, false
 	}
 	s.changed.Broadcast()
 }
@@ -92,9 +125,13 @@ func (s *Stall) Release() {
 func (s *Stall) close() {
 	s.ln.Close()
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.closed = true
+	for _, c := range s.conns {
+		c.client.Close()
+		c.server.Close()
+	}
 	s.changed.Broadcast()
-	s.mu.Unlock()
 }
 
 func (s *Stall) accept() {
@@ -109,7 +146,16 @@ func (s *Stall) accept() {
 			continue
 		}
 		s.mu.Lock()
-		c := &stallConn{held: s.newHold, budget: s.after}
+		if s.closed {
+			s.mu.Unlock()
+			client.Close()
+			server.Close()
+			return
+		}
+		c := &stallConn{client: client, server: server, held: s.newHold || s.holdNext > 0, budget: s.after, headers: s.afterHeaders}
+		if s.holdNext > 0 {
+			s.holdNext--
+		}
 		s.conns = append(s.conns, c)
 		s.mu.Unlock()
 		done := make(chan struct{}, 2)
@@ -143,6 +189,15 @@ func (s *Stall) pipe(c *stallConn, dst io.Writer, src io.Reader, fromServer bool
 					c.budget, c.held = 0, true
 				} else if c.budget > 0 {
 					c.budget -= int64(len(chunk))
+				}
+				if c.headers {
+					seen := append(c.tail, chunk...)
+					if i := bytes.Index(seen, []byte("\r\n\r\n")); i >= 0 {
+						chunk = chunk[:i+4-len(c.tail)]
+						c.headers, c.held, c.tail = false, true, nil
+					} else {
+						c.tail = append([]byte(nil), seen[max(len(seen)-3, 0):]...)
+					}
 				}
 				s.mu.Unlock()
 			}
