@@ -190,7 +190,7 @@ func create(ctx context.Context, st store.Store, in store.Internal, name string,
 			return nil
 		}
 		if !errors.Is(err, store.ErrExist) {
-			return fmt.Errorf("lock %s: %w", st.Location(), err)
+			return errors.Join(fmt.Errorf("lock %s: %w", st.Location(), err), dropOwn(ctx, in, name, body))
 		}
 		held, raw, rerr := read(ctx, in, name)
 		if errors.Is(rerr, store.ErrNotExist) && attempt < 3 {
@@ -218,6 +218,29 @@ func create(ctx context.Context, st store.Store, in store.Internal, name string,
 			}
 		}
 	}
+}
+
+// dropOwn removes the lock name if it holds body, this run's own bytes,
+// after a put that failed: the service may have written an earlier try of it
+// whose answer was lost, and the tries after failed. Left in place, the lock
+// would refuse every later run, and on a bucket no other host breaks it. It
+// works on a context of its own, as Release does.
+func dropOwn(ctx context.Context, in store.Internal, name string, body []byte) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	_, raw, err := read(ctx, in, name)
+	switch {
+	case errors.Is(err, store.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("the lock %s may be this run's, written before the error, and cannot be read: %w", name, err)
+	case !bytes.Equal(raw, body):
+		return nil
+	}
+	if err := in.DeleteInternal(ctx, name); err != nil && !errors.Is(err, store.ErrNotExist) {
+		return fmt.Errorf("the lock %s is this run's, written before the error, and cannot be removed: %w", name, err)
+	}
+	return nil
 }
 
 func lockedBy(st store.Store, name string, h Holder) *LockedError {

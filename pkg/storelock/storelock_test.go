@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -101,6 +102,41 @@ func TestLockWhoseAnswerWasLost(t *testing.T) {
 	}
 	if err := storelock.Check(ctx, st); err != nil {
 		t.Fatalf("after Release: %v", err)
+	}
+}
+
+// TestLockWrittenBeforeAFailedPut: the service took the lock, its answer
+// was lost, and every retry failed. Acquire fails, and leaves no lock: the
+// one the service wrote is this run's, and would otherwise refuse every later
+// run (on a bucket, no other host breaks it).
+func TestLockWrittenBeforeAFailedPut(t *testing.T) {
+	ctx := context.Background()
+	lockPath := "/" + store.InternalDir + "/" + storelock.Name
+	puts := 0
+	srv := storetest.StartS3(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, lockPath) {
+				if puts++; puts == 1 {
+					next.ServeHTTP(httptest.NewRecorder(), r) // written, and the answer lost
+				}
+				panic(http.ErrAbortHandler) // the retries fail
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	st, err := store.Open(ctx, srv.Bucket(t, "failed-put"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := storelock.Acquire(ctx, st, "gc"); err == nil || errors.Is(err, storelock.ErrLocked) {
+		t.Fatalf("Acquire with every put failing: %v, want the put's error", err)
+	}
+	if puts < 2 {
+		t.Fatalf("%d puts: the SDK did not retry, the case tests nothing", puts)
+	}
+	if err := storelock.Check(ctx, st); err != nil {
+		t.Fatalf("the lock written before the error is left: %v", err)
 	}
 }
 
