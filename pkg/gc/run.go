@@ -191,8 +191,9 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	return sr, nil
 }
 
-// withoutErr is err without the errors it joins that are target: the
-// interruption, which the outcome already says, out of a sweep's error.
+// withoutErr is a sweep's error without the parts that are target, the
+// interruption, which the outcome already says. trash.Move joins its errors
+// in one flat list; a part that says blobs are left in a run is kept.
 func withoutErr(err, target error) error {
 	j, ok := err.(interface{ Unwrap() []error })
 	if !ok {
@@ -200,12 +201,12 @@ func withoutErr(err, target error) error {
 	}
 	var kept []error
 	for _, e := range j.Unwrap() {
-		if !errors.Is(e, target) {
+		if !errors.Is(e, target) || errors.Is(e, trash.ErrLeftInRun) {
 			kept = append(kept, e)
 		}
 	}
-	if len(kept) == 0 {
-		return err
+	if len(kept) == 0 || len(kept) == len(j.Unwrap()) {
+		return err // nothing to take out, or nothing but the interruption
 	}
 	return errors.Join(kept...)
 }

@@ -3,6 +3,7 @@ package gc_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,10 +110,19 @@ func (s moveFailsThenInterrupt) MoveManyToInternal(ctx context.Context, moves []
 // Drops declares that the wrapper keeps every capability of the store.
 func (moveFailsThenInterrupt) Drops() store.Features { return 0 }
 
+// PutInternal fails for the trash runs' manifests, as a full disk would.
+func (s moveFailsThenInterrupt) PutInternal(ctx context.Context, name string, r io.Reader, opts store.PutOptions) error {
+	if strings.HasSuffix(name, ".manifest.jsonl") {
+		return errors.New("write: no space left on device")
+	}
+	return s.LocalStore.PutInternal(ctx, name, r, opts)
+}
+
 // TestRunInterruptedSaysWhyBlobsAreInARun: a sweep interrupted while its
 // moves failed after their renames reports the interruption and also the
 // run the blobs are in and why (trash.ErrLeftInRun), without the trash and
-// with it, as an uninterrupted sweep does; not only the counts.
+// with it, as an uninterrupted sweep does, and every other error of the
+// sweep (here its manifest could not be written); not only the counts.
 func TestRunInterruptedSaysWhyBlobsAreInARun(t *testing.T) {
 	for _, noTrash := range []bool{false, true} {
 		f := newFixture(t)
@@ -134,6 +144,9 @@ func TestRunInterruptedSaysWhyBlobsAreInARun(t *testing.T) {
 		}
 		if !errors.Is(s.Err, trash.ErrLeftInRun) || !strings.Contains(s.Err.Error(), s.Result.Run) || !strings.Contains(s.Err.Error(), "input/output error") {
 			t.Fatalf("no-trash %v: report error %v, want why the blobs are in run %s", noTrash, s.Err, s.Result.Run)
+		}
+		if !strings.Contains(s.Err.Error(), "write manifest") || !strings.Contains(s.Err.Error(), "no space left on device") {
+			t.Errorf("no-trash %v: report error %q does not say the manifest could not be written", noTrash, s.Err)
 		}
 		if strings.Contains(s.Err.Error(), context.Canceled.Error()) {
 			t.Errorf("no-trash %v: report error %q repeats the interruption", noTrash, s.Err)

@@ -522,8 +522,11 @@ func (m *mover) stillGoes(it Item, now store.Entry, err error) (string, error) {
 // own: an interrupted run still records what it moved.
 func (m *mover) finish(ctx context.Context, stopErr error) error {
 	res := m.res
+	// One flat list, so that a caller can tell the interruption (stopErr,
+	// when ctx ended) from the rest.
+	errs := []error{stopErr}
 	if m.stage != "" && m.staging {
-		stopErr = errors.Join(stopErr, m.leftInStage(ctx))
+		errs = append(errs, m.leftInStage(ctx))
 	}
 	sortSkips(res.Skipped)
 	sortSkips(res.Failed)
@@ -532,16 +535,20 @@ func (m *mover) finish(ctx context.Context, stopErr error) error {
 		// manifest adds sizes and original times for people and tools.
 		name := res.Run + "/" + manifestName
 		if err := m.in.PutInternal(context.WithoutCancel(ctx), Dir+"/"+name, &m.manifest, store.PutOptions{ContentType: "application/x-ndjson"}); err != nil {
-			stopErr = errors.Join(stopErr, fmt.Errorf("trash: write manifest %s: %w", name, err))
+			errs = append(errs, fmt.Errorf("trash: write manifest %s: %w", name, err))
 		}
 	}
 	if m.afterRename != nil {
-		stopErr = errors.Join(stopErr, fmt.Errorf("trash: moves into trash run %s failed after the blobs were moved, and they are counted there (%w); first: %w", res.Run, ErrLeftInRun, m.afterRename))
+		errs = append(errs, fmt.Errorf("trash: moves into trash run %s failed after the blobs were moved, and they are counted there (%w); first: %w", res.Run, ErrLeftInRun, m.afterRename))
 	}
 	if m.undeleted != nil {
-		stopErr = errors.Join(stopErr, fmt.Errorf("trash: %d blobs taken out of %s could not be deleted; they are in trash run %s (%w): %w", res.Trashed, m.st.Location(), res.Run, ErrLeftInRun, m.undeleted))
+		errs = append(errs, fmt.Errorf("trash: %d blobs taken out of %s could not be deleted; they are in trash run %s (%w): %w", res.Trashed, m.st.Location(), res.Run, ErrLeftInRun, m.undeleted))
 	}
-	return stopErr
+	errs = slices.DeleteFunc(errs, func(e error) bool { return e == nil })
+	if len(errs) == 1 {
+		return errs[0] // as it is: a caller may compare it with ctx.Err()
+	}
+	return errors.Join(errs...)
 }
 
 // leftInStage finds what a sweep without the trash left in its stage run
