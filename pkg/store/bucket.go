@@ -65,10 +65,13 @@ type BucketStore struct {
 	// ioTimeout is how long a connection to the service may go without
 	// progress (io_timeout=; see withIOTimeout).
 	ioTimeout time.Duration
-	scheme    string
-	name      string
-	prefix    string
-	location  string
+	// guardReads: reads end after gcsReadStalls times ioTimeout without a
+	// byte (gs:// on the JSON API; see newReader).
+	guardReads bool
+	scheme     string
+	name       string
+	prefix     string
+	location   string
 }
 
 var _ Bucket = (*BucketStore)(nil)
@@ -175,6 +178,7 @@ func parseBucketURL(rawURL string) (*BucketStore, error) {
 	}
 	s.prefix = prefix
 	s.openURL = open
+	s.guardReads = u.Scheme == "gs" && s.ioTimeout > 0 && !gcsGRPC(q)
 	s.unsummedOK = u.Scheme == "s3" && !q.Has("request_checksum_calculation")
 
 	// Location: the URL an operator would pass back, credentials-free (the
@@ -439,14 +443,15 @@ func (s *BucketStore) Open(ctx context.Context, key string) (io.ReadCloser, erro
 // last without returning a byte; see newReader.
 const gcsReadStalls = 3
 
-// newReader opens key, its full name in the bucket, for reading. On gs://, a
+// newReader opens key, its full name in the bucket, for reading. On gs://
+// (the JSON API; gRPC reads have their own keepalives), a
 // Read that returns no byte for gcsReadStalls times io_timeout ends the read
 // with an *IOTimeoutError: the storage library reopens a body that fails, at
 // the offset reached, with no limit, so a service that answers each request
 // and then stalls would hold the read for ever. A Read asks for at most
 // ioTimeoutChunk bytes, so that a slow transfer that moves returns in time.
 func (s *BucketStore) newReader(ctx context.Context, key string) (io.ReadCloser, error) {
-	if s.scheme != "gs" || s.ioTimeout <= 0 {
+	if !s.guardReads {
 		return s.b.NewReader(ctx, key, nil)
 	}
 	rctx, cancel := context.WithCancel(ctx)
@@ -474,7 +479,9 @@ func (g *stallGuardReader) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
 	t.Stop()
 	if err != nil && err != io.EOF && g.fired.Load() {
-		err = &IOTimeoutError{After: g.limit, Op: "read", Err: err}
+		// Not wrapping err: it is the reader's context's, and this is no
+		// interruption of the run.
+		err = &IOTimeoutError{After: g.limit, Op: "read", Err: fmt.Errorf("%w: the read returned no byte in %d times io_timeout while the storage library reopened it (%v)", os.ErrDeadlineExceeded, gcsReadStalls, err)}
 	}
 	return n, err
 }

@@ -19,6 +19,7 @@ import (
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/gcp"
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
 	"google.golang.org/api/option"
 )
 
@@ -37,10 +38,8 @@ const gcsMaxAttempts = 5
 // IDs and private keys only sign URLs, which mediactl does not do.
 func openGCS(ctx context.Context, u *url.URL, ioTimeout time.Duration) (*blob.Bucket, error) {
 	q := u.Query()
-	grpc, _ := strconv.ParseBool(q.Get("grpc"))
-	zonal, _ := strconv.ParseBool(q.Get("zonal"))
 	var b *blob.Bucket
-	if grpc || zonal {
+	if gcsGRPC(q) {
 		if err := cloudCredentials(ctx, "gs", q); err != nil {
 			return nil, err
 		}
@@ -64,6 +63,14 @@ func openGCS(ctx context.Context, u *url.URL, ioTimeout time.Duration) (*blob.Bu
 	return b, nil
 }
 
+// gcsGRPC reports whether a gs:// URL asks for the gRPC API (grpc=true, or
+// zonal=true, which needs it).
+func gcsGRPC(q url.Values) bool {
+	grpc, _ := strconv.ParseBool(q.Get("grpc"))
+	zonal, _ := strconv.ParseBool(q.Get("zonal"))
+	return grpc || zonal
+}
+
 // gcsHTTPClient is the client of a gs:// bucket on the JSON API, on tr, and
 // the storage client's options: the universe domain of the credentials (or
 // of the URL, without credentials), and an emulator's client. The
@@ -73,7 +80,7 @@ func openGCS(ctx context.Context, u *url.URL, ioTimeout time.Duration) (*blob.Bu
 // token requests go through tr too (oauth2.HTTPClient).
 func gcsHTTPClient(ctx context.Context, q url.Values, tr http.RoundTripper) (*gcp.HTTPClient, []option.ClientOption, error) {
 	credCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: tr})
-	creds, err := gcsCredentials(credCtx, q)
+	creds, err := gcsCredentialsWithin(ctx, credCtx, q)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,6 +102,32 @@ func gcsHTTPClient(ctx context.Context, q url.Values, tr http.RoundTripper) (*gc
 		opts = append(opts, option.WithHTTPClient(&client.Client))
 	}
 	return client, opts, nil
+}
+
+// gcsCredentialsWithin looks for the credentials on credCtx, which they
+// keep, but waits for them only until ctx ends or credentialTimeout passes:
+// the search may ask an instance metadata service, which off the cloud may
+// not answer. A search given up on ends in the background.
+func gcsCredentialsWithin(ctx, credCtx context.Context, q url.Values) (*google.Credentials, error) {
+	type found struct {
+		creds *google.Credentials
+		err   error
+	}
+	done := make(chan found, 1)
+	go func() {
+		creds, err := gcsCredentials(credCtx, q)
+		done <- found{creds, err}
+	}()
+	t := time.NewTimer(credentialTimeout)
+	defer t.Stop()
+	select {
+	case f := <-done:
+		return f.creds, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, &CredentialsError{Scheme: "gs", Err: fmt.Errorf("the search for application default credentials did not end within %v", credentialTimeout)}
+	}
 }
 
 // openAzure opens an azblob:// URL as gocloud's azureblob opener does (the

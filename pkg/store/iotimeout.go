@@ -71,8 +71,9 @@ type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // the deadline too; idle connections are closed by the pool before that
 // (IdleConnTimeout at most half the timeout), so a request is never sent on a
 // connection about to time out. Over HTTP/2, where requests share a
-// connection, a request stalled while others on its connection move fails
-// only once the connection has gone quiet for timeout.
+// connection, each answer's headers must come within 1.25 times timeout; a body
+// stalled while others on its connection move fails only once the
+// connection has gone quiet for timeout.
 func withIOTimeout(tr *http.Transport, timeout time.Duration) {
 	if timeout <= 0 {
 		return
@@ -84,6 +85,14 @@ func withIOTimeout(tr *http.Transport, timeout time.Duration) {
 	tr.DialContext = ioTimeoutDial(dial, timeout)
 	if tr.IdleConnTimeout == 0 || tr.IdleConnTimeout > timeout/2 {
 		tr.IdleConnTimeout = timeout / 2
+	}
+	// Over HTTP/2, requests share a connection, and one whose answer does
+	// not come while others move would outlast the connection's deadline:
+	// the wait for each answer's headers is bounded on its own, a quarter
+	// longer than the deadline, which on a connection of its own fails
+	// first and names io_timeout.
+	if wait := timeout + timeout/4; tr.ResponseHeaderTimeout == 0 || tr.ResponseHeaderTimeout > wait {
+		tr.ResponseHeaderTimeout = wait
 	}
 }
 

@@ -15,8 +15,9 @@ import (
 	"golang.org/x/oauth2/google"
 )
 
-// credentialTimeout bounds the search for credentials at open: the chains
-// probe an instance metadata service, which off the cloud may not answer.
+// credentialTimeout bounds the wait for the search for credentials at open
+// (cloudCredentials, gcsCredentialsWithin): the chains probe an instance
+// metadata service, which off the cloud may not answer.
 const credentialTimeout = 30 * time.Second
 
 // cloudCredentials finds the credentials a gs:// or azblob:// bucket's driver

@@ -117,7 +117,7 @@ func (s *Stall) Release() {
 	defer s.mu.Unlock()
 	s.newHold, s.after, s.holdNext, s.afterHeaders = false, 0, 0, false
 	for _, c := range s.conns {
-		c.held, c.budget, c.headers = false, 0, false
+		c.held, c.budget, c.headers, c.tail = false, 0, false, nil
 	}
 	s.changed.Broadcast()
 }
