@@ -174,12 +174,9 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		sr.Outcome.Worsen(outcome.Interrupted)
-		if errors.Is(err, trash.ErrLeftInRun) {
-			// Blobs are out of the store and in a run: the report says
-			// which run and why, as it does for a run that was not
-			// interrupted.
-			sr.Err = withoutErr(err, ctx.Err())
-		}
+		// What else went wrong (blobs left in a run, and which; a manifest
+		// not written) is reported as for a run that was not interrupted.
+		sr.Err = trash.BesidesInterruption(err, ctx.Err())
 	case err != nil:
 		// The trash or the store failed: a failure of the run, whatever it
 		// says about the blobs.
@@ -189,24 +186,4 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 		sr.Outcome.Worsen(outcome.Incomplete)
 	}
 	return sr, nil
-}
-
-// withoutErr is a sweep's error without the parts that are target, the
-// interruption, which the outcome already says. trash.Move joins its errors
-// in one flat list; a part that says blobs are left in a run is kept.
-func withoutErr(err, target error) error {
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return err
-	}
-	var kept []error
-	for _, e := range j.Unwrap() {
-		if !errors.Is(e, target) || errors.Is(e, trash.ErrLeftInRun) {
-			kept = append(kept, e)
-		}
-	}
-	if len(kept) == 0 || len(kept) == len(j.Unwrap()) {
-		return err // nothing to take out, or nothing but the interruption
-	}
-	return errors.Join(kept...)
 }

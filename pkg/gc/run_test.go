@@ -94,12 +94,15 @@ func TestRunInterruptedSweep(t *testing.T) {
 type moveFailsThenInterrupt struct {
 	*store.LocalStore
 	cancel func()
+	// movesSucceed: the moves succeed, and only the interruption and the
+	// manifest's write fail.
+	movesSucceed bool
 }
 
 func (s moveFailsThenInterrupt) MoveManyToInternal(ctx context.Context, moves []store.InternalMove) []error {
 	errs := s.LocalStore.MoveManyToInternal(ctx, moves)
 	for i, err := range errs {
-		if err == nil {
+		if err == nil && !s.movesSucceed {
 			errs[i] = errors.New("sync " + filepath.Dir(moves[i].Key) + ": input/output error")
 		}
 	}
@@ -132,7 +135,7 @@ func TestRunInterruptedSaysWhyBlobsAreInARun(t *testing.T) {
 		}
 		f.session(t, "s.json", kept)
 		ctx, cancel := context.WithCancel(context.Background())
-		st := moveFailsThenInterrupt{f.st.(*store.LocalStore), cancel}
+		st := moveFailsThenInterrupt{LocalStore: f.st.(*store.LocalStore), cancel: cancel}
 		rep := f.run(ctx, t, gc.RunOptions{Stores: []store.Store{st}, Delete: true, NoTrash: noTrash})
 		cancel()
 		s := rep.Stores[0]
@@ -154,6 +157,25 @@ func TestRunInterruptedSaysWhyBlobsAreInARun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(f.inbound, kept)); err != nil {
 			t.Fatalf("no-trash %v: the referenced blob: %v", noTrash, err)
 		}
+	}
+
+	// Interrupted, with nothing left in a run but the manifest not
+	// written: the report says so.
+	f := newFixture(t)
+	f.session(t, "s.json", f.blob(t, "kept", 48*time.Hour))
+	for i := range 20 {
+		f.blob(t, "old "+strings.Repeat("x", i), 48*time.Hour)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st := moveFailsThenInterrupt{LocalStore: f.st.(*store.LocalStore), cancel: cancel, movesSucceed: true}
+	rep := f.run(ctx, t, gc.RunOptions{Stores: []store.Store{st}, Delete: true})
+	cancel()
+	s := rep.Stores[0]
+	if rep.Outcome != outcome.Interrupted || s.Result == nil || s.Result.Trashed != 20 {
+		t.Fatalf("outcome %v, result %+v; want interrupted with 20 blobs trashed", rep.Outcome, s.Result)
+	}
+	if s.Err == nil || !strings.Contains(s.Err.Error(), "write manifest") || strings.Contains(s.Err.Error(), context.Canceled.Error()) {
+		t.Fatalf("report error %v, want the manifest's error and not the interruption", s.Err)
 	}
 }
 

@@ -441,7 +441,7 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 		bar.Finish()
 	}
 	d.Result = res
-	if err != nil && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+	if err := trash.BesidesInterruption(err, ctx.Err()); err != nil {
 		d.Refused = err.Error()
 	}
 	if res != nil && res.Run != "" && res.Trashed > 0 {

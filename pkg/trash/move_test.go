@@ -210,3 +210,31 @@ func TestRunOfTheSameNameIsNotShared(t *testing.T) {
 		})
 	}
 }
+
+// TestBesidesInterruption: what a report shows of an interrupted Move's
+// error is everything but the interruption, and nothing when that is all.
+func TestBesidesInterruption(t *testing.T) {
+	ctxErr := context.Canceled
+	manifest := errors.New("trash: write manifest R/.manifest.jsonl: no space left on device")
+	left := fmt.Errorf("trash: moves into trash run R failed after the blobs were moved (%w); first: %w", trash.ErrLeftInRun, errors.New("sync a: input/output error"))
+	for _, c := range []struct {
+		err, want error
+	}{
+		{nil, nil},
+		{ctxErr, nil},
+		{errors.Join(ctxErr, manifest), manifest},
+		{errors.Join(ctxErr, manifest, left), errors.Join(manifest, left)},
+		{left, left},
+	} {
+		got := trash.BesidesInterruption(c.err, ctxErr)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) || (c.want != nil) != (got != nil) {
+			t.Errorf("BesidesInterruption(%v) = %v, want %v", c.err, got, c.want)
+		}
+		if got != nil && errors.Is(got, ctxErr) {
+			t.Errorf("BesidesInterruption(%v) = %v still says the run was interrupted", c.err, got)
+		}
+	}
+	if got := trash.BesidesInterruption(manifest, nil); got != manifest {
+		t.Errorf("without an interruption: %v, want the error as it is", got)
+	}
+}

@@ -257,6 +257,33 @@ func interrupted(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
+// BesidesInterruption is what Move's error says besides that ctxErr (the
+// run's context's error) stopped it: nil when that is all, else the other
+// errors Move joined to it (blobs left in a run, a manifest not written).
+// A report whose outcome already says the run was interrupted shows these.
+func BesidesInterruption(err, ctxErr error) error {
+	if err == nil || ctxErr == nil {
+		return err
+	}
+	parts := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		parts = j.Unwrap()
+	}
+	var kept []error
+	for _, e := range parts {
+		if !errors.Is(e, ctxErr) || errors.Is(e, ErrLeftInRun) {
+			kept = append(kept, e)
+		}
+	}
+	switch {
+	case len(kept) == 0:
+		return nil
+	case len(kept) == len(parts):
+		return err
+	}
+	return errors.Join(kept...)
+}
+
 func (m *mover) sweep(ctx context.Context, items Items) error {
 	jobs := m.opts.Jobs
 	if jobs <= 0 {
