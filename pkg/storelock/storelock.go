@@ -223,24 +223,33 @@ func create(ctx context.Context, st store.Store, in store.Internal, name string,
 // dropOwn removes the lock name if it holds body, this run's own bytes,
 // after a put that failed: the service may have written an earlier try of it
 // whose answer was lost, and the tries after failed. Left in place, the lock
-// would refuse every later run, and on a bucket no other host breaks it. It
-// works on a context of its own, as Release does.
+// would refuse every later run, and on a bucket no other host breaks it.
 func dropOwn(ctx context.Context, in store.Internal, name string, body []byte) error {
+	if _, err := removeIfOurs(ctx, in, name, body); err != nil {
+		return fmt.Errorf("the lock %s may be this run's, written before the error: %w", name, err)
+	}
+	return nil
+}
+
+// removeIfOurs deletes the lock name if it holds body, on a context of its
+// own bounded by releaseTimeout. It reports whether the lock is there
+// holding something else: another run's.
+func removeIfOurs(ctx context.Context, in store.Internal, name string, body []byte) (others bool, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	_, raw, err := read(ctx, in, name)
 	switch {
 	case errors.Is(err, store.ErrNotExist):
-		return nil
+		return false, nil
 	case err != nil:
-		return fmt.Errorf("the lock %s may be this run's, written before the error, and cannot be read: %w", name, err)
+		return false, err
 	case !bytes.Equal(raw, body):
-		return nil
+		return true, nil
 	}
 	if err := in.DeleteInternal(ctx, name); err != nil && !errors.Is(err, store.ErrNotExist) {
-		return fmt.Errorf("the lock %s is this run's, written before the error, and cannot be removed: %w", name, err)
+		return false, err
 	}
-	return nil
+	return false, nil
 }
 
 func lockedBy(st store.Store, name string, h Holder) *LockedError {
@@ -305,20 +314,12 @@ func (l *Lock) Through(st store.Store) (*Lock, error) {
 // cancellation): a run stopped by a signal must still release its lock.
 func (l *Lock) Release(ctx context.Context) error {
 	l.released.Store(true)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	_, raw, err := read(ctx, l.in, l.name)
-	if errors.Is(err, store.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	others, err := removeIfOurs(ctx, l.in, l.name, l.body)
+	switch {
+	case err != nil:
 		return fmt.Errorf("release lock: %w", err)
-	}
-	if !bytes.Equal(raw, l.body) {
+	case others:
 		return fmt.Errorf("release lock: the lock is no longer ours (held by another run), left in place")
-	}
-	if err := l.in.DeleteInternal(ctx, l.name); err != nil && !errors.Is(err, store.ErrNotExist) {
-		return fmt.Errorf("release lock: %w", err)
 	}
 	return nil
 }
