@@ -460,7 +460,10 @@ func (s *BucketStore) newReader(ctx context.Context, key string) (io.ReadCloser,
 		cancel()
 		return nil, err
 	}
-	return &stallGuardReader{r: r, cancel: cancel, limit: gcsReadStalls * s.ioTimeout}, nil
+	g := &stallGuardReader{r: r, cancel: cancel, limit: gcsReadStalls * s.ioTimeout}
+	g.timer = time.AfterFunc(time.Hour, func() { g.fired.Store(true); cancel() })
+	g.timer.Stop() // armed by each Read, one timer for the whole read
+	return g, nil
 }
 
 // stallGuardReader ends a read whose Read returned nothing for limit.
@@ -468,6 +471,7 @@ type stallGuardReader struct {
 	r      io.ReadCloser
 	cancel context.CancelFunc
 	limit  time.Duration
+	timer  *time.Timer
 	fired  atomic.Bool
 }
 
@@ -475,9 +479,9 @@ func (g *stallGuardReader) Read(p []byte) (int, error) {
 	if len(p) > ioTimeoutChunk {
 		p = p[:ioTimeoutChunk]
 	}
-	t := time.AfterFunc(g.limit, func() { g.fired.Store(true); g.cancel() })
+	g.timer.Reset(g.limit)
 	n, err := g.r.Read(p)
-	t.Stop()
+	g.timer.Stop()
 	if err != nil && err != io.EOF && g.fired.Load() {
 		// Not wrapping err: it is the reader's context's, and this is no
 		// interruption of the run.
@@ -487,6 +491,7 @@ func (g *stallGuardReader) Read(p []byte) (int, error) {
 }
 
 func (g *stallGuardReader) Close() error {
+	g.timer.Stop()
 	g.cancel()
 	return g.r.Close()
 }

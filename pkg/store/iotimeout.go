@@ -80,7 +80,7 @@ func withIOTimeout(tr *http.Transport, timeout time.Duration) {
 	}
 	dial := tr.DialContext
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		dial = bucketDialer.DialContext
 	}
 	tr.DialContext = ioTimeoutDial(dial, timeout)
 	if tr.IdleConnTimeout == 0 || tr.IdleConnTimeout > timeout/2 {
@@ -173,7 +173,7 @@ func (c *ioTimeoutConn) wrap(op string, err error) error {
 func bucketTransport(timeout time.Duration) *http.Transport {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           bucketDialer.DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          bucketIdleConnsPerHost,
 		MaxIdleConnsPerHost:   bucketIdleConnsPerHost,
@@ -185,6 +185,9 @@ func bucketTransport(timeout time.Duration) *http.Transport {
 	withIOTimeout(tr, timeout)
 	return tr
 }
+
+// bucketDialer dials as net/http's default transport does.
+var bucketDialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 
 // bucketIdleConnsPerHost is how many idle connections a bucket client keeps
 // to its service: more than any command of mediactl has requests in flight.
