@@ -17,29 +17,31 @@ type Stall struct {
 	ln     net.Listener
 	target string
 
-	mu       sync.Mutex
-	changed  *sync.Cond
-	conns    []*stallConn
-	stalled  int   // connections that had bytes to pass while held
-	newHold  bool  // connections accepted from now on stall at once
-	holdNext int   // so many more connections accepted stall at once
-	after    int64 // new connections stall after this many bytes from the server (0: never)
-	// afterHeaders: new connections stall once a response's headers passed.
-	afterHeaders bool
-	closed       bool
+	mu      sync.Mutex
+	changed *sync.Cond
+	conns   []*stallConn
+	stalled int // connections that had bytes to pass while held
+	// next is the hold a connection accepted from now on starts with.
+	next     hold
+	holdNext int // so many more connections accepted are held at once
+	closed   bool
 }
 
-type stallConn struct {
-	client, server net.Conn
-
-	held    bool  // set by HoldOpen, or once the connection used up its budget
-	stalled bool  // it had bytes to pass while held
-	budget  int64 // bytes from the server it passes before it is held (0: no limit)
+// hold is what keeps a connection's bytes from moving, now or later.
+type hold struct {
+	held   bool  // nothing moves
+	budget int64 // bytes from the server it passes before it is held (0: no limit)
 	// headers: it is held once the server's next response headers have
 	// passed; tail is the end of what passed, to find "\r\n\r\n" across
 	// reads.
 	headers bool
 	tail    []byte
+}
+
+type stallConn struct {
+	client, server net.Conn
+	hold
+	stalled bool // it had bytes to pass while held
 }
 
 // NewStall starts a proxy to target (HOST:PORT) and returns it; it is closed
@@ -60,25 +62,26 @@ func NewStall(t testing.TB, target string) *Stall {
 // Addr is the proxy's address, HOST:PORT.
 func (s *Stall) Addr() string { return s.ln.Addr().String() }
 
-// HoldOpen stalls every connection open now, in both directions; connections
-// accepted later flow.
-func (s *Stall) HoldOpen() {
+// set changes the hold of every open connection with change, and with
+// later also the hold connections accepted from now on start with.
+func (s *Stall) set(later bool, change func(*hold)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.conns {
-		c.held = true
+		change(&c.hold)
 	}
+	if later {
+		change(&s.next)
+	}
+	s.changed.Broadcast()
 }
 
+// HoldOpen stalls every connection open now, in both directions; connections
+// accepted later flow.
+func (s *Stall) HoldOpen() { s.set(false, func(h *hold) { h.held = true }) }
+
 // HoldAll stalls every connection, open now or accepted later.
-func (s *Stall) HoldAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.newHold = true
-	for _, c := range s.conns {
-		c.held = true
-	}
-}
+func (s *Stall) HoldAll() { s.set(true, func(h *hold) { h.held = true }) }
 
 // HoldNext stalls the next n connections accepted, from the start; the ones
 // after them flow.
@@ -90,36 +93,19 @@ func (s *Stall) HoldNext(n int) {
 
 // HoldAfter makes each connection, open now or accepted later, stall in both
 // directions once it has passed n more bytes from the server to the client.
-func (s *Stall) HoldAfter(n int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.after = n
-	for _, c := range s.conns {
-		c.budget = n
-	}
-}
+func (s *Stall) HoldAfter(n int64) { s.set(true, func(h *hold) { h.budget = n }) }
 
 // HoldAfterHeaders makes each connection, open now or accepted later, stall
 // in both directions once the headers of the server's next response on it
 // have passed: the client has its answer, and no byte of the body comes.
-func (s *Stall) HoldAfterHeaders() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.afterHeaders = true
-	for _, c := range s.conns {
-		c.headers = true
-	}
-}
+func (s *Stall) HoldAfterHeaders() { s.set(true, func(h *hold) { h.headers = true }) }
 
-// Release lets every connection flow again and ends HoldAll and HoldAfter.
+// Release lets every connection flow again and ends every hold.
 func (s *Stall) Release() {
+	s.set(true, func(h *hold) { *h = hold{} })
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.newHold, s.after, s.holdNext, s.afterHeaders = false, 0, 0, false
-	for _, c := range s.conns {
-		c.held, c.budget, c.headers, c.tail = false, 0, false, nil
-	}
-	s.changed.Broadcast()
+	s.holdNext = 0
+	s.mu.Unlock()
 }
 
 func (s *Stall) close() {
@@ -152,8 +138,9 @@ func (s *Stall) accept() {
 			server.Close()
 			return
 		}
-		c := &stallConn{client: client, server: server, held: s.newHold || s.holdNext > 0, budget: s.after, headers: s.afterHeaders}
+		c := &stallConn{client: client, server: server, hold: s.next}
 		if s.holdNext > 0 {
+			c.held = true
 			s.holdNext--
 		}
 		s.conns = append(s.conns, c)
