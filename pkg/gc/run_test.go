@@ -127,7 +127,16 @@ func (s moveFailsThenInterrupt) PutInternal(ctx context.Context, name string, r 
 // with it, as an uninterrupted sweep does, and every other error of the
 // sweep (here its manifest could not be written); not only the counts.
 func TestRunInterruptedSaysWhyBlobsAreInARun(t *testing.T) {
-	for _, noTrash := range []bool{false, true} {
+	for _, c := range []struct {
+		name          string
+		noTrash       bool
+		movesSucceed  bool // only the manifest's write fails: nothing is left in a run
+		wantLeftInRun bool
+	}{
+		{"trash", false, false, true},
+		{"no-trash", true, false, true},
+		{"trash, moves succeed", false, true, false},
+	} {
 		f := newFixture(t)
 		kept := f.blob(t, "kept", 48*time.Hour)
 		for i := range 20 {
@@ -135,47 +144,34 @@ func TestRunInterruptedSaysWhyBlobsAreInARun(t *testing.T) {
 		}
 		f.session(t, "s.json", kept)
 		ctx, cancel := context.WithCancel(context.Background())
-		st := moveFailsThenInterrupt{LocalStore: f.st.(*store.LocalStore), cancel: cancel}
-		rep := f.run(ctx, t, gc.RunOptions{Stores: []store.Store{st}, Delete: true, NoTrash: noTrash})
+		st := moveFailsThenInterrupt{LocalStore: f.st.(*store.LocalStore), cancel: cancel, movesSucceed: c.movesSucceed}
+		rep := f.run(ctx, t, gc.RunOptions{Stores: []store.Store{st}, Delete: true, NoTrash: c.noTrash})
 		cancel()
 		s := rep.Stores[0]
 		if rep.Outcome != outcome.Interrupted {
-			t.Fatalf("no-trash %v: outcome %v (%v), want interrupted", noTrash, rep.Outcome, s.Err)
+			t.Fatalf("%s: outcome %v (%v), want interrupted", c.name, rep.Outcome, s.Err)
 		}
 		if s.Result == nil || s.Result.Run == "" || s.Result.Trashed == 0 {
-			t.Fatalf("no-trash %v: result %+v, want the blobs counted in a run", noTrash, s.Result)
+			t.Fatalf("%s: result %+v, want the blobs counted in a run", c.name, s.Result)
 		}
-		if !errors.Is(s.Err, trash.ErrLeftInRun) || !strings.Contains(s.Err.Error(), s.Result.Run) || !strings.Contains(s.Err.Error(), "input/output error") {
-			t.Fatalf("no-trash %v: report error %v, want why the blobs are in run %s", noTrash, s.Err, s.Result.Run)
+		if c.movesSucceed && s.Result.Trashed != 20 {
+			t.Fatalf("%s: %d blobs trashed, want 20", c.name, s.Result.Trashed)
+		}
+		if s.Err == nil {
+			t.Fatalf("%s: the report carries no error", c.name)
+		}
+		if c.wantLeftInRun && (!errors.Is(s.Err, trash.ErrLeftInRun) || !strings.Contains(s.Err.Error(), s.Result.Run) || !strings.Contains(s.Err.Error(), "input/output error")) {
+			t.Fatalf("%s: report error %v, want why the blobs are in run %s", c.name, s.Err, s.Result.Run)
 		}
 		if !strings.Contains(s.Err.Error(), "write manifest") || !strings.Contains(s.Err.Error(), "no space left on device") {
-			t.Errorf("no-trash %v: report error %q does not say the manifest could not be written", noTrash, s.Err)
+			t.Errorf("%s: report error %q does not say the manifest could not be written", c.name, s.Err)
 		}
 		if strings.Contains(s.Err.Error(), context.Canceled.Error()) {
-			t.Errorf("no-trash %v: report error %q repeats the interruption", noTrash, s.Err)
+			t.Errorf("%s: report error %q repeats the interruption", c.name, s.Err)
 		}
 		if _, err := os.Stat(filepath.Join(f.inbound, kept)); err != nil {
-			t.Fatalf("no-trash %v: the referenced blob: %v", noTrash, err)
+			t.Fatalf("%s: the referenced blob: %v", c.name, err)
 		}
-	}
-
-	// Interrupted, with nothing left in a run but the manifest not
-	// written: the report says so.
-	f := newFixture(t)
-	f.session(t, "s.json", f.blob(t, "kept", 48*time.Hour))
-	for i := range 20 {
-		f.blob(t, "old "+strings.Repeat("x", i), 48*time.Hour)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	st := moveFailsThenInterrupt{LocalStore: f.st.(*store.LocalStore), cancel: cancel, movesSucceed: true}
-	rep := f.run(ctx, t, gc.RunOptions{Stores: []store.Store{st}, Delete: true})
-	cancel()
-	s := rep.Stores[0]
-	if rep.Outcome != outcome.Interrupted || s.Result == nil || s.Result.Trashed != 20 {
-		t.Fatalf("outcome %v, result %+v; want interrupted with 20 blobs trashed", rep.Outcome, s.Result)
-	}
-	if s.Err == nil || !strings.Contains(s.Err.Error(), "write manifest") || strings.Contains(s.Err.Error(), context.Canceled.Error()) {
-		t.Fatalf("report error %v, want the manifest's error and not the interruption", s.Err)
 	}
 }
 
