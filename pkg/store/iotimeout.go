@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -22,21 +23,25 @@ import (
 const DefaultIOTimeout = 5 * time.Minute
 
 // IOTimeoutError is the error of a read or write on a bucket connection that
-// moved no byte for After. It is a network timeout (Timeout and Temporary
-// report true), so the services' SDKs retry the request on a new connection
-// where the request allows it; a body being read fails with it.
+// moved no byte for After (io_timeout), or of a request whose answer's
+// headers did not come within 1.25 times After (Op "headers", over HTTP/2).
+// It is a network timeout (Timeout and Temporary report true), so the
+// services' SDKs retry the request on a new connection where the request
+// allows it; a body being read fails with it.
 type IOTimeoutError struct {
 	After time.Duration
-	Op    string // "read" or "write"
-	Err   error  // the connection's own error, wrapping os.ErrDeadlineExceeded
+	Op    string // "read", "write" or "headers"
+	Err   error  // the connection's or the transport's own error
 }
 
 func (e *IOTimeoutError) Error() string {
-	dir := "from"
-	if e.Op == "write" {
-		dir = "to"
+	switch e.Op {
+	case "headers":
+		return fmt.Sprintf("no answer from the service within %v (1.25 × io_timeout of %v): %v", headerWait(e.After), e.After, e.Err)
+	case "write":
+		return fmt.Sprintf("no data to the service for %v (io_timeout): %v", e.After, e.Err)
 	}
-	return fmt.Sprintf("no data %s the service for %v (io_timeout): %v", dir, e.After, e.Err)
+	return fmt.Sprintf("no data from the service for %v (io_timeout): %v", e.After, e.Err)
 }
 func (e *IOTimeoutError) Unwrap() error { return e.Err }
 
@@ -90,10 +95,38 @@ func withIOTimeout(tr *http.Transport, timeout time.Duration) {
 	// not come while others move would outlast the connection's deadline:
 	// the wait for each answer's headers is bounded on its own, a quarter
 	// longer than the deadline, which on a connection of its own fails
-	// first and names io_timeout.
-	if wait := timeout + timeout/4; tr.ResponseHeaderTimeout == 0 || tr.ResponseHeaderTimeout > wait {
+	// first.
+	if wait := headerWait(timeout); tr.ResponseHeaderTimeout == 0 || tr.ResponseHeaderTimeout > wait {
 		tr.ResponseHeaderTimeout = wait
 	}
+}
+
+// headerWait is how long a request with io_timeout timeout waits for its
+// answer's headers once it has been sent.
+func headerWait(timeout time.Duration) time.Duration { return timeout + timeout/4 }
+
+// headerWaitNamed is a transport with an I/O timeout whose requests fail with
+// an IOTimeoutError (Op "headers") when their answer's headers did not come
+// in time, rather than with net/http's own error, which says neither which
+// setting ran out nor how to change it. net/http keeps that error's types to
+// itself; what is known of it is that it is a timeout, and its message,
+// which TestIOTimeoutNamesTheHeaderWait checks on every Go the suite runs
+// with. Over HTTP/1.1, where a request has its connection to itself, the
+// connection's deadline comes first; this is HTTP/2's case.
+type headerWaitNamed struct {
+	*http.Transport
+	timeout time.Duration // io_timeout
+}
+
+func (t headerWaitNamed) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.Transport.RoundTrip(req)
+	var ne net.Error
+	var iot *IOTimeoutError
+	if err != nil && t.timeout > 0 && errors.As(err, &ne) && ne.Timeout() &&
+		!errors.As(err, &iot) && strings.Contains(err.Error(), "timeout awaiting response headers") {
+		return nil, &IOTimeoutError{After: t.timeout, Op: "headers", Err: err}
+	}
+	return resp, err
 }
 
 func ioTimeoutDial(dial dialFunc, timeout time.Duration) dialFunc {
@@ -170,7 +203,7 @@ func (c *ioTimeoutConn) wrap(op string, err error) error {
 // mediactl has in flight at once (net/http keeps 2 per host, the Azure SDK
 // 10: the rest would open a new connection for each request); and the I/O
 // timeout, which takes the place of the Azure SDK's HTTP/2 pings.
-func bucketTransport(timeout time.Duration) *http.Transport {
+func bucketTransport(timeout time.Duration) http.RoundTripper {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           bucketDialer.DialContext,
@@ -183,7 +216,7 @@ func bucketTransport(timeout time.Duration) *http.Transport {
 		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, Renegotiation: tls.RenegotiateFreelyAsClient},
 	}
 	withIOTimeout(tr, timeout)
-	return tr
+	return headerWaitNamed{tr, timeout}
 }
 
 // bucketDialer dials as net/http's default transport does.

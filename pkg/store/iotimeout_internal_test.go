@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,5 +118,63 @@ func TestGCSCredentialsOutliveTheOpen(t *testing.T) {
 	resp.Body.Close()
 	if string(got) != "Bearer token-1" || tokens != 1 {
 		t.Fatalf("the request carried %q after %d token requests, want Bearer token-1 after 1", got, tokens)
+	}
+}
+
+// TestIOTimeoutNamesTheHeaderWait: over HTTP/2 a request whose answer does
+// not come while another on its connection keeps moving outlasts the
+// connection's deadline; it fails once its headers are 1.25 times io_timeout
+// late, with an IOTimeoutError that names the setting, and the moving
+// download on the same connection is not cut short.
+func TestIOTimeoutNamesTheHeaderWait(t *testing.T) {
+	const timeout, tick = 400 * time.Millisecond, 50 * time.Millisecond
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stuck" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		f := w.(http.Flusher)
+		for range 3 * int(headerWait(timeout)/tick) {
+			w.Write([]byte{'x'})
+			f.Flush()
+			time.Sleep(tick)
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	defer close(release)
+	rt := bucketTransport(timeout).(headerWaitNamed)
+	rt.TLSClientConfig.RootCAs = srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	c := &http.Client{Transport: rt}
+
+	moving, err := c.Get(srv.URL + "/moving")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer moving.Body.Close()
+	if moving.ProtoMajor != 2 {
+		t.Fatalf("the server answered over %s; the test needs HTTP/2", moving.Proto)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, moving.Body)
+		got <- err
+	}()
+
+	_, err = c.Get(srv.URL + "/stuck")
+	var iot *IOTimeoutError
+	if !errors.As(err, &iot) || iot.Op != "headers" || iot.After != timeout {
+		t.Fatalf("a request whose answer does not come: %v, want an IOTimeoutError for the headers after %v", err, headerWait(timeout))
+	}
+	if !strings.Contains(err.Error(), "io_timeout") {
+		t.Errorf("the error does not name io_timeout: %v", err)
+	}
+	if err := <-got; err != nil {
+		t.Errorf("the download moving on the same connection: %v", err)
 	}
 }
