@@ -16,9 +16,11 @@ import (
 )
 
 // credentialTimeout bounds the wait for the search for credentials at open
-// (cloudCredentials, gcsCredentialsWithin): the chains probe an instance
-// metadata service, which off the cloud may not answer.
-const credentialTimeout = 30 * time.Second
+// (cloudCredentials, gcsCredentialsWithin, and s3:// buckets'): the chains
+// probe an instance metadata service, which off the cloud may not answer, or
+// ask a token service (AWS STS for a Kubernetes service account's role) on
+// connections of their own, outside io_timeout. A variable for the tests.
+var credentialTimeout = 30 * time.Second
 
 // cloudCredentials finds the credentials a gs:// or azblob:// bucket's driver
 // will use, the way the driver looks for them, before the bucket is opened:

@@ -3,10 +3,13 @@ package store
 import (
 	"context"
 	"errors"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestCloudCredentialsFound: the credentials each driver would use are
@@ -67,5 +70,65 @@ func TestChainLine(t *testing.T) {
 	}
 	if got := chainLine(errors.New("no EC2 IMDS role found")); got != "no EC2 IMDS role found" {
 		t.Errorf("a one-line error changed: %q", got)
+	}
+}
+
+// TestS3CredentialsWithin: a Kubernetes service account's role (a web
+// identity token, exchanged at AWS STS) whose token service accepts the
+// connection and never answers ends the open within credentialTimeout, with
+// a CredentialsError that says so: the SDK asks STS on a connection of its
+// own, which io_timeout does not cover.
+func TestS3CredentialsWithin(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // holds every connection open, unanswered, until ln closes
+		var held []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				break
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("eyJhbGciOiJSUzI1NiJ9.e30.c2ln"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", t.TempDir())
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
+		"AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "credentials"),
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1",
+		"AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/mediactl", "AWS_WEB_IDENTITY_TOKEN_FILE": token,
+		"AWS_ENDPOINT_URL_STS": "http://" + ln.Addr().String(),
+	} {
+		t.Setenv(k, v)
+	}
+	defer func(d time.Duration) { credentialTimeout = d }(credentialTimeout)
+	credentialTimeout = 500 * time.Millisecond
+
+	done := make(chan error, 1)
+	go func() {
+		st, err := Open(context.Background(), "s3://media?endpoint=http://127.0.0.1:9&use_path_style=true")
+		if err == nil {
+			st.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var ce *CredentialsError
+		if !errors.As(err, &ce) || ce.Scheme != "s3" || !strings.Contains(err.Error(), "did not end within 500ms") {
+			t.Fatalf("open with a token service that never answers: %v, want an s3 CredentialsError saying the search did not end", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the open still waits for the token service after 20 s")
 	}
 }

@@ -116,8 +116,8 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool, ioTimeout time.Durat
 	if anon, _ := strconv.ParseBool(q.Get("anonymous")); !anon && cfg.Credentials != nil {
 		// Found now, a missing credential is one clear error naming the fix,
 		// instead of the SDK's chain on the first request of each listing.
-		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-			return nil, nil, &CredentialsError{Scheme: "s3", Err: err}
+		if err := s3Credentials(ctx, cfg.Credentials); err != nil {
+			return nil, nil, err
 		}
 	}
 	// The SDK's client keeps 10 idle connections per host: with more requests
@@ -144,6 +144,23 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool, ioTimeout time.Durat
 		return nil, nil, err
 	}
 	return b, &s3Putter{client: client, bucket: u.Host, sse: opts.EncryptionType, kmsKeyID: opts.KMSEncryptionID}, nil
+}
+
+// s3Credentials retrieves the credentials of an s3:// bucket once, waiting
+// at most credentialTimeout: the SDK caches them for the bucket's requests.
+func s3Credentials(ctx context.Context, p aws.CredentialsProvider) error {
+	rctx, cancel := context.WithTimeout(ctx, credentialTimeout)
+	defer cancel()
+	_, err := p.Retrieve(rctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case rctx.Err() != nil:
+		err = fmt.Errorf("the search for credentials did not end within %v: %w", credentialTimeout, err)
+	}
+	return &CredentialsError{Scheme: "s3", Err: err}
 }
 
 // CredentialsError is returned by Open for a bucket whose service finds no
