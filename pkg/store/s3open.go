@@ -116,8 +116,12 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool, ioTimeout time.Durat
 	if anon, _ := strconv.ParseBool(q.Get("anonymous")); !anon && cfg.Credentials != nil {
 		// Found now, a missing credential is one clear error naming the fix,
 		// instead of the SDK's chain on the first request of each listing.
-		if err := s3Credentials(ctx, cfg.Credentials); err != nil {
-			return nil, nil, err
+		cfg.Credentials = credentialsWithin{cfg.Credentials}
+		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, nil, &CredentialsError{Scheme: "s3", Err: err}
 		}
 	}
 	// The SDK's client keeps 10 idle connections per host: with more requests
@@ -146,21 +150,22 @@ func openS3(ctx context.Context, u *url.URL, unsummed bool, ioTimeout time.Durat
 	return b, &s3Putter{client: client, bucket: u.Host, sse: opts.EncryptionType, kmsKeyID: opts.KMSEncryptionID}, nil
 }
 
-// s3Credentials retrieves the credentials of an s3:// bucket once, waiting
-// at most credentialTimeout: the SDK caches them for the bucket's requests.
-func s3Credentials(ctx context.Context, p aws.CredentialsProvider) error {
+// credentialsWithin is an s3:// bucket's credentials, each retrieval of
+// which (at open, and each refresh of a role's credentials during the run)
+// waits at most credentialTimeout: the SDK asks a token service (STS, an
+// instance's metadata service) on connections of its own, outside
+// io_timeout. The SDK's cache goes on waiting for a retrieval in the
+// background; a request that needs it fails at the bound.
+type credentialsWithin struct{ aws.CredentialsProvider }
+
+func (p credentialsWithin) Retrieve(ctx context.Context) (aws.Credentials, error) {
 	rctx, cancel := context.WithTimeout(ctx, credentialTimeout)
 	defer cancel()
-	_, err := p.Retrieve(rctx)
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case rctx.Err() != nil:
+	c, err := p.CredentialsProvider.Retrieve(rctx)
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		err = fmt.Errorf("the search for credentials did not end within %v: %w", credentialTimeout, err)
 	}
-	return &CredentialsError{Scheme: "s3", Err: err}
+	return c, err
 }
 
 // CredentialsError is returned by Open for a bucket whose service finds no
