@@ -74,7 +74,7 @@ func runMigrateRollback(c *cli.Context) error {
 	case errors.As(err, &ns):
 		return usageErr("add the same --sessions (or --layout) the migration used", "%v", err)
 	case err != nil:
-		return err
+		return migrateError(err)
 	}
 	doc := rollbackDocument{envelope: g.envelope(rollbackSchema, rep.Outcome), RollbackReport: rep}
 	if rep.Locked != nil {

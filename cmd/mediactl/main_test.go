@@ -16,10 +16,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
@@ -64,16 +66,17 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":     cmdExits,
-			"mkblob":    cmdMkblob,
-			"expand":    cmdExpand,
-			"sqlite":    cmdSQLite,
-			"interrupt": cmdInterrupt,
-			"pgexec":    cmdPgexec,
-			"s3put":     cmdS3put,
-			"stall":     s3.cmdStall,
-			"jsonkeys":  cmdJSONKeys,
-			"metric":    cmdMetric,
+			"exits":       cmdExits,
+			"mkblob":      cmdMkblob,
+			"expand":      cmdExpand,
+			"sqlite":      cmdSQLite,
+			"interrupt":   cmdInterrupt,
+			"pgexec":      cmdPgexec,
+			"s3put":       cmdS3put,
+			"stall":       s3.cmdStall,
+			"jsonkeys":    cmdJSONKeys,
+			"metric":      cmdMetric,
+			"holdjournal": cmdHoldJournal,
 		},
 	})
 }
@@ -97,6 +100,31 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// holdJournal is the journals holdjournal keeps open, by script.
+var holdJournal sync.Map // *testscript.TestScript → *migrate.Journal
+
+// holdjournal PATH: open the migrate journal at PATH, as a run that is
+// still going has it, until "holdjournal release" or the script's end.
+func cmdHoldJournal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: holdjournal PATH | holdjournal release")
+	}
+	if args[0] == "release" {
+		if j, ok := holdJournal.LoadAndDelete(ts); ok {
+			ts.Check(j.(*migrate.Journal).Close())
+		}
+		return
+	}
+	j, err := migrate.OpenJournal(ts.MkAbs(args[0]))
+	ts.Check(err)
+	holdJournal.Store(ts, j)
+	ts.Defer(func() {
+		if j, ok := holdJournal.LoadAndDelete(ts); ok {
+			j.(*migrate.Journal).Close()
+		}
+	})
 }
 
 // mkblob DIR CONTENT EXT VAR: write CONTENT to DIR/<sha256(CONTENT)>EXT (mode

@@ -132,7 +132,10 @@ func migrateError(err error) error {
 	var jm *migrate.JournalMismatchError
 	var pe *migrate.PatternError
 	var ur *migrate.UnreadableRewriteError
+	var ju *migrate.JournalInUseError
 	switch {
+	case errors.As(err, &ju):
+		return &exitError{code: exitRefused, err: err, hint: "wait for that run to end (it holds the journal until it exits), or give this migration its own --journal"}
 	case errors.As(err, &ur):
 		return usageErr("mount the bucket on every pod inside the runtime's files and give --rewrite-template '{files_dir}/remote/{key}' (forge) or '/mnt/media/{key}' (coffer); or --runtime-reads-urls if this runtime reads bucket URLs; or drop --rewrite to keep a proven copy only",
 			"%v: the layout's runtime reads its media only as local files", err)

@@ -201,9 +201,11 @@ func TestProofHoldsOnlyWhileTheCopyAndSourceDo(t *testing.T) {
 	src := openStore(t, dir)
 	dst := openStore(t, srv.Bucket(t, "media"))
 	jp := filepath.Join(t.TempDir(), "j.jsonl")
-	if rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: journal(t, jp)}); rep.Copied != 6 {
+	first := journal(t, jp)
+	if rep := copyAll(t, migrate.Options{From: src, To: dst, Journal: first}); rep.Copied != 6 {
 		t.Fatalf("first copy: %+v", rep)
 	}
+	must(t, first.Close())
 
 	must(t, dst.Delete(ctx, gone))
 	must(t, os.WriteFile(filepath.Join(dir, "photo.jpg"), []byte("other bytes under the same name"), 0o600))
@@ -433,8 +435,10 @@ func TestInterruptedUploadsAreNotFailures(t *testing.T) {
 	defer cancel()
 	time.AfterFunc(300*time.Millisecond, cancel) // as a Ctrl-C would
 	// 2 MiB at 256 KiB/s: every job is midway when the signal comes.
-	rep, err := migrate.Copy(ctx, migrate.Options{From: src, To: dst, Jobs: 4, Journal: journal(t, jpath), BandwidthLimit: 256 << 10})
+	first := journal(t, jpath)
+	rep, err := migrate.Copy(ctx, migrate.Options{From: src, To: dst, Jobs: 4, Journal: first, BandwidthLimit: 256 << 10})
 	must(t, err)
+	must(t, first.Close())
 	if !rep.Interrupted || rep.Failed != 0 || len(rep.FailedList) != 0 || rep.Unfinished == 0 {
 		t.Fatalf("interrupted %v, failed %d %v, unfinished %d", rep.Interrupted, rep.Failed, rep.FailedList, rep.Unfinished)
 	}

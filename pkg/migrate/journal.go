@@ -92,6 +92,8 @@ type Journal struct {
 
 	mu       sync.Mutex
 	f        *os.File
+	end      int64 // length of the records written whole
+	broken   error // the write or sync that failed; nothing is appended after it
 	unsynced int
 	synced   time.Time
 
@@ -173,16 +175,29 @@ func (st *JournalState) Rate() float64 {
 	return 0
 }
 
-// OpenJournal opens (creating if needed) the journal at path and reads what it
-// already holds. A torn last line — a run killed while appending — is ignored;
-// any other malformed line is an error naming its line number.
+// OpenJournal opens (creating if needed) the journal at path for this run
+// alone and reads what it already holds. A torn last line — a run killed
+// while appending — is ignored; any other malformed line is an error naming
+// its line number. A journal another migrate or rollback has open is a
+// *JournalInUseError, before anything is read or cut: that run may be
+// appending, and cutting what looks like a torn last line would cut its
+// record in half.
 func OpenJournal(path string) (*Journal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_APPEND: whatever happens to the file's length, a record goes at
+	// its end, never over or past another.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err := lockJournal(f); err != nil {
+		f.Close()
+		if errors.Is(err, errJournalLocked) {
+			return nil, &JournalInUseError{Path: path}
+		}
+		return nil, fmt.Errorf("journal %s: lock: %w", path, err)
 	}
 	st, good, err := ReadJournal(f)
 	if err != nil {
@@ -194,12 +209,22 @@ func OpenJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	return &Journal{path: path, f: f, state: st, synced: time.Now()}, nil
+	return &Journal{path: path, f: f, end: good, state: st, synced: time.Now()}, nil
 }
+
+// JournalInUseError is OpenJournal's error for a journal that another
+// migrate or rollback has open (an exclusive lock on the file, which ends
+// with that process).
+type JournalInUseError struct {
+	Path string
+}
+
+func (e *JournalInUseError) Error() string {
+	return fmt.Sprintf("journal %s is open in another migrate or rollback", e.Path)
+}
+
+// errJournalLocked is lockJournal's error for a file another process holds.
+var errJournalLocked = errors.New("locked by another process")
 
 // LoadJournal reads the journal at path without opening it for writing (a
 // torn last line stays as it is): a dry run's view of what earlier runs
@@ -361,6 +386,9 @@ func (j *Journal) append(rec Record) error {
 	if j.f == nil {
 		return fmt.Errorf("journal %s: opened for reading only", j.path)
 	}
+	if j.broken != nil {
+		return &JournalBrokenError{Path: j.path, Err: j.broken}
+	}
 	if err := j.state.apply(rec); err != nil {
 		return err
 	}
@@ -368,14 +396,47 @@ func (j *Journal) append(rec Record) error {
 	// nothing — and make them durable every few seconds, which is what a
 	// power cut can cost: a rerun finds those copies in place and proves them again.
 	b = append(b, '\n')
-	if _, err := j.f.Write(b); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+	if n, err := j.f.Write(b); err != nil {
+		// A full disk takes part of a line. Nothing more is appended this
+		// run, so that part stays a torn last line, which the next run
+		// drops; the next record written onto it would make a line no run
+		// can read, and the journal useless for rollback. Cut it off, too,
+		// where the file system lets us.
+		j.broken = err
+		if n > 0 {
+			j.f.Truncate(j.end)
+		}
+		return &JournalBrokenError{Path: j.path, Err: err}
 	}
+	j.end += int64(len(b))
 	j.unsynced++
 	if time.Since(j.synced) > 2*time.Second {
 		return j.syncLocked()
 	}
 	return nil
+}
+
+// JournalBrokenError is the error of every append after a write or a sync of
+// the journal failed (a full disk, an I/O error): the run records nothing
+// more, and does nothing a record must come before (a rewrite, a delete).
+type JournalBrokenError struct {
+	Path string
+	Err  error
+}
+
+func (e *JournalBrokenError) Error() string {
+	return fmt.Sprintf("journal %s: a write failed, nothing more is recorded this run: %v", e.Path, e.Err)
+}
+func (e *JournalBrokenError) Unwrap() error { return e.Err }
+
+// Broken returns the error that stopped the journal's appends, or nil.
+func (j *Journal) Broken() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.broken == nil {
+		return nil
+	}
+	return &JournalBrokenError{Path: j.path, Err: j.broken}
 }
 
 // Sync makes the records appended so far durable (fsync).
@@ -393,7 +454,11 @@ func (j *Journal) syncLocked() error {
 		return nil
 	}
 	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		// After a failed fsync the kernel may have dropped the pages it
+		// could not write: what this run appended is no longer known to
+		// be in the file.
+		j.broken = err
+		return &JournalBrokenError{Path: j.path, Err: err}
 	}
 	j.unsynced = 0
 	j.synced = time.Now()

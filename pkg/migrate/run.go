@@ -248,6 +248,12 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	if err := runCopy(ctx, &opts, rep); err != nil {
 		return rep, err
 	}
+	if err := j.Broken(); err != nil {
+		// A rewrite and a delete must each be recorded before they happen.
+		rep.Notes = append(rep.Notes, err.Error()+"; nothing was rewritten or deleted (run again once the journal can be written)")
+		rep.Outcome.Worsen(outcome.Incomplete)
+		return rep, nil
+	}
 	stop := func() bool { return ctx.Err() != nil || rep.Outcome == outcome.Interrupted }
 	proven := j.State().Copied
 	if opts.Rewrite && !stop() {
