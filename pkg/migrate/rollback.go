@@ -9,12 +9,12 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
@@ -193,40 +193,21 @@ func outcomeOf(ctx context.Context, err error) outcome.Outcome {
 }
 
 // restoreFromCopies makes again, from its proven copy, each migrated source
-// that is gone from the store and that a rewritten unit names (by its copy's
-// URL, key, name or digest). A copy whose bytes no longer hash to the proven
-// digest is not written; the source is then Missing.
+// that is gone from the store and that a rewritten unit names: under the
+// retention rule gc keeps blobs by (ref.Index: the name in every spelling a
+// runtime writes, JSON and percent escapes decoded), in the text a rollback
+// puts back or the text it takes out, or by the copy's digest. A copy whose
+// bytes no longer hash to the proven digest is not written; the source is
+// then Missing.
 func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *RollbackOptions, js *JournalState, rep *RollbackReport) error {
 	src := lock.Store()
-	// A rewritten reference names its copy by URL, key, name or digest; the
-	// URL and the key end in the name, so the name or the digest appearing
-	// in any edit's new text is what says a session will point back here.
-	var texts strings.Builder
-	for _, id := range js.Order {
-		for _, rec := range js.Units[id] {
-			for _, e := range rec.Edits {
-				texts.WriteString(e.New)
-				texts.WriteByte(0)
-			}
-		}
-	}
-	all := texts.String()
-	named := func(key string, p Proof) bool {
-		return strings.Contains(all, path.Base(key)) || strings.Contains(all, p.Digest())
-	}
-	var dst store.Store
-	defer func() {
-		if dst != nil {
-			dst.Close()
-		}
-	}()
 	keys := make([]string, 0, js.Copied.Len())
 	for k := range js.Copied.All() {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	var gone []string
 	for _, key := range keys {
-		p, _ := js.Copied.Get(key)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -237,9 +218,45 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 		if !errors.Is(err, store.ErrNotExist) {
 			return fmt.Errorf("migrate: %s: %w", key, err)
 		}
-		if !named(key, p) {
+		gone = append(gone, key)
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	// The edits' texts are the document's bytes, escapes and all: a coffer
+	// name written by Python's json.dumps ("photo \u00e9.jpg"), a Go
+	// encoder's "a\u0026b.png", a file:// URL's percent escapes.
+	idx := ref.NewIndex()
+	for _, key := range gone {
+		idx.Add(key)
+	}
+	var texts strings.Builder
+	for _, id := range js.Order {
+		for _, rec := range js.Units[id] {
+			for _, e := range rec.Edits {
+				idx.Mark([]byte(e.Old))
+				idx.Mark([]byte(e.New))
+				texts.WriteString(e.New)
+				texts.WriteByte(0)
+			}
+		}
+	}
+	all := texts.String()
+	var dst store.Store
+	defer func() {
+		if dst != nil {
+			dst.Close()
+		}
+	}()
+	for i, key := range gone {
+		p, _ := js.Copied.Get(key)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !idx.Referenced(i) && !strings.Contains(all, p.Digest()) {
 			continue // no session will point at it again
 		}
+		var err error
 		if dst == nil {
 			if dst, err = opts.Open(ctx, js.To); err != nil {
 				dst = nil
