@@ -543,7 +543,12 @@ func (w *Walker) unescape(raw []byte) []byte {
 
 // AppendUnescaped appends raw with its JSON escapes decoded to dst. It is
 // lenient, for text that only contains JSON fragments: an invalid escape
-// keeps its text and an unpaired surrogate becomes U+FFFD.
+// keeps its text and an unpaired surrogate becomes U+FFFD, except one of
+// U+DC80 to U+DCFF, which becomes the byte 0x80 to 0xFF it stands for.
+// That is Python's surrogateescape: os.listdir and os.fsdecode give a file
+// name's bytes that are not UTF-8 as those code points, json.dumps writes
+// them as "\udce9", and the runtime that reads the session back opens the
+// file by its bytes, which is what a reference must resolve to.
 func AppendUnescaped(dst, raw []byte) []byte {
 	out := dst
 	for i := 0; i < len(raw); i++ {
@@ -581,6 +586,9 @@ func AppendUnescaped(dst, raw []byte) []byte {
 				if d := utf16.DecodeRune(r, r2); n2 > 0 && d != utf8.RuneError {
 					r = d
 					i += 2 + n2
+				} else if 0xdc80 <= r && r <= 0xdcff {
+					out = append(out, byte(r-0xdc00))
+					continue
 				} else {
 					r = utf8.RuneError
 				}

@@ -376,3 +376,24 @@ func TestStringEndsAtEveryPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendUnescapedSurrogates: a pair is one code point; an unpaired
+// surrogate is U+FFFD, except U+DC80 to U+DCFF, Python's surrogateescape
+// of a file name's byte that is not UTF-8 (json.dumps of an os.listdir
+// name), which is that byte.
+func TestAppendUnescapedSurrogates(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`caf\u00e9.jpg`, "caf\u00e9.jpg"},
+		{`caf\udce9.jpg`, "caf\xe9.jpg"},
+		{`\udce9\udc80x`, "\xe9\x80x"},
+		{`\uDCFF`, "\xff"},
+		{`\ud83d\ude00`, "\U0001F600"},
+		{`\ud800x`, "\uFFFDx"},
+		{`\udc7f`, "\uFFFD"},           // not a byte Python escapes: ASCII is never
+		{`\ud800\udce9`, "\U000100E9"}, // a pair, not an escaped byte
+	} {
+		if got := string(AppendUnescaped(nil, []byte(tc.in))); got != tc.want {
+			t.Errorf("AppendUnescaped(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
