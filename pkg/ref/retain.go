@@ -412,6 +412,8 @@ func stemOf(name string) string { return strings.TrimSuffix(name, path.Ext(name)
 //     "\\/" before a name ends the token before it;
 //   - s with its JSON escapes decoded ("\\u7b2c" is 第, "\\/" is /), again for
 //     the result (JSON in a string in a string), up to maxForms levels;
+//   - s with a shell's backslash escapes removed ("a\\ b.pdf" in a command
+//     is "a b.pdf");
 //   - s with its percent escapes decoded (file:///a/M%C3%A4rz.pdf);
 //   - the NFC and the NFD form of s, so that a name in one normalization
 //     is kept by a session in the other.
@@ -439,6 +441,10 @@ func (x *Index) markForms(s []byte, depth int) {
 			*buf = d
 			x.markForms(d, depth-1)
 		}
+		if hasShellEscape(s) {
+			*buf = appendShellUnescaped((*buf)[:0], s)
+			x.markOne(*buf)
+		}
 	}
 	if f&hasPercent != 0 {
 		if d := appendPercentDecoded((*buf)[:0], s); !bytes.Equal(d, s) {
@@ -454,6 +460,40 @@ func (x *Index) markForms(s []byte, depth int) {
 			}
 		}
 	}
+}
+
+// hasShellEscape reports whether s holds a backslash before a character a
+// shell command must escape in a file name (a space, & ( ) ' and the like):
+// a tool call's command names a file whose name has one that way
+// ("pdftotext ~/.coffer/channel-media/<id>.final\ copy -"), and it may be
+// the only mention of the file. A backslash before a letter or a digit
+// (code's "\n", a Windows path) is not one: such strings make no shell form.
+func hasShellEscape(s []byte) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '\\' {
+			if strings.IndexByte(shellSpecial, s[i+1]) >= 0 {
+				return true
+			}
+			i++
+		}
+	}
+	return false
+}
+
+// shellSpecial is what a POSIX shell reads, unquoted, as other than a
+// word's character.
+const shellSpecial = " \t!\"#$&'()*;<>?[]`{|}~"
+
+// appendShellUnescaped appends s with a shell's backslash escapes removed,
+// as sh reads an unquoted word: "\c" is c, whatever c is.
+func appendShellUnescaped(dst, s []byte) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		dst = append(dst, s[i])
+	}
+	return dst
 }
 
 // formBuffers recycle the decoded forms Mark makes, so that Mark does not

@@ -147,6 +147,22 @@ var refForms = []refForm{
 	{"localhost-url", func(n string) string { return "http://localhost:8080/files/" + url.PathEscape(n) }},
 	{"home", func(n string) string { return "~/.coffer/channel-media/" + n }},
 	{"bare", same},
+	// A tool call's shell command, the name's spaces and shell characters
+	// escaped with backslashes, as a command that runs must write them.
+	{"shell-escaped", func(n string) string { return "pdftotext ~/.coffer/channel-media/" + shellEscape(n) + " -" }},
+}
+
+// shellEscape writes name as one unquoted shell word: a backslash before each
+// character a POSIX shell would read otherwise.
+func shellEscape(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(" \t!\"#$&'()*;<>?[]`{|}~\\", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // position places a reference text in a document, in a style.
