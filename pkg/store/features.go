@@ -105,6 +105,17 @@ type LocalMover interface {
 	MoveTo(ctx context.Context, key string, dst *LocalStore, dstKey string) error
 }
 
+// CheckedInternalMover moves one blob into the internal folder only if it
+// still is what the caller planned with (InternalMove's Size and ModTime),
+// checked on the very file the rename takes, and fails with ErrChanged
+// otherwise: the check and the move are one step, so a writer's file saved
+// over the blob after the caller's Stat is never what is moved. gc's trash
+// directory (a store whose trash is another local folder) offers it where it
+// cannot offer BatchMover.
+type CheckedInternalMover interface {
+	MoveToInternalIf(ctx context.Context, m InternalMove) error
+}
+
 // MD5Reporter says when Stat reports an MD5 of a blob (Entry.MD5).
 //
 // ReportsMD5(size) is true when Stat of an object of size bytes written by Put

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrCrossDevice is wrapped by MoveTo when the two stores are on different file
@@ -20,6 +21,22 @@ var ErrCrossDevice = errors.New("stores are on different file systems")
 // Quarantine and gc's trash directory use it to take a blob out of the store
 // without copying it.
 func (s *LocalStore) MoveTo(ctx context.Context, key string, dst *LocalStore, dstKey string) error {
+	return s.moveTo(ctx, key, dst, dstKey, 0, time.Time{})
+}
+
+// MoveToIfUnchanged is MoveTo of a blob that must still have size and
+// modTime, checked on the very file the rename takes (ErrChanged otherwise),
+// as MoveManyToInternal checks its moves: a writer's file saved over the blob
+// after the caller looked at it is never what is moved.
+func (s *LocalStore) MoveToIfUnchanged(ctx context.Context, key string, dst *LocalStore, dstKey string, size int64, modTime time.Time) error {
+	if modTime.IsZero() {
+		return fmt.Errorf("store %s: move %s: no modification time to check", s.dir, key)
+	}
+	return s.moveTo(ctx, key, dst, dstKey, size, modTime)
+}
+
+// moveTo is MoveTo, checking size and modTime unless modTime is zero.
+func (s *LocalStore) moveTo(ctx context.Context, key string, dst *LocalStore, dstKey string, size int64, modTime time.Time) error {
 	op := "move " + key + " to " + dst.dir
 	if err := ValidKey(key); err != nil {
 		return fmt.Errorf("store %s: %s: %w", s.dir, op, err)
@@ -33,6 +50,9 @@ func (s *LocalStore) MoveTo(ctx context.Context, key string, dst *LocalStore, ds
 	err := s.moveEntry(key, dst, dstKey, func(st entryStat) error {
 		if !st.mode.IsRegular() {
 			return notRegular(st.mode)
+		}
+		if !modTime.IsZero() && (st.size != size || !st.mtime.Equal(modTime)) {
+			return ErrChanged
 		}
 		return nil
 	}, true)

@@ -24,15 +24,17 @@ func WithDir(st *store.LocalStore, dir *store.LocalStore) store.Store {
 
 // trashDirStore routes internal names under Dir to a folder of its own.
 // It deliberately does not offer the store's batch move, which would move
-// into the store's own internal folder.
+// into the store's own internal folder; its checked move of one blob at a
+// time (store.CheckedInternalMover) takes that move's place.
 type trashDirStore struct {
 	st  *store.LocalStore
 	dir *store.LocalStore
 }
 
 var (
-	_ store.Store    = (*trashDirStore)(nil)
-	_ store.Internal = (*trashDirStore)(nil)
+	_ store.Store                = (*trashDirStore)(nil)
+	_ store.Internal             = (*trashDirStore)(nil)
+	_ store.CheckedInternalMover = (*trashDirStore)(nil)
 )
 
 func (t *trashDirStore) Location() string { return t.st.Location() }
@@ -70,6 +72,20 @@ func (t *trashDirStore) MoveToInternal(ctx context.Context, key, name string) er
 		return t.st.MoveToInternal(ctx, key, name)
 	}
 	err := t.st.MoveTo(ctx, key, t.dir, k)
+	if errors.Is(err, store.ErrCrossDevice) {
+		return fmt.Errorf("%w: choose a trash directory on the file system of %s", err, t.st.Location())
+	}
+	return err
+}
+
+// MoveToInternalIf is MoveToInternal of a blob that must still be as m
+// describes it (see store.CheckedInternalMover).
+func (t *trashDirStore) MoveToInternalIf(ctx context.Context, m store.InternalMove) error {
+	k, ok := inTrash(m.Name)
+	if !ok {
+		return fmt.Errorf("trash: %s is not in the trash", m.Name)
+	}
+	err := t.st.MoveToIfUnchanged(ctx, m.Key, t.dir, k, m.Size, m.ModTime)
 	if errors.Is(err, store.ErrCrossDevice) {
 		return fmt.Errorf("%w: choose a trash directory on the file system of %s", err, t.st.Location())
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock/locktest"
@@ -76,5 +77,73 @@ func TestDirStoreRefusesAnotherStoresTrash(t *testing.T) {
 	}
 	if _, err := b.Stat(ctx, key); err != nil {
 		t.Errorf("b's blob is not back: %v", err)
+	}
+}
+
+// savedAfterStat is a store with its trash in another folder whose Stat,
+// once it has described a blob, lets a writer save that blob again (a temp
+// file renamed over it, as forge saves): the moment between the sweep's
+// check and its move.
+type savedAfterStat struct {
+	trashDirStore
+	save func(key string)
+}
+
+type trashDirStore interface {
+	store.Store
+	store.Internal
+	store.CheckedInternalMover
+}
+
+func (s *savedAfterStat) Stat(ctx context.Context, key string) (store.Entry, error) {
+	e, err := s.trashDirStore.Stat(ctx, key)
+	s.save(key)
+	return e, err
+}
+
+// TestTrashDirKeepsWhatAWriterSavesAfterTheCheck: with the trash in another
+// folder, a blob a writer saves again between the sweep's check and its move
+// stays in the store, with the writer's bytes, and the run says why; the
+// move checks the file it renames. Before, the writer's new file went to the
+// trash, and a purge would have removed it for good.
+func TestTrashDirKeepsWhatAWriterSavesAfterTheCheck(t *testing.T) {
+	root := t.TempDir()
+	dir, trashDir := filepath.Join(root, "store"), filepath.Join(root, "trash")
+	must(t, os.MkdirAll(dir, 0o700))
+	must(t, os.MkdirAll(trashDir, 0o700))
+	old := time.Now().Add(-72 * time.Hour)
+	var items trash.List
+	for _, c := range []string{"saved again", "left alone"} {
+		key := name(c)
+		must(t, os.WriteFile(filepath.Join(dir, key), []byte(c), 0o600))
+		must(t, os.Chtimes(filepath.Join(dir, key), old, old))
+		items = append(items, trash.Item{Key: key, Size: int64(len(c)), ModTime: old})
+	}
+	ls, err := store.OpenLocal(dir)
+	must(t, err)
+	defer ls.Close()
+	td, err := store.OpenLocal(trashDir)
+	must(t, err)
+	defer td.Close()
+	resaved := items[0].Key
+	st := &savedAfterStat{trashDirStore: trash.WithDir(ls, td).(trashDirStore), save: func(key string) {
+		if key != resaved {
+			return
+		}
+		tmp := filepath.Join(dir, ".tmp-save")
+		must(t, os.WriteFile(tmp, []byte("the writer's new bytes"), 0o600))
+		must(t, os.Rename(tmp, filepath.Join(dir, key)))
+	}}
+
+	res, err := trash.Move(context.Background(), locktest.Of(t, st), items, trash.Options{})
+	must(t, err)
+	if b, err := os.ReadFile(filepath.Join(dir, resaved)); err != nil || string(b) != "the writer's new bytes" {
+		t.Fatalf("the blob saved after the check: the store holds %q (%v), want the writer's file", b, err)
+	}
+	if res.Trashed != 1 || len(res.Skipped) != 1 || res.Skipped[0].Key != resaved || !strings.Contains(res.Skipped[0].Reason, "changed since the plan") {
+		t.Fatalf("trashed %d, skipped %v; want the other blob trashed and this one kept as changed", res.Trashed, res.Skipped)
+	}
+	if _, err := os.Stat(filepath.Join(trashDir, res.Run, items[1].Key)); err != nil {
+		t.Errorf("the blob left alone is not in the trash run: %v", err)
 	}
 }

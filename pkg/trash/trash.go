@@ -515,6 +515,14 @@ func (m *mover) remove(ctx context.Context, it Item) (string, error) {
 	if skip, err := m.stillGoes(it, now, err); skip != "" || err != nil {
 		return skip, err
 	}
+	if cm, ok := m.in.(store.CheckedInternalMover); ok && !m.opts.NoTrash && !it.ModTime.IsZero() {
+		// The check above is a moment old; the move checks the file it takes.
+		err := cm.MoveToInternalIf(ctx, store.InternalMove{Key: it.Key, Name: Dir + "/" + m.res.Run + "/" + it.Key, Size: it.Size, ModTime: it.ModTime})
+		if errors.Is(err, store.ErrChanged) {
+			return reasonChanged, nil
+		}
+		return "", err
+	}
 	return "", store.RetryThrottled(ctx, func() error {
 		if m.opts.NoTrash {
 			return m.st.Delete(ctx, it.Key)
