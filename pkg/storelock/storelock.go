@@ -81,6 +81,12 @@ type Holder struct {
 	// the same second) still write different locks, so a run can tell its
 	// own lock from another's.
 	Token string `json:"token,omitempty"`
+	// PIDNamespace is the process id namespace PID is in (on Linux the
+	// link /proc/self/ns/pid, "pid:[4026531836]"; "" where there is none):
+	// a container that shares the host's name but not its processes (a
+	// pod on the host's network, docker --uts=host) cannot see the holder,
+	// and must not take it for gone.
+	PIDNamespace string `json:"pid_ns,omitempty"`
 }
 
 func (h Holder) String() string {
@@ -164,7 +170,7 @@ func AcquireShard(ctx context.Context, st store.Store, command string, s shard.S
 		return nil, fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
 	}
 	host, _ := os.Hostname()
-	h := Holder{Command: command, PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second), Token: rand.Text()}
+	h := Holder{Command: command, PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second), Token: rand.Text(), PIDNamespace: ownPIDNamespace}
 	body, _ := json.Marshal(h)
 	name := FileName(s)
 	l := &Lock{st: st, in: in, name: name, shard: s, holder: h, body: body, released: new(atomic.Bool)}
@@ -343,10 +349,17 @@ func read(ctx context.Context, in store.Internal, name string) (Holder, []byte, 
 }
 
 // stale reports whether the holder's process is known to be gone: it ran on
-// this host and no process has its id any more.
+// this host, in this process id namespace, and no process has its id any
+// more. A lock written without a namespace (by a release before it was
+// recorded) on a system that has them is never taken for stale: the run
+// that wrote it may be in another.
 func stale(h Holder, host string) bool {
-	return h.Host == host && h.PID > 0 && processGone(h.PID)
+	return h.Host == host && h.PIDNamespace == ownPIDNamespace && h.PID > 0 && processGone(h.PID)
 }
+
+// ownPIDNamespace is this process's process id namespace (see
+// Holder.PIDNamespace). A variable for the tests.
+var ownPIDNamespace = pidNamespace()
 
 // Check reports, without taking it, whether Acquire would find the lock held:
 // it returns a *LockedError when another live run holds it, nil when it is

@@ -150,13 +150,43 @@ func TestStaleLockOfAGoneProcessIsBroken(t *testing.T) {
 	host, _ := os.Hostname()
 	for name, st := range stores(t) {
 		t.Run(name, func(t *testing.T) {
-			writeLock(t, st, storelock.Holder{Command: "gc", PID: cmd.Process.Pid, Host: host, Started: time.Now()})
+			writeLock(t, st, storelock.Holder{Command: "gc", PID: cmd.Process.Pid, Host: host, Started: time.Now(), PIDNamespace: storelock.OwnPIDNamespace})
 			l, err := storelock.Acquire(ctx, st, "gc")
 			if err != nil {
 				t.Fatalf("stale lock not broken: %v", err)
 			}
 			l.Release(ctx)
 		})
+	}
+}
+
+// TestLockFromAnotherPIDNamespaceIsNeverBroken: a run in a container that
+// shares the host's name but not its processes (a pod on the host network,
+// docker --uts=host) cannot see the holder's process; its lock is held, not
+// stale, however free its pid is here. So is a lock that records no
+// namespace, on a system that has them: the run that wrote it may be in
+// another. Before, such a run broke the live lock and swept beside it.
+func TestLockFromAnotherPIDNamespaceIsNeverBroken(t *testing.T) {
+	ctx := context.Background()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no 'true' to spawn:", err)
+	}
+	host, _ := os.Hostname()
+	others := []string{"pid:[4026532999]"}
+	if storelock.OwnPIDNamespace != "" {
+		others = append(others, "")
+	}
+	for name, st := range stores(t) {
+		for _, ns := range others {
+			t.Run(fmt.Sprintf("%s/%q", name, ns), func(t *testing.T) {
+				writeLock(t, st, storelock.Holder{Command: "gc", PID: cmd.Process.Pid, Host: host, Started: time.Now(), PIDNamespace: ns})
+				_, err := storelock.Acquire(ctx, st, "gc")
+				if !errors.Is(err, storelock.ErrLocked) {
+					t.Fatalf("Acquire = %v, want the lock of a process in namespace %q held", err, ns)
+				}
+			})
+		}
 	}
 }
 
@@ -342,7 +372,7 @@ func TestStaleShardLockIsIgnored(t *testing.T) {
 	ctx := context.Background()
 	st := stores(t)["local"]
 	host, _ := os.Hostname()
-	body, _ := json.Marshal(storelock.Holder{Command: "gc", PID: 1 << 30, Host: host})
+	body, _ := json.Marshal(storelock.Holder{Command: "gc", PID: 1 << 30, Host: host, PIDNamespace: storelock.OwnPIDNamespace})
 	if err := mustInternal(t, st).PutInternal(ctx, "lock.shard-3-of-16", bytes.NewReader(body), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,4 @@
+package storelock
+
+// OwnPIDNamespace is this process's process id namespace, for the tests.
+var OwnPIDNamespace = ownPIDNamespace
