@@ -92,7 +92,9 @@ type Options struct {
 	// Overwrite replaces objects that exist with other content (conflicts)
 	// instead of reporting them.
 	Overwrite bool
-	// VerifyDownload reads every copied object back and hashes it.
+	// VerifyDownload reads every copy this run acts on back and hashes it:
+	// the ones it uploads, those an earlier run proved and those already
+	// there.
 	VerifyDownload bool
 	// DryRun changes nothing: it classifies every blob as to copy, already
 	// there, conflicting or corrupt (for existing objects, by their metadata).
@@ -488,7 +490,18 @@ func (m *migration) one(ctx context.Context, j job) {
 		holds := func(p Proof) bool {
 			return p.Size == e.Size && p.ModTime == e.ModTime.UnixNano() && j.exists && j.dstSize == p.Size
 		}
-		if m.opts.Journal.confirmIf(e.Key, holds) {
+		if m.opts.VerifyDownload && !m.opts.DryRun {
+			// Read every copy back: an earlier run's proof too, since the
+			// copy's bytes may have changed since (a service's fault,
+			// another writer) while its listing and metadata did not.
+			if p, ok := m.opts.Journal.Proven(e.Key); ok && holds(p) {
+				if m.copyStillHashes(ctx, e, p.Digest()) {
+					m.opts.Journal.confirmIf(e.Key, nil)
+					m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
+				}
+				return
+			}
+		} else if m.opts.Journal.confirmIf(e.Key, holds) {
 			m.count(&m.rep.Resumed, &m.rep.ResumedBytes, e.Size)
 			return
 		}
@@ -534,6 +547,9 @@ func (m *migration) existing(ctx context.Context, e store.Entry, want string) {
 	}
 	have := attrs.Metadata[MetadataKey]
 	if attrs.Size == e.Size && have == want {
+		if m.opts.VerifyDownload && !m.opts.DryRun && !m.copyStillHashes(ctx, e, want) {
+			return
+		}
 		m.count(&m.rep.Existing, &m.rep.ExistingBytes, e.Size)
 		if !m.opts.DryRun {
 			m.journalCopied(e, want)
@@ -553,6 +569,29 @@ func (m *migration) existing(ctx context.Context, e store.Entry, want string) {
 		reason = fmt.Sprintf("the destination holds an object without sha256 metadata under this key (%d bytes, here %d), written by another tool", attrs.Size, e.Size)
 	}
 	m.problem(&m.rep.Conflicts, &m.rep.ConflictList, Problem{Key: e.Key, Reason: reason, Expected: want, Actual: have})
+}
+
+// copyStillHashes downloads the destination's copy of e and reports whether
+// its bytes hash to want, the sha256 an earlier run proved or the metadata
+// says: with VerifyDownload, no copy is taken as proven on its listing and
+// metadata alone. A copy that does not is a conflict, left in place, and its
+// source is neither rewritten to it nor deleted.
+func (m *migration) copyStillHashes(ctx context.Context, e store.Entry, want string) bool {
+	var got string
+	err := store.RetryThrottled(ctx, func() (err error) {
+		got, _, err = hashObject(ctx, m.to, e.Key)
+		return err
+	})
+	switch {
+	case err != nil:
+		m.fail(e.Key, fmt.Errorf("download the copy: %w", err))
+		return false
+	case got != want:
+		m.problem(&m.rep.Conflicts, &m.rep.ConflictList, Problem{Key: e.Key, Expected: want, Actual: got,
+			Reason: "the copy in the destination has other bytes than its sha256 says (" + want + "): left in place; the source is kept, and its references are not rewritten to it"})
+		return false
+	}
+	return true
 }
 
 func (m *migration) fail(key string, err error) {
