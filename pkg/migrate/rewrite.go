@@ -166,6 +166,12 @@ func runRewriters(ctx context.Context, srcs []sessions.Rewriter, rep *RewriteRep
 		var re *sessions.RewriteError
 		if errors.As(err, &re) {
 			for _, u := range re.Units {
+				if errors.Is(u.Err, sessions.ErrInUse) {
+					// Like a file modified within the idle time: the agent
+					// is at it.
+					rep.note(&rep.Busy, &rep.BusyList, UnitNote{u.Place, u.Err.Error()})
+					continue
+				}
 				rep.note(&rep.Problems, &rep.ProblemList, UnitNote{u.Place, u.Err.Error()})
 			}
 		}

@@ -73,6 +73,11 @@ type RewriteCounts struct {
 	// rewritten whose folder could not be synced, or whose old version could not
 	// be removed).
 	Failed int64
+	// InUse counts session files left as they are because another process
+	// held them open when the new version was to replace them (Linux: a
+	// runtime appending to its JSON Lines file would go on writing into the
+	// replaced version), named in the error list with ErrInUse.
+	InUse int64
 	// Gone counts units deleted by someone else between read and write (a session
 	// file removed by the runtime, a row deleted): nothing is left to rewrite.
 	Gone int64
@@ -105,6 +110,10 @@ type Rewriter interface {
 // ErrConflict is wrapped by the error of a unit that changed under the rewriter
 // on every attempt (RewriteCounts.Conflicts).
 var ErrConflict = errors.New("changed by another writer on every attempt; left as it is")
+
+// ErrInUse is the error of a session file another process held open when
+// its new version was to replace it (RewriteCounts.InUse).
+var ErrInUse = errors.New("open in another process, which may still write to it: left as it is; run again once it is closed")
 
 // UnitError is a problem confined to one unit, which was left untouched.
 type UnitError struct {
@@ -282,6 +291,13 @@ func (r *rewriteRun) fail(p ref.Place, err error) {
 }
 
 // conflict records a unit that kept changing.
+// inUse records a unit left as it is because another process holds it open
+// (RewriteCounts.InUse).
+func (r *rewriteRun) inUse(p ref.Place) {
+	r.c.InUse++
+	r.problems = append(r.problems, &UnitError{Place: p, Err: ErrInUse})
+}
+
 func (r *rewriteRun) conflict(p ref.Place, attempts int) {
 	r.c.Conflicts++
 	r.problems = append(r.problems, &UnitError{Place: p, Err: fmt.Errorf("%w (%d attempts)", ErrConflict, attempts)})

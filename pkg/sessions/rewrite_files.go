@@ -302,6 +302,11 @@ func (w *filesRewriter) install(r *rewriteRun, d *fileDir, name string, place re
 		}
 		return changed, nil
 	}
+	if openElsewhere(d.fd, name) {
+		removeTemp()
+		r.inUse(place)
+		return unitFailed, nil
+	}
 	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
 		removeTemp()
 		r.fail(place, &os.LinkError{Op: "rename", Old: d.join(tmp), New: path, Err: err})
@@ -320,6 +325,17 @@ func (w *filesRewriter) install(r *rewriteRun, d *fileDir, name string, place re
 // the file in between, the swap is undone and the caller re-reads.
 func (w *filesRewriter) checkExchange(r *rewriteRun, d *fileDir, name, tmp string, place ref.Place, ch Change, tmpStat *unix.Stat_t) (installResult, error) {
 	out, _, err := readFileAt(d, tmp)
+	if err == nil && bytes.Equal(out, ch.Old) && openElsewhere(d.fd, tmp) {
+		// A writer holds the old version open (a runtime appending to its
+		// JSON Lines file): what it writes next would go into a file no
+		// name leads to any more. Put it back; a later run rewrites it.
+		res, err := w.undoExchange(r, d, name, tmp, place, tmpStat)
+		if err != nil || res != changed {
+			return res, err
+		}
+		r.inUse(place)
+		return unitFailed, nil
+	}
 	if err == nil && bytes.Equal(out, ch.Old) {
 		unlinkErr := unix.Unlinkat(d.fd, tmp, 0)
 		if err := d.syncInstalled(); err != nil {

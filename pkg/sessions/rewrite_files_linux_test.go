@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -153,4 +155,72 @@ func TestRewriteFilesDiskFull(t *testing.T) {
 	if ran == 0 {
 		t.Error("no disk-full variant ran")
 	}
+}
+
+// TestRewriteFilesLeavesAFileHeldOpen: a runtime that keeps its JSON Lines
+// session open and appends to it would go on writing into the replaced
+// version, which no name leads to: the rewrite leaves a file another process
+// holds open as it is (ErrInUse, counted InUse) and rewrites it once it is
+// closed. Before, the runtime's next turn was lost with no error.
+func TestRewriteFilesLeavesAFileHeldOpen(t *testing.T) {
+	exchangeModes(t, func(t *testing.T, noExchange bool) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		path := filepath.Join(dir, "t-1.jsonl")
+		writeMode(t, path, `{"role":"user","media":"`+localRef+`"}`+"\n", 0o600)
+		// The runtime's handle: another open file description of the
+		// file, in a process of its own, as a runtime has it.
+		writer := exec.Command("sh", "-c", `exec 3>>"$1"; read line; printf '%s\n' "$line" >&3`, "sh", path)
+		stdin, err := writer.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writer.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer writer.Process.Kill()
+		waitOpen(t, writer.Process.Pid, path)
+
+		w := openRewriter(t, dir)
+		filesRewriterOf(t, w).noExchange.Store(noExchange)
+		edit := func(p ref.Place, old []byte) ([]byte, error) {
+			return []byte(strings.ReplaceAll(string(old), localRef, bucketRef)), nil
+		}
+		c, err := w.Rewrite(ctx, edit, RewriteOptions{})
+		if c.InUse != 1 || c.Changed != 0 || !errors.Is(err, ErrInUse) {
+			t.Fatalf("rewrite of a file held open: %+v, %v; want it left as it is, in use", c, err)
+		}
+
+		// The runtime's next turn lands in the file the name leads to.
+		stdin.Write([]byte(`{"role":"assistant","content":"turn 2"}` + "\n"))
+		stdin.Close()
+		if err := writer.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if got := readString(t, path); !strings.Contains(got, "turn 2") || !strings.Contains(got, localRef) {
+			t.Fatalf("the session after the runtime's append:\n%s", got)
+		}
+		c, err = w.Rewrite(ctx, edit, RewriteOptions{})
+		if err != nil || c.Changed != 1 || c.InUse != 0 {
+			t.Fatalf("rewrite once closed: %+v, %v", c, err)
+		}
+		if got := readString(t, path); !strings.Contains(got, "turn 2") || !strings.Contains(got, bucketRef) {
+			t.Fatalf("the session rewritten once closed:\n%s", got)
+		}
+	})
+}
+
+// waitOpen waits until process pid has path open.
+func waitOpen(t *testing.T, pid int, path string) {
+	t.Helper()
+	for range 500 {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && target == path {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d did not open %s", pid, path)
 }
