@@ -238,3 +238,45 @@ func TestBesidesInterruption(t *testing.T) {
 		t.Errorf("without an interruption: %v, want the error as it is", got)
 	}
 }
+
+// plantedBeforeMove is a local store on which another process puts a file
+// at a blob's place in the trash run just before the sweep moves it there.
+type plantedBeforeMove struct {
+	*store.LocalStore
+	t        *testing.T
+	dir, key string
+}
+
+// Drops nothing: every feature of the local store is the wrapper's.
+func (p *plantedBeforeMove) Drops() store.Features { return 0 }
+
+func (p *plantedBeforeMove) MoveManyToInternal(ctx context.Context, moves []store.InternalMove) []error {
+	for _, m := range moves {
+		if m.Key == p.key {
+			at := filepath.Join(p.dir, store.InternalDir, filepath.FromSlash(m.Name))
+			must(p.t, os.MkdirAll(filepath.Dir(at), 0o700))
+			must(p.t, os.WriteFile(at, []byte("planted"), 0o600))
+		}
+	}
+	return p.LocalStore.MoveManyToInternal(ctx, moves)
+}
+
+// TestMoveIntoAnOccupiedPlace: a blob whose place in the trash run is taken
+// (a move never replaces) stays in the store and is reported failed, not
+// trashed: before, the file found at its place counted it as in the run.
+func TestMoveIntoAnOccupiedPlace(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	list, _ := writeABC(t, dir)
+	ls, err := store.OpenLocal(dir)
+	must(t, err)
+	defer ls.Close()
+	st := &plantedBeforeMove{LocalStore: ls, t: t, dir: dir, key: "b.png"}
+	res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{})
+	if res.Trashed != 2 || len(res.Failed) != 1 || res.Failed[0].Key != "b.png" {
+		t.Fatalf("trashed %d, failed %v (%v); want a.png and c.png trashed and b.png failed", res.Trashed, res.Failed, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "b.png")); err != nil || string(b) != "bytes of b.png" {
+		t.Fatalf("b.png in the store: %q, %v", b, err)
+	}
+}

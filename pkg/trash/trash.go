@@ -447,6 +447,12 @@ func (m *mover) movedAnyway(ctx context.Context, moves []store.InternalMove, err
 		if err == nil || errors.Is(err, store.ErrNotAttempted) || errors.Is(err, store.ErrUnsafePath) || interrupted(ctx, err) {
 			continue
 		}
+		if errors.Is(err, store.ErrExist) {
+			// A move never replaces: something else is at its place in
+			// the run (put there by another process), and the blob is
+			// still in the store.
+			continue
+		}
 		rc, oerr := m.in.OpenInternal(context.WithoutCancel(ctx), moves[i].Name)
 		if oerr != nil {
 			continue
