@@ -75,11 +75,14 @@ func cmdS3put(ts *testscript.TestScript, neg bool, args []string) {
 // condition answers [pg]: a test PostgreSQL is running. Scripts say
 // "[!pg] skip"; under CI=true a missing server is an error, not a skip.
 func condition(cond string) (bool, error) {
-	if cond != "pg" {
-		return false, fmt.Errorf("unknown condition %q", cond)
+	switch cond {
+	case "pg":
+		u, err := sessionstest.LookupPostgres()
+		return u != "", err
+	case "root":
+		return os.Geteuid() == 0, nil
 	}
-	u, err := sessionstest.LookupPostgres()
-	return u != "", err
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // pgexec @FILE | SQL...: run statements on the test PostgreSQL ($PG_URL), with

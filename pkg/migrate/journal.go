@@ -63,6 +63,9 @@ type Record struct {
 	ModTime time.Time `json:"mod_time,omitzero"`
 	SHA256  string    `json:"sha256,omitempty"`
 	URL     string    `json:"url,omitempty"`
+	// Mode is a local source's permission bits (0 for a bucket's): what
+	// rollback gives the source when it makes it again from the copy.
+	Mode uint32 `json:"mode,omitempty"`
 
 	// rewrite, rolledback
 	Place     *ref.Place    `json:"place,omitempty"`

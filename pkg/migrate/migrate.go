@@ -741,7 +741,7 @@ func (m *migration) prove(ctx context.Context, e store.Entry, want string, src *
 }
 
 func (m *migration) journalCopied(e store.Entry, sum string) {
-	err := m.opts.Journal.append(Record{T: RecordCopied, Key: e.Key, Size: e.Size, ModTime: e.ModTime, SHA256: sum, URL: ObjectURL(m.to, e.Key)})
+	err := m.opts.Journal.append(Record{T: RecordCopied, Key: e.Key, Size: e.Size, ModTime: e.ModTime, SHA256: sum, URL: ObjectURL(m.to, e.Key), Mode: uint32(e.Mode.Perm())})
 	if err != nil {
 		m.fail(e.Key, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -242,6 +243,10 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 		}
 	}
 	all := texts.String()
+	modes, err := sourceModes(opts.JournalPath, gone)
+	if err != nil {
+		return err
+	}
 	var dst store.Store
 	defer func() {
 		if dst != nil {
@@ -264,7 +269,7 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 				continue
 			}
 		}
-		if err := copyBack(ctx, dst, src, key, p); err != nil {
+		if err := copyBack(ctx, dst, src, key, p, modes[key]); err != nil {
 			rep.Missing = append(rep.Missing, Problem{Key: key, Reason: "gone from the store, and its copy cannot be brought back: " + err.Error(), Expected: p.Digest()})
 			continue
 		}
@@ -274,16 +279,44 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 }
 
 // copyBack writes the copy of key in dst back to src under key, with the
-// source's modification time, only if the bytes hash to the proven digest:
-// the verifying reader fails the write otherwise, and nothing is published.
-func copyBack(ctx context.Context, dst, src store.Store, key string, p Proof) error {
+// source's modification time and mode (0: the store's default), owned as its
+// folder is, only if the bytes hash to the proven digest: the verifying
+// reader fails the write otherwise, and nothing is published.
+func copyBack(ctx context.Context, dst, src store.Store, key string, p Proof, mode fs.FileMode) error {
 	rc, err := dst.Open(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
 	vr := &verifyingReader{r: rc, sha: sha256.New(), want: p.Digest()}
-	return src.Put(ctx, key, vr, store.PutOptions{IfNotExist: true, ModTime: time.Unix(0, p.ModTime)})
+	return src.Put(ctx, key, vr, store.PutOptions{IfNotExist: true, ModTime: time.Unix(0, p.ModTime), Mode: mode, OwnerOfFolder: true})
+}
+
+// sourceModes reads the journal at path again for the permission bits its
+// copied records give the sources keys (the last record of each wins): the
+// journal's state keeps no modes, which only a rollback that makes sources
+// again needs.
+func sourceModes(path string, keys []string) (map[string]fs.FileMode, error) {
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	defer f.Close()
+	modes := map[string]fs.FileMode{}
+	_, err = scanJournal(f, func(rec Record) error {
+		if rec.T == RecordCopied && want[rec.Key] {
+			modes[rec.Key] = fs.FileMode(rec.Mode).Perm()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	return modes, nil
 }
 
 // verifyingReader refuses to report EOF when the bytes read do not hash to

@@ -394,6 +394,11 @@ func (s *LocalStore) put(ctx context.Context, op, name string, r io.Reader, opts
 	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
 		return s.errorf(op, name, err)
 	}
+	if opts.Mode != 0 {
+		if err := f.Chmod(opts.Mode.Perm()); err != nil {
+			return s.errorf(op, name, err)
+		}
+	}
 	if !opts.ModTime.IsZero() {
 		if err := s.root.Chtimes(tmp, time.Time{}, opts.ModTime); err != nil {
 			return s.errorf(op, name, err)
@@ -414,6 +419,11 @@ func (s *LocalStore) put(ctx context.Context, op, name string, r io.Reader, opts
 	parent := path.Dir(name)
 	if err := s.mkdirAll(parent); err != nil {
 		return s.errorf(op, name, err)
+	}
+	if opts.OwnerOfFolder {
+		if err := s.chownLike(tmp, parent); err != nil {
+			return s.errorf(op, name, err)
+		}
 	}
 	if opts.IfNotExist {
 		if err := s.root.Link(tmp, name); err != nil {

@@ -476,3 +476,29 @@ func fromStat(st *unix.Stat_t) entryStat {
 	}
 	return entryStat{size: st.Size, mtime: time.Unix(st.Mtim.Unix()), mode: mode, dev: uint64(st.Dev), ino: uint64(st.Ino)}
 }
+
+// chownLike gives the file name the owner and group of the folder dir, both
+// within the store, when they differ from the file's. The folder's owner is
+// the runtime's, which must read what is put in it. A process that may not
+// (not root) leaves the file its own, as any Put does.
+func (s *LocalStore) chownLike(name, dir string) error {
+	fi, err := s.root.Stat(dir)
+	if err != nil {
+		return err
+	}
+	want, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if fi, err = s.root.Lstat(name); err != nil {
+		return err
+	}
+	have, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || have.Uid == want.Uid && have.Gid == want.Gid {
+		return nil
+	}
+	if err := s.root.Lchown(name, int(want.Uid), int(want.Gid)); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return nil
+}

@@ -104,6 +104,14 @@ type PutOptions struct {
 	// object than its streaming writer. A wrong Size costs only that: the
 	// content written is always what r holds.
 	Size int64
+	// Mode, when not zero, is the permission bits a local store gives the
+	// new file (else 0600). Buckets ignore it.
+	Mode fs.FileMode
+	// OwnerOfFolder makes a local store give the new file the owner and
+	// group of the folder it is put in, where the process may (as root):
+	// a file made again for a runtime (rollback) must be one it can read.
+	// Buckets ignore it.
+	OwnerOfFolder bool
 }
 
 // Store is a place that holds blobs. Implementations are safe for concurrent use.
