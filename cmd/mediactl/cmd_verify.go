@@ -15,6 +15,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/target"
 	"github.com/mediactl/mediactl/pkg/trash"
 	"github.com/mediactl/mediactl/pkg/verify"
 )
@@ -108,11 +109,17 @@ func runVerify(c *cli.Context) error {
 	var reports []*verify.Report
 	var quarantined []*verify.QuarantineReport
 	var refused []string
+	// quarantineErrs are the quarantines that stopped partway (their
+	// reports say what they moved).
+	var quarantineErrs []string
 	// series are the metrics of each store, in the order of t.stores.
 	var series []metrics.Report
 	o := outcome.OK
 	strict := c.Bool("strict")
 	for _, st := range t.stores {
+		if o == outcome.Interrupted {
+			break
+		}
 		bar := newProgress(g, "verifying", -1)
 		rep, err := verify.Run(c.Context, verify.Options{
 			Store:     st,
@@ -127,6 +134,8 @@ func runVerify(c *cli.Context) error {
 			MaxListed: c.Int("max-listed"),
 			Progress:  bar,
 			Shard:     sh,
+			// A quarantine moves every corrupt blob, listed or not.
+			KeepCorrupt: quarantine != nil,
 		})
 		bar.Finish()
 		if err != nil {
@@ -137,7 +146,7 @@ func runVerify(c *cli.Context) error {
 			"unreadable", rep.Counts[verify.Unreadable], "bytes", rep.BytesRead, "seconds", rep.Seconds)
 		storeOutcome := rep.Outcome(strict)
 		var storeQuarantine *verify.QuarantineReport
-		if quarantine != nil && len(rep.Corrupt) > 0 && !rep.Interrupted {
+		if quarantine != nil && len(rep.AllCorrupt) > 0 && !rep.Interrupted {
 			qr, why, err := quarantineCorrupt(c, st, quarantine, rep, sh)
 			if qr != nil {
 				quarantined = append(quarantined, qr)
@@ -150,8 +159,12 @@ func runVerify(c *cli.Context) error {
 				refused = append(refused, why)
 				storeOutcome.Worsen(outcome.Refused)
 			}
-			if err != nil {
-				return fmt.Errorf("quarantine into %s: %w", quarantine.Location(), err)
+			switch {
+			case err != nil && c.Context.Err() != nil:
+				storeOutcome.Worsen(outcome.Interrupted)
+			case err != nil:
+				quarantineErrs = append(quarantineErrs, fmt.Sprintf("quarantine into %s: %v", quarantine.Location(), err))
+				storeOutcome.Worsen(outcome.Incomplete)
 			}
 		}
 		o.Worsen(storeOutcome)
@@ -175,7 +188,8 @@ func runVerify(c *cli.Context) error {
 			Stores     []*verify.Report           `json:"stores"`
 			Quarantine []*verify.QuarantineReport `json:"quarantine,omitempty"`
 			Refused    []string                   `json:"refused,omitempty"`
-		}{g.envelope(verifySchema, o), reports, quarantined, refused})
+			Errors     []string                   `json:"errors,omitempty"`
+		}{g.envelope(verifySchema, o), reports, quarantined, refused, quarantineErrs})
 	default:
 		if !g.quiet || o != outcome.OK {
 			for _, rep := range reports {
@@ -186,6 +200,9 @@ func runVerify(c *cli.Context) error {
 			}
 			for _, r := range refused {
 				fmt.Fprintf(g.stdout, "quarantine refused: %s\n", r)
+			}
+			for _, e := range quarantineErrs {
+				fmt.Fprintf(g.stdout, "error: %s\n", e)
 			}
 		}
 	}
@@ -210,7 +227,7 @@ func runVerify(c *cli.Context) error {
 func quarantineCorrupt(c *cli.Context, st, quarantine store.Store, rep *verify.Report, sh shard.Spec) (*verify.QuarantineReport, string, error) {
 	var qr *verify.QuarantineReport
 	err := storelock.DoShard(c.Context, st, "mediactl verify --quarantine", sh, func(l *storelock.Lock) (err error) {
-		qr, err = verify.Quarantine(c.Context, l, quarantine, rep.Corrupt, time.Now())
+		qr, err = verify.Quarantine(c.Context, l, quarantine, rep.AllCorrupt, time.Now())
 		return err
 	})
 	var le *storelock.LockedError
@@ -265,6 +282,13 @@ func openQuarantine(c *cli.Context, spec string, stores []store.Store) (store.St
 	q, err := store.Open(c.Context, spec)
 	if err != nil {
 		return nil, fmt.Errorf("--quarantine %s: %w", spec, err)
+	}
+	for _, st := range stores {
+		if target.Overlap(q, st) {
+			q.Close()
+			return nil, usageErr("give a quarantine outside every store: another bucket, or a prefix beside the store's",
+				"--quarantine %s is inside the store %s, or holds it: its contents would be listed as blobs", store.Redact(spec), st.Location())
+		}
 	}
 	return q, nil
 }

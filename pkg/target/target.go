@@ -278,6 +278,12 @@ func (e *SourceError) Unwrap() error { return e.Err }
 // is caught too.
 func checkOverlap(ctx context.Context, stores []store.Store, sessionSpecs []string) error {
 	for _, st := range stores {
+		if b, ok := st.(store.Bucket); ok && b.Scheme() != "file" {
+			if err := checkBucketOverlap(ctx, b, sessionSpecs); err != nil {
+				return err
+			}
+			continue
+		}
 		dir, name, ok := localStoreDir(st)
 		if !ok {
 			continue
@@ -298,6 +304,56 @@ func checkOverlap(ctx context.Context, stores []store.Store, sessionSpecs []stri
 		}
 	}
 	return nil
+}
+
+// checkBucketOverlap is checkOverlap for a bucket store (not file://) and
+// the session sources that are buckets of its service.
+func checkBucketOverlap(ctx context.Context, b store.Bucket, sessionSpecs []string) error {
+	for _, spec := range sessionSpecs {
+		if !strings.HasPrefix(strings.ToLower(spec), b.Scheme()+"://") {
+			continue
+		}
+		src, err := store.OpenBucket(ctx, spec)
+		if err != nil {
+			continue // opening the source reports it next
+		}
+		inside, contains := bucketWithin(src, b), bucketWithin(b, src)
+		src.Close()
+		switch {
+		case inside:
+			return &OverlapError{Store: b.Location(), Source: store.Redact(spec), Relation: Inside}
+		case contains:
+			return &OverlapError{Store: b.Location(), Source: store.Redact(spec), Relation: Contains}
+		}
+	}
+	return nil
+}
+
+// bucketWithin reports whether bucket store a lies within b: the same
+// service and bucket, and a's prefix below b's (prefixes end in "/", or
+// are empty for the whole bucket). Two buckets of one name on different
+// endpoints are taken for one: refusing costs a flag, a wrong answer data.
+func bucketWithin(a, b store.Bucket) bool {
+	return a != nil && b != nil && a.Scheme() == b.Scheme() && a.Name() == b.Name() && strings.HasPrefix(a.Prefix(), b.Prefix())
+}
+
+// Overlap reports whether the stores a and b hold some of the same keys'
+// files or objects: local folders (and file:// buckets) that are the same or
+// lie inside one another, symlinks resolved; buckets of one service and name
+// whose prefixes are the same or one below the other.
+func Overlap(a, b store.Store) bool {
+	ba, aBucket := a.(store.Bucket)
+	bb, bBucket := b.(store.Bucket)
+	if aBucket && bBucket && ba.Scheme() != "file" && bb.Scheme() != "file" {
+		return bucketWithin(ba, bb) || bucketWithin(bb, ba)
+	}
+	da, _, okA := localStoreDir(a)
+	db, _, okB := localStoreDir(b)
+	if !okA || !okB {
+		return false
+	}
+	da, db = realOr(da), realOr(db)
+	return store.Within(da, db) || store.Within(db, da)
 }
 
 // localStoreDir is the folder a store keeps its blobs in, and the name the

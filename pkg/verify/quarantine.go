@@ -72,12 +72,15 @@ func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt
 	folder := now.Format("20060102T150405.000000000Z")
 	rep := &QuarantineReport{Folder: folder, Manifest: folder + "/manifest.jsonl", Moved: []Quarantined{}, Kept: []Quarantined{}}
 	for _, c := range corrupt {
-		if c.Category != Corrupt {
+		if c.Category != Corrupt || c.Actual == "" || c.Actual == c.Expected {
+			// Only a blob whose bytes were seen to hash to another digest
+			// than its name's is moved: a --fast verdict on a size that
+			// changed between listing and stat says nothing of the bytes.
 			continue
 		}
 		q := Quarantined{Key: c.Key, Moved: folder + "/" + c.Key, Expected: c.Expected, Actual: c.Actual, Size: c.Size, Time: now}
-		if err := ctx.Err(); err != nil {
-			return rep, err
+		if ctx.Err() != nil {
+			break
 		}
 		how, err := move(ctx, src, dst, c, q.Moved)
 		q.How = how
@@ -93,35 +96,62 @@ func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt
 	for _, q := range append(append([]Quarantined(nil), rep.Moved...), rep.Kept...) {
 		enc.Encode(q)
 	}
-	if err := dst.Put(ctx, rep.Manifest, &manifest, store.PutOptions{ContentType: "application/x-ndjson", IfNotExist: true}); err != nil {
-		return rep, fmt.Errorf("quarantine: write manifest %s: %w", rep.Manifest, err)
+	// Written on a context of its own: an interrupted run still says what
+	// it moved, and from where.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), manifestTimeout)
+	defer cancel()
+	if len(rep.Moved)+len(rep.Kept) > 0 {
+		if err := dst.Put(mctx, rep.Manifest, &manifest, store.PutOptions{ContentType: "application/x-ndjson", IfNotExist: true}); err != nil {
+			return rep, errors.Join(ctx.Err(), fmt.Errorf("quarantine: write manifest %s: %w", rep.Manifest, err))
+		}
 	}
-	return rep, nil
+	return rep, ctx.Err()
 }
 
-// move takes one corrupt blob out of src. It reports how it moved it.
+// manifestTimeout bounds the write of an interrupted run's manifest.
+const manifestTimeout = 30 * time.Second
+
+// move takes one corrupt blob out of src. It reports how it moved it. What
+// it takes must be the corrupt blob that was hashed, whatever a writer does
+// meanwhile (a runtime that repairs the blob, renaming good bytes over it):
+// the blob is hashed again first, and kept if it is intact now or no longer
+// the corrupt one; then it is moved only if it is still the file that was
+// hashed, and what was moved is hashed once more, and put back if it is not
+// the corrupt one after all.
 func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (string, error) {
-	// The blob must still be the corrupt one that was hashed.
-	if sum, _, err := hashKey(ctx, src, c.Key); err != nil {
+	before, err := src.Stat(ctx, c.Key)
+	if err != nil {
 		return "", fmt.Errorf("re-read before moving: %w", err)
-	} else if sum != c.Actual {
-		return "", fmt.Errorf("kept: %w (now %s)", errChanged, sum)
+	}
+	if err := stillCorrupt(ctx, src, c.Key, c); err != nil {
+		return "", err
 	}
 	// A rename needs a source that offers one and a destination that is a
 	// local folder (the rename resolves its folders from that folder's own
 	// descriptor, so it must be the real store, not a wrapper of one).
-	lm, canRename := store.AsLocalMover(src)
+	ls, srcLocal := src.(checkedLocalMover)
 	ld, dstLocal := dst.(*store.LocalStore)
-	if canRename && dstLocal {
-		err := lm.MoveTo(ctx, c.Key, ld, dstKey)
-		if err == nil {
+	if _, canRename := store.AsLocalMover(src); canRename && srcLocal && dstLocal {
+		err := ls.MoveToIfUnchanged(ctx, c.Key, ld, dstKey, before.Size, before.ModTime)
+		switch {
+		case errors.Is(err, store.ErrChanged):
+			return "rename", fmt.Errorf("kept: %w (a writer replaced it after it was hashed)", errChanged)
+		case err == nil:
+			if err := stillCorrupt(ctx, dst, dstKey, c); err != nil {
+				// Replaced between the hash and the rename by a file of the
+				// same size and time: it goes back, never over anything.
+				if berr := moveBack(ctx, ld, dstKey, ls.Dir(), c.Key); berr != nil {
+					return "rename", fmt.Errorf("%w; the file moved is at %s in the quarantine and could not be put back: %v", err, dstKey, berr)
+				}
+				return "rename", err
+			}
 			return "rename", nil
-		}
-		if !errors.Is(err, store.ErrCrossDevice) {
+		case !errors.Is(err, store.ErrCrossDevice):
 			return "rename", err
 		}
 	}
-	// Copy, prove the copy, then remove the original.
+	// Copy, prove the copy, then remove the original if it is still the
+	// object that was copied.
 	rc, err := src.Open(ctx, c.Key)
 	if err != nil {
 		return "copy", err
@@ -138,10 +168,54 @@ func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (s
 	if sum, _, err := hashKey(ctx, dst, dstKey); err != nil || sum != c.Actual {
 		return "copy", fmt.Errorf("kept: the quarantine copy could not be proven (%v, %s)", err, sum)
 	}
+	if now, err := src.Stat(ctx, c.Key); err != nil {
+		return "copy", fmt.Errorf("copied, but not removed from the store: %w", err)
+	} else if !sameObject(before, now) {
+		return "copy", fmt.Errorf("kept: %w (a writer replaced it while it was copied); the copy stays in quarantine", errChanged)
+	}
 	if err := src.Delete(ctx, c.Key); err != nil {
 		return "copy", fmt.Errorf("copied, but not removed from the store: %w", err)
 	}
 	return "copy", nil
+}
+
+// checkedLocalMover is a local store's rename into another local store,
+// checked on the file it renames (store.LocalStore).
+type checkedLocalMover interface {
+	MoveToIfUnchanged(ctx context.Context, key string, dst *store.LocalStore, dstKey string, size int64, modTime time.Time) error
+	Dir() string
+}
+
+// moveBack renames dstKey of the quarantine q back to key of the store in
+// dir, never over anything.
+func moveBack(ctx context.Context, q *store.LocalStore, dstKey, dir, key string) error {
+	st, err := store.OpenLocal(dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return q.MoveTo(ctx, dstKey, st, key)
+}
+
+// stillCorrupt hashes key of st and returns nil only if it still hashes to
+// c.Actual, the corrupt digest, which is not the one its name promises.
+func stillCorrupt(ctx context.Context, st store.Store, key string, c Result) error {
+	sum, _, err := hashKey(ctx, st, key)
+	switch {
+	case err != nil:
+		return fmt.Errorf("re-read before moving: %w", err)
+	case c.Expected != "" && sum == c.Expected:
+		return fmt.Errorf("kept: %w: it is intact now (its bytes hash to its name)", errChanged)
+	case sum != c.Actual:
+		return fmt.Errorf("kept: %w (now %s)", errChanged, sum)
+	}
+	return nil
+}
+
+// sameObject reports whether two descriptions of a key are of one write of
+// it: the same size and time, and on a bucket the same ETag.
+func sameObject(a, b store.Entry) bool {
+	return a.Size == b.Size && a.ModTime.Equal(b.ModTime) && a.ETag == b.ETag
 }
 
 func hashKey(ctx context.Context, st store.Store, key string) (string, int64, error) {

@@ -138,6 +138,9 @@ type Options struct {
 	Companion func(key string) (owner string, ok bool)
 	// MaxListed caps each list of the report (counts stay exact); 0 means 10,000.
 	MaxListed int
+	// KeepCorrupt keeps every corrupt blob in Report.AllCorrupt, whatever
+	// MaxListed: what a quarantine moves.
+	KeepCorrupt bool
 	// Progress, when set, is told about bytes hashed.
 	Progress interface{ Add(int64) }
 	// OnResult, when set, is called for every blob checked, from one goroutine.
@@ -166,8 +169,10 @@ type Report struct {
 	BytesRead int64   `json:"bytes_read"`
 	Seconds   float64 `json:"seconds"`
 
-	Corrupt      []Result  `json:"corrupt"`
-	Unreadable   []Result  `json:"unreadable"`
+	Corrupt    []Result `json:"corrupt"`
+	Unreadable []Result `json:"unreadable"`
+	// AllCorrupt is every corrupt blob, with Options.KeepCorrupt.
+	AllCorrupt   []Result  `json:"-"`
 	Anomalies    []Anomaly `json:"anomalies"`
 	AnomalyCount int64     `json:"anomaly_count"`
 	// Truncated is set when a list was cut at MaxListed.
@@ -388,6 +393,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		switch r.Category {
 		case Corrupt:
 			rep.list(&rep.Corrupt, r, opts.MaxListed)
+			if opts.KeepCorrupt {
+				rep.AllCorrupt = append(rep.AllCorrupt, r)
+			}
 		case Unreadable:
 			rep.Complete = false
 			rep.list(&rep.Unreadable, r, opts.MaxListed)
@@ -452,6 +460,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return a.Key < b.Key
 	})
 	sort.Slice(rep.Unreadable, func(i, j int) bool { return rep.Unreadable[i].Key < rep.Unreadable[j].Key })
+	sort.Slice(rep.AllCorrupt, func(i, j int) bool { return rep.AllCorrupt[i].Key < rep.AllCorrupt[j].Key })
 	if idx != nil {
 		rep.Sessions.Orphans, rep.Sessions.OrphanBytes = idx.orphans()
 		rep.Sessions.ReferencedCorrupt = rep.ReferencedCorrupt()
