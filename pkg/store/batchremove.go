@@ -164,10 +164,22 @@ func (s *BucketStore) CopyToInternal(ctx context.Context, key, name string) erro
 		return fmt.Errorf("store %s: copy: %w", s.location, err)
 	}
 	dst := internalName(name)
-	if err := s.b.Copy(ctx, dst, key, nil); err != nil {
+	if err := s.copy(ctx, key, dst); err != nil {
 		return s.errorf("copy "+key+" to", dst, err)
 	}
 	return nil
+}
+
+// copy copies the object key to dst, both below the store's prefix, on the
+// service: on S3 by a CopyObject of its own (see s3Putter.copy).
+func (s *BucketStore) copy(ctx context.Context, key, dst string) error {
+	if s.s3put != nil && !s3KeyEscaped(s.prefix+key) && !s3KeyEscaped(s.prefix+dst) {
+		if err := s.s3put.copy(ctx, s.prefix+key, s.prefix+dst); err != nil {
+			return s3CopyError(err)
+		}
+		return nil
+	}
+	return s.b.Copy(ctx, dst, key, nil)
 }
 
 // DeletesIfMatch is true on Azure; see [BatchRemover].

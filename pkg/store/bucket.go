@@ -697,7 +697,7 @@ func (s *BucketStore) MoveToInternal(ctx context.Context, key, name string) erro
 		return fmt.Errorf("store %s: move: %w", s.location, err)
 	}
 	dst := internalName(name)
-	if err := s.b.Copy(ctx, dst, key, nil); err != nil {
+	if err := s.copy(ctx, key, dst); err != nil {
 		return s.errorf("move "+key+" to", dst, err)
 	}
 	if err := s.b.Delete(ctx, key); err != nil {

@@ -125,6 +125,69 @@ func (p *s3Putter) put(ctx context.Context, key string, body []byte, opts PutOpt
 	return err
 }
 
+// copy copies the object src to dst (full keys, prefix included) in the
+// bucket with one CopyObject. gocloud's s3blob names the source with
+// url.QueryEscape, which writes a space as '+': SeaweedFS reads that '+' as
+// itself, so the copy of "a b.png" was "a+b.png", another object, and the
+// trash took its bytes for the blob's. Here every byte but the unreserved
+// ones and '/' is percent-encoded, which every decoder reads one way.
+func (p *s3Putter) copy(ctx context.Context, src, dst string) error {
+	in := &s3.CopyObjectInput{
+		Bucket:     aws.String(p.bucket),
+		Key:        aws.String(dst),
+		CopySource: aws.String(copySource(p.bucket, src)),
+	}
+	if p.sse != "" {
+		in.ServerSideEncryption = p.sse
+	}
+	if p.kmsKeyID != "" {
+		in.SSEKMSKeyId = aws.String(p.kmsKeyID)
+	}
+	_, err := p.client.CopyObject(ctx, in)
+	return err
+}
+
+// s3KeyEscaped reports whether gocloud's s3blob stores key under another
+// name than key itself (a control character, "../", or what reads as one of
+// its "__0x…__" escapes): such keys are copied through gocloud, which names
+// them as it named them.
+func s3KeyEscaped(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if key[i] < 32 {
+			return true
+		}
+	}
+	return strings.Contains(key, "../") || strings.Contains(key, "__0x")
+}
+
+// copySource is the x-amz-copy-source of key in bucket: "bucket/key", each
+// byte outside A-Z a-z 0-9 - . _ ~ / percent-encoded.
+func copySource(bucket, key string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for _, c := range []byte(bucket + "/" + key) {
+		switch {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
+}
+
+// s3CopyError classifies err from copy as gocloud does: a missing source
+// is ErrNotExist (S3 answers NoSuchKey, some servers 404).
+func s3CopyError(err error) error {
+	code, httpStatus := serviceError(err)
+	if code == "NoSuchKey" || code == "NoSuchBucket" || code == "NotFound" || httpStatus == http.StatusNotFound {
+		return fmt.Errorf("%w: %w", ErrNotExist, err)
+	}
+	return err
+}
+
 // s3PutError classifies err from put as gocloud's s3blob does for its writer:
 // a failed condition means the key exists, a missing bucket is ErrNotExist.
 func s3PutError(err error) error {
