@@ -280,3 +280,32 @@ func TestMoveIntoAnOccupiedPlace(t *testing.T) {
 		t.Fatalf("b.png in the store: %q, %v", b, err)
 	}
 }
+
+// TestBlobNamedAsTheManifest: a blob at the store's top named as a run's
+// manifest stays in the store: in the run, the manifest would overwrite it,
+// and a restore would not bring it back. Before, gc reported it moved and its
+// bytes were gone.
+func TestBlobNamedAsTheManifest(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	list, old := writeABC(t, dir)
+	must(t, os.WriteFile(filepath.Join(dir, ".manifest.jsonl"), []byte(`{"user":"notes"}`), 0o600))
+	must(t, os.Chtimes(filepath.Join(dir, ".manifest.jsonl"), old, old))
+	list = append(list, trash.Item{Key: ".manifest.jsonl", Size: int64(len(`{"user":"notes"}`)), ModTime: old})
+	st, err := store.Open(ctx, dir)
+	must(t, err)
+	defer st.Close()
+	res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{})
+	must(t, err)
+	if res.Trashed != 3 || len(res.Skipped) != 1 || res.Skipped[0].Key != ".manifest.jsonl" {
+		t.Fatalf("trashed %d, skipped %v; want the three others trashed and this one kept", res.Trashed, res.Skipped)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".manifest.jsonl")); err != nil || string(b) != `{"user":"notes"}` {
+		t.Fatalf("the blob: %q, %v", b, err)
+	}
+	rr, err := trash.Restore(ctx, locktest.Of(t, st), res.Run)
+	must(t, err)
+	if rr.Restored != 3 {
+		t.Errorf("restored %d, want 3", rr.Restored)
+	}
+}

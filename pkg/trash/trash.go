@@ -175,6 +175,7 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 		res.Run = run
 	}
 	m.enc = json.NewEncoder(&m.manifest)
+	items = withoutManifestName(items, res)
 	var err error
 	if bm, ok := store.AsBatchMover(st); ok {
 		// Without the trash too: a blob is moved (which checks the very file
@@ -188,6 +189,41 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	}
 	return res, m.finish(ctx, err)
 }
+
+// withoutManifestName is items without a blob at the store's top named as a
+// run's manifest: in the run it would be overwritten by the manifest, and a
+// restore would not bring it back. Such a blob stays, and res says why.
+func withoutManifestName(items Items, res *Result) Items {
+	var keep []int
+	for i := range items.Len() {
+		if items.At(i).Key == manifestName {
+			if keep == nil {
+				keep = make([]int, 0, items.Len())
+				for j := range i {
+					keep = append(keep, j)
+				}
+			}
+			res.Skipped = append(res.Skipped, Skip{manifestName, "its name is the one a trash run gives its manifest: kept (rename it to let it go)"})
+			continue
+		}
+		if keep != nil {
+			keep = append(keep, i)
+		}
+	}
+	if keep == nil {
+		return items
+	}
+	return subItems{items, keep}
+}
+
+// subItems are the items of all at the positions keep.
+type subItems struct {
+	all  Items
+	keep []int
+}
+
+func (s subItems) Len() int      { return len(s.keep) }
+func (s subItems) At(i int) Item { return s.all.At(s.keep[i]) }
 
 // noTrashSuffix marks the run folder through which a sweep without the trash
 // deletes a local store's blobs. Killed between a move and its deletion, such
