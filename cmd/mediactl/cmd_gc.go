@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -121,7 +122,19 @@ func runGC(c *cli.Context) error {
 	start := time.Now()
 	rep, err := gc.Run(c.Context, opts)
 	if err != nil {
-		return gcError(err)
+		gerr := gcError(err)
+		if rep == nil || rep.Done() == 0 {
+			return gerr
+		}
+		// The stores before this one were changed: their report (what was
+		// moved, and how to undo it) comes first, and the run is not a
+		// usage error that changed nothing.
+		_ = renderGC(c, g, rep, opts, time.Since(start))
+		var ee *exitError
+		if errors.As(gerr, &ee) {
+			ee.code = exitIncomplete
+		}
+		return gerr
 	}
 	for _, s := range rep.Stores {
 		n := 0

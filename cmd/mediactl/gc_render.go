@@ -81,15 +81,6 @@ func renderGC(c *cli.Context, g *global, rep *gc.Report, opts gc.RunOptions, too
 		}
 	}
 	view := gcView(rep)
-	if f := c.String("plan-out"); f != "" {
-		doc := struct {
-			Schema string     `json:"schema"`
-			Plans  []*gc.Plan `json:"plans"`
-		}{"mediactl.gc-plan/v1", plans}
-		if err := writeFileAtomicFunc(f, func(w io.Writer) error { return gc.WriteJSON(w, doc, true, plans) }); err != nil {
-			return fmt.Errorf("--plan-out %s: %w", f, err)
-		}
-	}
 	doc := gcDocument{envelope: g.envelope(gcSchema, rep.Outcome), DryRun: rep.DryRun, Stores: view}
 	switch g.output {
 	case "json":
@@ -122,8 +113,17 @@ func renderGC(c *cli.Context, g *global, rep *gc.Report, opts gc.RunOptions, too
 	if rep.Outcome == outcome.Interrupted {
 		g.interrupted(rep.Done(), "blobs removed")
 	}
-	// After the report: a metrics file that cannot be written does not hide
-	// what the run did.
+	// After the report: a plan file or a metrics file that cannot be
+	// written does not hide what the run did.
+	if f := c.String("plan-out"); f != "" {
+		doc := struct {
+			Schema string     `json:"schema"`
+			Plans  []*gc.Plan `json:"plans"`
+		}{"mediactl.gc-plan/v1", plans}
+		if err := writeFileAtomicFunc(f, func(w io.Writer) error { return gc.WriteJSON(w, doc, true, plans) }); err != nil {
+			return fmt.Errorf("--plan-out %s: %w", f, err)
+		}
+	}
 	if err := writeMetrics(c, gcMetrics(c, rep, view, took)...); err != nil {
 		return err
 	}
