@@ -47,11 +47,11 @@ the store's lock (exit 4, also for a dry run). A store that contains another sto
 
 ` + exitCodesHelp,
 		Flags: append(targetFlags(),
-			&cli.StringFlag{Name: "policy", Value: "refcount", Usage: "refcount (unreferenced and older than --min-age) or age (older than --max-age)", EnvVars: envVar("policy")},
-			&cli.StringFlag{Name: "min-age", Value: "24h", Usage: "never remove a blob modified more recently than this (refcount, size cap): 36h, 2d, 1w; 0 for none", EnvVars: envVar("min-age")},
-			&cli.StringFlag{Name: "max-age", Usage: "age policy: remove blobs older than this, e.g. 30d", EnvVars: envVar("max-age")},
+			&cli.StringFlag{Name: "policy", Value: "refcount", Usage: "refcount (unreferenced and older than --min-age) or age (older than --max-age)"},
+			&cli.StringFlag{Name: "min-age", Value: "24h", Usage: "never remove a blob modified more recently than this (refcount, size cap): 36h, 2d, 1w; 0 for none"},
+			&cli.StringFlag{Name: "max-age", Usage: "age policy: remove blobs older than this, e.g. 30d"},
 			&cli.BoolFlag{Name: "keep-referenced", Usage: "age policy: keep blobs that sessions refer to (needs --sessions)", EnvVars: envVar("keep-referenced")},
-			&cli.StringFlag{Name: "max-size", Usage: "cap the store at this size (e.g. 50GiB), removing unreferenced blobs oldest first", EnvVars: envVar("max-size")},
+			&cli.StringFlag{Name: "max-size", Usage: "cap the store at this size (e.g. 50GiB), removing unreferenced blobs oldest first"},
 			&cli.BoolFlag{Name: "delete", Usage: "remove the planned blobs (without it, only the plan is shown)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "show the plan and change nothing: the default, said explicitly (contradicts --delete)"},
 			trashDirFlag(""),
@@ -205,7 +205,7 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 	md := strings.TrimSpace(c.String("max-delete"))
 	if pct, ok := strings.CutSuffix(md, "%"); ok {
 		v, err := strconv.ParseFloat(pct, 64)
-		if err != nil || v <= 0 || v > 100 {
+		if err != nil || !(v > 0 && v <= 100) { // NaN too
 			return o, usageErr("write a count such as 1000 or a percentage such as 50%", "bad --max-delete %q", md)
 		}
 		o.Guards.MaxDeletePercent = v
@@ -213,6 +213,10 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 		v, err := strconv.ParseInt(md, 10, 64)
 		if err != nil || v <= 0 {
 			return o, usageErr("write a count such as 1000 or a percentage such as 50%", "bad --max-delete %q", md)
+		}
+		if o.Shard.Sharded() {
+			return o, usageErr("give it as a percentage (each shard applies it to its own part), or run without --shard",
+				"--max-delete %s with --shard %s: each shard would remove up to %d blobs, %d in all", md, o.Shard, v, v*int64(o.Shard.N))
 		}
 		o.Guards.MaxDeleteCount = v
 	}

@@ -55,7 +55,7 @@ With --shard K/N, N pods copy the store at once, each into a journal of its own 
 			&cli.BoolFlag{Name: "dry-run", Usage: "change nothing: show what would be copied, what exists already, conflicts, and an estimate", EnvVars: envVar("dry-run")},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: migrate.DefaultJobs, Usage: "uploads at once", EnvVars: envVar("jobs")},
 			&cli.StringSliceFlag{Name: "include", Usage: "only blobs whose key or name matches this glob (e.g. '*.png'); repeatable", EnvVars: envVar("include")},
-			&cli.StringFlag{Name: "min-age", Usage: "only blobs last modified at least this long ago are copied, rewritten and (with --delete-source) removed; a younger one is left for a later run: 36h, 2d, 30d; 0 with --delete-source only once every agent is stopped (default: 0, 24h with --delete-source)", EnvVars: envVar("min-age")},
+			&cli.StringFlag{Name: "min-age", Usage: "only blobs last modified at least this long ago are copied, rewritten and (with --delete-source) removed; a younger one is left for a later run: 36h, 2d, 30d; 0 with --delete-source only once every agent is stopped (default: 0, 24h with --delete-source)"},
 			&cli.StringFlag{Name: "bwlimit", Usage: "cap the upload rate over all jobs, in bytes per second (e.g. 50MiB)", EnvVars: envVar("bwlimit")},
 			&cli.StringFlag{Name: "part-size", Usage: "multipart upload part size (e.g. 16MiB; default: the SDK's)", EnvVars: envVar("part-size")},
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace objects that hold other content under the same key (conflicts)"},

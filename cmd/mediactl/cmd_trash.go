@@ -39,7 +39,7 @@ func trashCommands() []*cli.Command {
 		{
 			Name:   "purge",
 			Usage:  "delete the trash runs that started before --keep-within, for good",
-			Flags:  flags(&cli.StringFlag{Name: "keep-within", Value: "7d", Usage: "keep the runs that started within this (e.g. 7d, 36h; 0 purges every run)", EnvVars: envVar("keep-within")}),
+			Flags:  flags(&cli.StringFlag{Name: "keep-within", Value: "7d", Usage: "keep the runs that started within this (e.g. 7d, 36h; 0 purges every run)"}),
 			Action: runGCPurge,
 		},
 		{

@@ -114,7 +114,9 @@ two agree.
 Every flag can also be set through an environment variable MEDIACTL_<FLAG>,
 e.g. MEDIACTL_STORE, MEDIACTL_OUTPUT, except the switches that remove or overwrite
 data (--delete, --no-trash, --max-delete, --allow-no-references, --delete-source,
---overwrite): a variable left in a shell must never turn a dry run into a delete.
+--overwrite) and the settings that widen what is removed (--policy, --min-age,
+--max-age, --max-size, --keep-within): a variable left in a shell must never turn
+a dry run into a delete, nor widen a delete unseen.
 Results go to stdout, logs to stderr.
 
 ` + exitCodesHelp,

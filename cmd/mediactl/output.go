@@ -169,8 +169,12 @@ func onCommandLine(args []string, names []string) bool {
 }
 
 // destructiveFlags are never read from the environment (main.go's help says
-// why): a variable left in a shell must not turn a dry run into a delete.
-var destructiveFlags = []string{"delete", "no-trash", "max-delete", "allow-no-references", "delete-source", "overwrite"}
+// why): a variable left in a shell must not turn a dry run into a delete, nor
+// widen what a delete removes (a policy that removes referenced blobs, a
+// shorter age, a smaller cap, a purge of younger runs) unseen in a quiet
+// cron run.
+var destructiveFlags = []string{"delete", "no-trash", "max-delete", "allow-no-references", "delete-source", "overwrite",
+	"policy", "min-age", "max-age", "max-size", "keep-within"}
 
 // noteEnvironment tells the operator which settings came from the
 // environment, and which variables were ignored: a variable left in a shell
