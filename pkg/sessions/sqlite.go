@@ -68,6 +68,10 @@ type sqliteSource struct {
 	path  string
 	query string
 	db    *sql.DB
+	// file is path with every symbolic link resolved: SQLite keeps the
+	// -wal and -shm beside the file a link leads to, not beside the link,
+	// and that is where they are looked for.
+	file string
 
 	// immutable: opened with immutable=1; before is the file as it was then.
 	immutable bool
@@ -88,11 +92,15 @@ func openSQLite(ctx context.Context, spec, path, query string) (Source, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, usagef("%s is not a regular file: sqlite:PATH must name the database file", path)
 	}
-	s := &sqliteSource{spec: spec, path: path, query: query}
+	file, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &sqliteSource{spec: spec, path: path, query: query, file: file}
 	dsn := sqliteDSN
-	if sqliteWALMode(path) && !exists(path+"-wal") {
-		if sqliteDirWritable(filepath.Dir(path)) {
-			s.cleanWAL = !exists(path + "-shm")
+	if sqliteWALMode(file) && !exists(file+"-wal") {
+		if sqliteDirWritable(filepath.Dir(file)) {
+			s.cleanWAL = !exists(file + "-shm")
 		} else {
 			s.immutable, s.before, dsn = true, fi, sqliteImmutableDSN
 		}
@@ -176,7 +184,7 @@ func (s *sqliteSource) String() string { return s.spec }
 
 func (s *sqliteSource) Close() error {
 	err := s.db.Close()
-	if s.cleanWAL && err == nil && (exists(s.path+"-wal") || exists(s.path+"-shm")) {
+	if s.cleanWAL && err == nil && (exists(s.file+"-wal") || exists(s.file+"-shm")) {
 		s.removeWAL()
 	}
 	return err
@@ -198,13 +206,13 @@ func (s *sqliteSource) removeWAL() {
 
 // checkUnchanged reports an immutable read that a writer may have torn.
 func (s *sqliteSource) checkUnchanged() error {
-	now, err := os.Stat(s.path)
+	now, err := os.Stat(s.file)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%s was read without locks (its folder is not writable) and cannot be checked afterwards: %w", s.path, err)
 	case !os.SameFile(now, s.before) || now.Size() != s.before.Size() || !now.ModTime().Equal(s.before.ModTime()):
 		return fmt.Errorf("%s was written while it was read without locks (its folder is not writable, so SQLite cannot share its WAL): the read may be inconsistent; read it again", s.path)
-	case exists(s.path + "-wal"):
+	case exists(s.file + "-wal"):
 		return fmt.Errorf("%s: a writer opened the database while it was read without locks (its folder is not writable): the read may miss what it wrote; read it again", s.path)
 	}
 	return nil

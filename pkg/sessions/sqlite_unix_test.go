@@ -160,3 +160,40 @@ func TestSQLiteImmutableReadChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestSQLiteThroughALinkReadsTheWAL: sqlite:PATH naming a link, in a folder
+// the operator cannot write, to a WAL database whose last commits are still in
+// its -wal (beside the database, where SQLite keeps it, not beside the link):
+// the read finds that -wal and reads the commits. Before, no -wal beside the
+// link made it a read without locks (immutable), which skipped them.
+func TestSQLiteThroughALinkReadsTheWAL(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "coffer.db")
+	createCleanWAL(t, real)
+	writer, err := sql.Open("sqlite", "file:"+real+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if _, err := writer.Exec(`INSERT INTO chat_messages(id, conversation_id, seq, role, content, status) VALUES('m2', 'c1', 2, 'user', 'only in the WAL', 'done')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(real + "-wal"); err != nil {
+		t.Fatalf("no -wal beside the database: %v", err)
+	}
+	linkDir := t.TempDir()
+	link := filepath.Join(linkDir, "coffer.db")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	sqliteDirWritable = func(dir string) bool { return dir != linkDir && dirWritable(dir) }
+	defer func() { sqliteDirWritable = dirWritable }()
+	src := openSQLiteSpec(t, "sqlite:"+link, "").(*sqliteSource)
+	defer src.Close()
+	if src.immutable {
+		t.Fatal("opened without locks (immutable): the -wal beside the database would be skipped")
+	}
+	items, _ := walkAll(t, src)
+	if got, ok := findText(items, "chat_messages", "id=m2", "content"); !ok || got != "only in the WAL" {
+		t.Fatalf("the commit in the WAL: %q, %v", got, ok)
+	}
+}
