@@ -293,6 +293,11 @@ type pgTable struct {
 	// composite value, which to_json gives in hex (see pgTypes.nestsBytea).
 	colNestedBytea []bool
 	pk             []string
+	// attnums are the read columns' numbers as of the snapshot: a column
+	// renamed and another added under its name since (ALTER TABLE … RENAME,
+	// ADD: a change of type done by hand) is read by its new number, the
+	// new column, without the table being rewritten (see checkUnchanged).
+	attnums map[string]int16
 	// storage is what the snapshot's catalog says holds the rows read: the
 	// table itself, or each leaf partition of a partitioned table, with its
 	// relfilenode (0 for a relation without storage, a foreign partition).
@@ -365,7 +370,7 @@ func pgTables(ctx context.Context, tx pgx.Tx, types pgTypes) ([]*pgTable, error)
 	rows, err := tx.Query(ctx, `
 SELECT c.oid, c.relfilenode, n.nspname::text, c.relname::text, c.relkind = 'p', c.relkind = 'm', c.relkind = 'f',
   coalesce(s.srvname::text, ''), a.attname::text, a.atttypid,
-  pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.format_type(a.atttypid, NULL)
+  pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.format_type(a.atttypid, NULL), a.attnum
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -386,14 +391,15 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 			schema, name, server, col     string
 			typeSQL, typeSQL0             string
 			partitioned, matview, foreign bool
+			attnum                        int16
 		)
-		if err := rows.Scan(&oid, &filenode, &schema, &name, &partitioned, &matview, &foreign, &server, &col, &typ, &typeSQL, &typeSQL0); err != nil {
+		if err := rows.Scan(&oid, &filenode, &schema, &name, &partitioned, &matview, &foreign, &server, &col, &typ, &typeSQL, &typeSQL0, &attnum); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		t := byOID[oid]
 		if t == nil {
-			t = &pgTable{oid: oid, schema: schema, name: name, partitioned: partitioned, matview: matview, foreign: foreign, server: server}
+			t = &pgTable{oid: oid, schema: schema, name: name, partitioned: partitioned, matview: matview, foreign: foreign, server: server, attnums: map[string]int16{}}
 			if !partitioned {
 				t.storage = []pgStorage{{oid, filenode}}
 			}
@@ -402,6 +408,7 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 		}
 		if read := types.readAs(typ); read != pgReadNone {
 			t.cols = append(t.cols, col)
+			t.attnums[col] = attnum
 			t.colRead = append(t.colRead, read)
 			t.colRewritable = append(t.colRewritable, types.textLike(typ))
 			t.colNestedBytea = append(t.colNestedBytea, types.nestsBytea(typ))
@@ -513,10 +520,29 @@ SELECT coalesce(pg_catalog.to_regclass($1)::oid = $2::oid, false),
 	if err != nil {
 		return fmt.Errorf("check that it was not rewritten while being read: %w", err)
 	}
-	if same && len(changed) == 0 {
+	var columns []string
+	if same && len(t.cols) > 0 {
+		// The read's columns as the server resolves their names now (a
+		// statement is parsed against the current catalog): each must be
+		// the column of the snapshot's number.
+		cols := make([]string, len(t.cols))
+		for i, c := range t.cols {
+			cols[i] = pgIdent(c)
+		}
+		sd, err := tx.Conn().PgConn().Prepare(ctx, "", "SELECT "+strings.Join(cols, ", ")+" FROM ONLY "+pgIdent(t.schema)+"."+pgIdent(t.name), nil)
+		if err != nil {
+			return fmt.Errorf("check that its columns did not change while being read: %w", err)
+		}
+		for i, f := range sd.Fields {
+			if i < len(t.cols) && (f.TableOID != t.oid || int16(f.TableAttributeNumber) != t.attnums[t.cols[i]]) {
+				columns = append(columns, t.cols[i])
+			}
+		}
+	}
+	if same && len(changed) == 0 && len(columns) == 0 {
 		return nil
 	}
-	e := &pgRewrittenError{Table: t.schema + "." + t.name, Replaced: !same}
+	e := &pgRewrittenError{Table: t.schema + "." + t.name, Replaced: !same, Columns: columns}
 	for _, c := range changed {
 		if c == "" {
 			e.Rewritten = true
@@ -536,6 +562,7 @@ type pgRewrittenError struct {
 	Replaced   bool     // the name now names another table (a copy renamed into place)
 	Rewritten  bool     // the table's own storage changed
 	Partitions []string // partitions whose storage changed, or that are no longer partitions of it
+	Columns    []string // columns whose name now names another column
 }
 
 func (e *pgRewrittenError) Error() string {
@@ -548,6 +575,9 @@ func (e *pgRewrittenError) Error() string {
 	}
 	if len(e.Partitions) > 0 {
 		what = append(what, "partition "+strings.Join(e.Partitions, ", ")+" was rewritten or detached")
+	}
+	if len(e.Columns) > 0 {
+		what = append(what, "column "+strings.Join(e.Columns, ", ")+" now names another column (renamed, and one added under its name), whose values were read instead")
 	}
 	return fmt.Sprintf("%s was rewritten while being read: %s after the read's snapshot was taken "+
 		"(ALTER TABLE … TYPE, TRUNCATE, VACUUM FULL, CLUSTER or REFRESH MATERIALIZED VIEW do that), "+

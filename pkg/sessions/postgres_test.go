@@ -688,7 +688,9 @@ CREATE TABLE `+s+`.logs_b PARTITION OF `+s+`.logs FOR VALUES IN ('b');
 INSERT INTO `+s+`.logs VALUES ('a', 'agent-inputs/u/t/uploads/la.png'), ('b', 'agent-inputs/u/t/uploads/lb.png');
 CREATE MATERIALIZED VIEW `+s+`.recent AS SELECT k, v FROM `+s+`.kv;
 CREATE TABLE `+s+`.steady(id int PRIMARY KEY, body text);
-INSERT INTO `+s+`.steady VALUES (1, 'agent-inputs/u/t/uploads/steady.png');`)
+INSERT INTO `+s+`.steady VALUES (1, 'agent-inputs/u/t/uploads/steady.png');
+CREATE TABLE `+s+`.runs(id int PRIMARY KEY, input jsonb);
+INSERT INTO `+s+`.runs VALUES (1, '{"attachments": [{"path": "agent-inputs/u/t/uploads/run.png"}]}');`)
 	src := f.open(t, f.url, "")
 	rewritten := false
 	failed := map[string]string{}
@@ -711,6 +713,11 @@ INSERT INTO `+s+`.steady VALUES (1, 'agent-inputs/u/t/uploads/steady.png');`)
 				// Not read through logs, and not a table of its own in the snapshot.
 				`ALTER TABLE ` + s + `.logs DETACH PARTITION ` + s + `.logs_b`,
 				`REFRESH MATERIALIZED VIEW ` + s + `.recent`,
+				// A change of type by hand: the old column renamed, a new one
+				// added under its name; the table is not rewritten, and its
+				// name now reads the new, empty column.
+				`ALTER TABLE ` + s + `.runs RENAME COLUMN input TO input_old`,
+				`ALTER TABLE ` + s + `.runs ADD COLUMN input jsonb`,
 			} {
 				f.exec(t, q)
 			}
@@ -729,7 +736,7 @@ INSERT INTO `+s+`.steady VALUES (1, 'agent-inputs/u/t/uploads/steady.png');`)
 	if err != nil {
 		t.Fatalf("Walk: %v", err)
 	}
-	for _, table := range []string{"events", "files", "kv", "logs", "loose", "messages", "numbers", "recent"} {
+	for _, table := range []string{"events", "files", "kv", "logs", "loose", "messages", "numbers", "recent", "runs"} {
 		msg, ok := failed[table]
 		if !ok {
 			t.Errorf("%s, rewritten while the walk was under way: no problem reported (read: %v)", table, read[table])
