@@ -3,6 +3,7 @@ package replay_test
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,5 +89,40 @@ func TestFileBucket(t *testing.T) {
 	// fileblob's own attribute files are not objects.
 	if got, _, err := readRef(t, r, u+"/"+ca+".attrs"); err == nil || len(got) > 0 {
 		t.Errorf("reading the .attrs file of %s = %d bytes, %v; want an error", ca, len(got), err)
+	}
+}
+
+// TestFileBucketSymlinks: a file:// bucket is read as a local root is: a
+// link in it, to a file or a folder outside, is refused, by the bucket's
+// URL and by its plain path, and a FIFO is never waited on. Before, fileblob
+// opened through links and read the file outside.
+func TestFileBucketSymlinks(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "bucket")
+	os.MkdirAll(filepath.Join(dir, "inbound"), 0o700)
+	outside := filepath.Join(base, "outside")
+	os.MkdirAll(outside, 0o700)
+	secret := pngBlob(3000)
+	name := sum(secret) + ".png"
+	os.WriteFile(filepath.Join(outside, name), secret, 0o600)
+	os.Symlink(filepath.Join(outside, name), filepath.Join(dir, "inbound", name))
+	os.Symlink(outside, filepath.Join(dir, "inbound", "linked"))
+	fifo := sum(pngBlob(10)) + ".png"
+	if err := syscall.Mkfifo(filepath.Join(dir, "inbound", fifo), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u := "file://" + dir
+	r := newReplayer(t, replay.Config{Buckets: []replay.Bucket{{URL: u, Prefixes: []string{"inbound/"}}}})
+	for _, ref := range []string{
+		u + "/inbound/" + name,
+		filepath.Join(dir, "inbound", name),
+		u + "/inbound/linked/" + name,
+		filepath.Join(dir, "inbound", "linked", name),
+		u + "/inbound/" + fifo,
+	} {
+		got, _, err := readRef(t, r, ref)
+		if err == nil || len(got) > 0 {
+			t.Errorf("%s: %d bytes, %v; want it refused", ref, len(got), err)
+		}
 	}
 }

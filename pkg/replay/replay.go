@@ -154,6 +154,10 @@ type allowedBucket struct {
 	location string // the store's URL, without credentials
 	store    *store.BucketStore
 	blob     *blob.Bucket // confined to the URL's prefix
+	// local is a file:// bucket's folder below its prefix, read as a local
+	// store reads (never through a link, only regular files, a FIFO never
+	// waited on): fileblob opens through links, out of the folder.
+	local    *store.LocalStore
 	prefixes []pattern
 }
 
@@ -204,6 +208,11 @@ func New(cfg Config) (*Replayer, error) {
 		}
 		b := &allowedBucket{scheme: s.Scheme(), name: s.Name(), location: s.Location(), store: s, blob: s.Blob()}
 		r.buckets = append(r.buckets, b)
+		if b.scheme == "file" {
+			if b.local, err = store.OpenLocal(filepath.Join(s.Name(), filepath.FromSlash(s.Prefix()))); err != nil {
+				return nil, fmt.Errorf("replay: allowed bucket %s: %w", b.location, err)
+			}
+		}
 		if b.scheme == "mem" {
 			return nil, fmt.Errorf("replay: allowed bucket %s: a mem:// bucket cannot be named by a reference", b.location)
 		}
@@ -238,6 +247,9 @@ func (r *Replayer) Close() error {
 	}
 	for _, b := range r.buckets {
 		errs = append(errs, b.store.Close())
+		if b.local != nil {
+			errs = append(errs, b.local.Close())
+		}
 	}
 	if r.cache != nil {
 		errs = append(errs, r.cache.close())
@@ -361,6 +373,24 @@ func (r *Replayer) openObject(ctx context.Context, ref string, t target) (io.Rea
 			return rc, info, nil
 		}
 	}
+	if b.local != nil && plainFileKey(t.bucketK) {
+		rc, e, err := b.local.OpenEntry(ctx, t.bucketK)
+		if err != nil {
+			if errors.Is(err, store.ErrNotRegular) {
+				return nil, Info{}, refuse(ref, ErrNotRegular, "%v", err)
+			}
+			return nil, Info{}, fmt.Errorf("replay %q: %w", ref, err)
+		}
+		info.Size = e.Size
+		if info.ContentType == "" {
+			info.ContentType = mediatype.ForExt(path.Ext(t.key))
+		}
+		v := newVerifier(rc, info.Location, want, info.Size)
+		if r.cache != nil {
+			v.fill = r.cache.startFill(want)
+		}
+		return v, info, nil
+	}
 	rd, err := b.blob.NewReader(ctx, t.bucketK, nil)
 	if err != nil {
 		return nil, Info{}, objectErr(ref, err)
@@ -378,6 +408,18 @@ func (r *Replayer) openObject(ctx context.Context, ref string, t target) (io.Rea
 		v.fill = r.cache.startFill(want)
 	}
 	return v, info, nil
+}
+
+// plainFileKey reports whether fileblob keeps key in a file of the same
+// name: it escapes control characters, "../", "//", a trailing "/" and what
+// reads as one of its "__0x…__" escapes.
+func plainFileKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if key[i] < 32 {
+			return false
+		}
+	}
+	return !strings.Contains(key, "../") && !strings.Contains(key, "//") && !strings.HasSuffix(key, "/") && !strings.Contains(key, "__0x")
 }
 
 // objectURL is the URL a reference names an object of b by.
