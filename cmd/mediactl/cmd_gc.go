@@ -106,7 +106,7 @@ func runGC(c *cli.Context) error {
 		if opts.NoTrash {
 			return usageErr("drop one of them", "--trash-dir and --no-trash contradict each other")
 		}
-		if t.stores, err = withTrashDir(c, t.stores); err != nil {
+		if t.stores, err = withTrashDir(c, t.stores, !opts.Delete); err != nil {
 			return err
 		}
 	}

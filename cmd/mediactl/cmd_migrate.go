@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -123,8 +125,13 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 	if opts.TrashDir != "" {
-		// Checked (and made) before anything is copied.
-		if _, err := trash.DirStore(opts.From, opts.TrashDir); err != nil {
+		// Checked (and, for a run that deletes, made) before anything is
+		// copied.
+		open := trash.DirStore
+		if opts.DryRun {
+			open = trash.PeekDirStore
+		}
+		if _, err := open(opts.From, opts.TrashDir); err != nil && !(opts.DryRun && errors.Is(err, fs.ErrNotExist)) {
 			return trashDirError("--trash-dir", err)
 		}
 	}

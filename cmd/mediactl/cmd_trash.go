@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -247,7 +248,7 @@ func oneStore(c *cli.Context, g *global) (store.Store, func(), error) {
 		return nil, nil, usageErr("give exactly one --store", "this command works on one store, %d given", len(t.stores))
 	}
 	if c.String("trash-dir") != "" {
-		wrapped, err := withTrashDir(c, t.stores)
+		wrapped, err := withTrashDir(c, t.stores, c.Command.Name == "runs")
 		if err != nil {
 			t.Close()
 			return nil, nil, err
@@ -259,14 +260,25 @@ func oneStore(c *cli.Context, g *global) (store.Store, func(), error) {
 
 // withTrashDir puts the trash of the one local store given into --trash-dir.
 // One store only: two stores sharing a trash folder could have their runs
-// mixed, and a restore would then put blobs into the wrong store.
-func withTrashDir(c *cli.Context, stores []store.Store) ([]store.Store, error) {
+// mixed, and a restore would then put blobs into the wrong store. A run that
+// only reads (a dry run, gc runs) checks the folder but neither creates nor
+// claims it: a folder that does not exist holds no runs.
+func withTrashDir(c *cli.Context, stores []store.Store, readOnly bool) ([]store.Store, error) {
 	dir := c.String("trash-dir")
 	if len(stores) != 1 {
 		return nil, usageErr("run gc once per store, each with its own --trash-dir", "--trash-dir works with exactly one store, %d given", len(stores))
 	}
-	st, err := trash.DirStore(stores[0], absOr(dir))
-	if err != nil {
+	open := trash.DirStore
+	if readOnly {
+		open = trash.PeekDirStore
+	}
+	st, err := open(stores[0], absOr(dir))
+	switch {
+	case readOnly && errors.Is(err, fs.ErrNotExist) && c.Command.Name == "runs":
+		return nil, usageErr("give the folder the runs were moved into", "no trash folder at %s", absOr(dir))
+	case readOnly && errors.Is(err, fs.ErrNotExist):
+		return stores, nil // nothing there yet: the store's plan is the same
+	case err != nil:
 		return nil, trashDirError("--trash-dir", err)
 	}
 	return []store.Store{st}, nil

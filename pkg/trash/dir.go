@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,6 +166,36 @@ func DirStore(st store.Store, dir string) (store.Store, error) {
 	return WithDir(ls, td), nil
 }
 
+// PeekDirStore is DirStore for reading only (a dry run, gc runs): it checks
+// dir as DirStore does, and the store its record names, but creates nothing
+// and claims nothing. A folder that does not exist is an error wrapping
+// fs.ErrNotExist: it holds no runs.
+func PeekDirStore(st store.Store, dir string) (store.Store, error) {
+	ls, ok := st.(*store.LocalStore)
+	if !ok {
+		return nil, fmt.Errorf("trash: %s: %w", st.Location(), ErrNeedsLocal)
+	}
+	if err := CheckDir(ls.Dir(), dir); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("trash: %w", err)
+	}
+	td, err := store.OpenLocal(dir)
+	if err != nil {
+		return nil, fmt.Errorf("trash: %w", err)
+	}
+	me, err := store.RealPath(ls.Dir())
+	if err != nil {
+		return nil, fmt.Errorf("trash: %s: %w", ls.Dir(), err)
+	}
+	if err := checkOwner(td, dir, me); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		td.Close()
+		return nil, err
+	}
+	return WithDir(ls, td), nil
+}
+
 // ownerName is the internal file of a trash folder that names the store
 // whose trash it holds: its real path and a newline.
 const ownerName = "trash-of"
@@ -190,6 +221,13 @@ func claimDir(ls, td *store.LocalStore, dir string) error {
 		return fmt.Errorf("trash: record the store of %s: %w", dir, err)
 	}
 	// Claimed before, maybe a moment ago by another store: read who.
+	return checkOwner(td, dir, me)
+}
+
+// checkOwner returns an *OwnerError when the folder td (dir) records another
+// store than me (a real path) as the one whose trash it holds.
+func checkOwner(td *store.LocalStore, dir, me string) error {
+	ctx := context.Background()
 	r, err := td.OpenInternal(ctx, ownerName)
 	if err != nil {
 		return fmt.Errorf("trash: read the store of %s: %w", dir, err)
