@@ -262,7 +262,10 @@ func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []I
 		case errors.Is(err, store.ErrChanged):
 			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, reasonChanged})
 		case errors.Is(err, store.ErrNotExist):
-			m.res.Skipped = append(m.res.Skipped, Skip{it.Key, "gone since the plan"})
+			// Only the check before a resend finds a key gone (a delete of a
+			// missing key succeeds): its delete was sent, and the answer was
+			// lost or refused after the service acted on it. Deleted.
+			m.moved(it)
 		default:
 			m.res.Failed = append(m.res.Failed, Skip{it.Key, err.Error()})
 		}

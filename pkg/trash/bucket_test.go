@@ -301,3 +301,44 @@ func TestAzureSweepKeepsWhatAWriterSavesAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestLostDeleteAnswer: the service deletes a batch and its answer is lost;
+// the check before the batch is sent again finds the blobs gone. They were
+// deleted by this run, and are counted so, with the trash or without.
+// Before, without the trash they were reported kept, "gone since the plan".
+func TestLostDeleteAnswer(t *testing.T) {
+	for _, noTrash := range []bool{false, true} {
+		t.Run(fmt.Sprint("no-trash=", noTrash), func(t *testing.T) {
+			lost, wrap := storetest.NewLostAnswer(func(r *http.Request) bool {
+				return r.Method == http.MethodPost && r.URL.Query().Has("delete")
+			})
+			srv := storetest.StartS3(t, wrap)
+			ctx := context.Background()
+			st, err := store.Open(ctx, srv.Bucket(t, "media"))
+			must(t, err)
+			defer st.Close()
+			for i := range 5 {
+				c := fmt.Sprint("blob ", i)
+				must(t, st.Put(ctx, name(c), strings.NewReader(c), store.PutOptions{}))
+			}
+			var list trash.List
+			must(t, st.List(ctx, "", func(e store.Entry) error {
+				list = append(list, trash.Item{Key: e.Key, Size: e.Size, ModTime: e.ModTime})
+				return nil
+			}))
+			res, err := trash.Move(ctx, locktest.Of(t, st), list, trash.Options{NoTrash: noTrash, StoreBlobs: 5})
+			must(t, err)
+			if lost.Lost() == 0 {
+				t.Fatal("no answer was lost: the test proves nothing")
+			}
+			if got := res.Trashed + res.Deleted; got != 5 || len(res.Skipped) != 0 || len(res.Failed) != 0 {
+				t.Errorf("trashed %d, deleted %d, skipped %v, failed %v; want all 5 removed", res.Trashed, res.Deleted, res.Skipped, res.Failed)
+			}
+			left := 0
+			must(t, st.List(ctx, "", func(store.Entry) error { left++; return nil }))
+			if left != 0 {
+				t.Errorf("%d blobs left in the store", left)
+			}
+		})
+	}
+}
