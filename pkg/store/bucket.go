@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -684,7 +687,63 @@ func (s *BucketStore) PutInternal(ctx context.Context, name string, r io.Reader,
 	if err := validInternal(name); err != nil {
 		return fmt.Errorf("store %s: put: %w", s.location, err)
 	}
+	if s.scheme == "file" && opts.IfNotExist && plainFileName(s.prefix+internalName(name)) {
+		return s.putFileExclusive(ctx, internalName(name), r)
+	}
 	return s.put(ctx, internalName(name), r, opts)
+}
+
+// putFileExclusive writes r to name (below the prefix) of a file:// bucket
+// only if no file is there, by a link of a new file to the name, which the
+// file system refuses when the name exists (ErrExist): fileblob's IfNotExist
+// is a lock within one process, then a stat and a rename, so two processes
+// (two runs taking the store's lock) could both write and both go on. The
+// file gets no attributes file: an internal file needs none.
+func (s *BucketStore) putFileExclusive(ctx context.Context, name string, r io.Reader) error {
+	fail := func(err error) error { return s.errorf("put", name, plainErr(err)) }
+	if err := os.MkdirAll(filepath.Join(s.name, filepath.FromSlash(s.prefix)), 0o755); err != nil {
+		return fail(err)
+	}
+	root, err := os.OpenRoot(filepath.Join(s.name, filepath.FromSlash(s.prefix)))
+	if err != nil {
+		return fail(err)
+	}
+	defer root.Close()
+	dir := path.Dir(name)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := dir + "/.put-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	defer root.Remove(tmp)
+	_, err = io.Copy(f, ctxReader{ctx, r})
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if err := root.Link(tmp, name); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("store %s: put %s: %w", s.location, name, ErrExist)
+		}
+		return fail(err)
+	}
+	return nil
+}
+
+// plainFileName reports whether fileblob keeps name in a file of that name
+// (see s3KeyEscaped: the same characters, "//" and a trailing "/" too).
+func plainFileName(name string) bool {
+	return !s3KeyEscaped(name) && !strings.Contains(name, "//") && !strings.HasSuffix(name, "/")
 }
 
 // MoveToInternal moves blob key to InternalDir/name (server-side copy, then delete

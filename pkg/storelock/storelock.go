@@ -4,7 +4,7 @@
 // has made stale.
 //
 // The lock is one file, "lock", in the store's internal folder, created only
-// if it does not exist (a hard link on a local store, a conditional write on a
+// if it does not exist (a hard link on a local store and a file:// bucket, a conditional write on a
 // bucket), holding who took it: command, process id, host, start time and a
 // random token of the run. A
 // lock whose process is gone — same host, no such process — is stale and is
