@@ -311,6 +311,12 @@ type pgStorage struct {
 	oid, filenode uint32
 }
 
+// The built-in floating-point types' OIDs (real, double precision).
+const (
+	pgFloat4OID = 700
+	pgFloat8OID = 701
+)
+
 // pgRead is how Walk reads a column's values.
 type pgRead uint8
 
@@ -686,6 +692,16 @@ func pgTableSelect(t *pgTable) (q string, keyNames []string) {
 		sel = []string{"ctid::text"}
 	}
 	for i, col := range t.cols {
+		if t.colRead[i] == pgReadText && (t.colTypes[i] == pgFloat4OID || t.colTypes[i] == pgFloat8OID) {
+			// The server writes a large float in exponent form (1.7333e+15)
+			// where a runtime named a file by its digits
+			// (1733300000000000.jpg, as JavaScript prints the number): such a
+			// value is read in both forms. numeric has no infinity before
+			// PostgreSQL 14, and NaN has no digits.
+			c := pgIdent(col)
+			sel = append(sel, "CASE WHEN "+c+"::text ~ '[eE]' AND "+c+" NOT IN ('NaN', 'Infinity', '-Infinity') THEN "+c+"::text || ' ' || "+c+"::numeric::text ELSE "+c+"::text END")
+			continue
+		}
 		switch t.colRead[i] {
 		case pgReadJSON:
 			sel = append(sel, "to_json("+pgIdent(col)+")::text")

@@ -903,3 +903,38 @@ CREATE TABLE `+s+`.blobs(id int PRIMARY KEY, parts bytea[], att `+s+`.upload, dp
 		t.Errorf("with the columns excluded: read %q, counts %+v; want %q, 3 excluded", read, c, want)
 	}
 }
+
+// TestPostgresLargeFloats: a float the server writes in exponent form
+// (1.7333e+15) is read with its digits too, as a runtime names a file by the
+// number (1733300000000000.jpg, JavaScript's form of it); NaN and infinities
+// are read as they are. Before, only the exponent form was read, and gc
+// planned the file a session named this way.
+func TestPostgresLargeFloats(t *testing.T) {
+	f := newPGFixtureDB(t)
+	s := f.schema
+	f.exec(t, `CREATE TABLE `+s+`.media(id int PRIMARY KEY, media_id double precision, r real);
+INSERT INTO `+s+`.media VALUES (1, 1733300000000000, 10000000), (2, 'NaN', 'Infinity'), (3, '-Infinity', 1.5);`)
+	all, _ := walkAll(t, f.open(t, f.url, ""))
+	got := map[string]string{}
+	for _, it := range f.mine(all) {
+		if it.Err != nil {
+			t.Errorf("%s: %v", it.Place, it.Err)
+			continue
+		}
+		if it.Place.Table == s+".media" {
+			got[it.Place.Key+"."+it.Place.Column] = string(it.Text)
+		}
+	}
+	for k, want := range map[string]string{
+		"id=1.media_id": "1733300000000000",
+		"id=1.r":        "10000000",
+		"id=2.media_id": "NaN",
+		"id=2.r":        "Infinity",
+		"id=3.media_id": "-Infinity",
+		"id=3.r":        "1.5",
+	} {
+		if !strings.Contains(got[k], want) {
+			t.Errorf("%s = %q, without %q", k, got[k], want)
+		}
+	}
+}
