@@ -381,6 +381,11 @@ func (w *worker) leftoverText(it item) error {
 	if err != nil {
 		return err
 	}
+	// Not JSON where it starts may be JSON compressed: a leftover's name
+	// may not say it (a bucket object kept gzip-encoded).
+	if rc, err = sessions.SniffDecompressed(rc, it.Place.Document); err != nil {
+		return err
+	}
 	defer rc.Close()
 	buf := make([]byte, leftoverChunk+leftoverOverlap)
 	kept := 0

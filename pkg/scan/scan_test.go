@@ -2,6 +2,7 @@ package scan_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mediactl/mediactl/pkg/scan"
@@ -221,6 +223,35 @@ func TestMalformedLeftoverIsReadAsText(t *testing.T) {
 		if _, ok := seen.Load(n); !ok {
 			t.Errorf("%s never reached the retention rule", n)
 		}
+	}
+}
+
+// A leftover kept compressed under a name that does not say so (a bucket
+// object stored gzip-encoded, "t-7.json.tmp") is read as text once
+// decompressed, as its first bytes say: its names reach the retention rule.
+// Before, its compressed bytes were read as text, and named nothing.
+func TestCompressedLeftoverIsReadAsText(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, ".forge", "sessions"), 0o700))
+	named := strings.Repeat("d", 64) + ".png"
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte(`{"messages": [{"uri": "/srv/agent/.forge/files/inbound/` + named + `"}`))
+	zw.Close()
+	writeSession(t, root, "t-7.json.tmp", zb.String())
+	ctx := context.Background()
+	src, err := sessions.Open(ctx, filepath.Join(root, ".forge", "sessions"), sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	var seen atomic.Bool
+	rep, err := scan.Run(ctx, scan.Options{Sources: []sessions.Source{src}, CountOnly: true, Text: func(s []byte) {
+		if bytes.Contains(s, []byte(named)) {
+			seen.Store(true)
+		}
+	}})
+	must(t, err)
+	if !rep.Complete || !seen.Load() {
+		t.Fatalf("complete %v, the name reached the retention rule: %v (problems %v)", rep.Complete, seen.Load(), rep.Problems)
 	}
 }
 

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -739,6 +740,29 @@ func decompress(file io.ReadCloser, f docFormat, path string) (io.ReadCloser, er
 		return &decompressed{r: zr, close: func() error { zr.Close(); return nil }, file: file, op: "unzstd", path: path}, nil
 	}
 	return file, nil
+}
+
+// SniffDecompressed is rc decompressed as its first bytes say (gzip, zstd),
+// or rc as it is, its first bytes still to be read: for a leftover whose name
+// says nothing of how it is stored (a bucket object kept gzip-encoded, a
+// ".json.gz.tmp" whose ".gz" is not its last extension). name is for errors.
+func SniffDecompressed(rc io.ReadCloser, name string) (io.ReadCloser, error) {
+	br := bufio.NewReader(rc)
+	head, _ := br.Peek(4)
+	var f docFormat
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		f.comp = compGzip
+	case len(head) == 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd:
+		f.comp = compZstd
+	}
+	return decompress(bufferedFile{br, rc}, f, name)
+}
+
+// bufferedFile reads through a buffer and closes the file under it.
+type bufferedFile struct {
+	*bufio.Reader
+	io.Closer
 }
 
 // decompressed is a decompressing reader over a file; its errors name the file.
