@@ -146,11 +146,8 @@ func OpenDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
 // (CheckDir), creates it if needed, and claims it for st (see claimDir): a
 // folder that holds another store's trash is refused with an *OwnerError.
 func DirStore(st store.Store, dir string) (store.Store, error) {
-	ls, ok := st.(*store.LocalStore)
-	if !ok {
-		return nil, fmt.Errorf("trash: %s: %w", st.Location(), ErrNeedsLocal)
-	}
-	if err := CheckDir(ls.Dir(), dir); err != nil {
+	ls, err := checkedLocal(st, dir)
+	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -171,11 +168,8 @@ func DirStore(st store.Store, dir string) (store.Store, error) {
 // and claims nothing. A folder that does not exist is an error wrapping
 // fs.ErrNotExist: it holds no runs.
 func PeekDirStore(st store.Store, dir string) (store.Store, error) {
-	ls, ok := st.(*store.LocalStore)
-	if !ok {
-		return nil, fmt.Errorf("trash: %s: %w", st.Location(), ErrNeedsLocal)
-	}
-	if err := CheckDir(ls.Dir(), dir); err != nil {
+	ls, err := checkedLocal(st, dir)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(dir); err != nil {
@@ -194,6 +188,19 @@ func PeekDirStore(st store.Store, dir string) (store.Store, error) {
 		return nil, err
 	}
 	return WithDir(ls, td), nil
+}
+
+// checkedLocal is st as a local store, when dir may hold its trash
+// (CheckDir).
+func checkedLocal(st store.Store, dir string) (*store.LocalStore, error) {
+	ls, ok := st.(*store.LocalStore)
+	if !ok {
+		return nil, fmt.Errorf("trash: %s: %w", st.Location(), ErrNeedsLocal)
+	}
+	if err := CheckDir(ls.Dir(), dir); err != nil {
+		return nil, err
+	}
+	return ls, nil
 }
 
 // ownerName is the internal file of a trash folder that names the store

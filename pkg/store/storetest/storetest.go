@@ -144,29 +144,7 @@ func testListInternalMany(t *testing.T, s store.Store) {
 		want = append(want, fmt.Sprintf("trash/run/a/%05d.png", i))
 	}
 	want = append(want, "trash/run/a-x.png", "trash/run/a.png", "trash/run/.manifest.jsonl")
-	work := make(chan string)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range 32 {
-		wg.Go(func() {
-			for k := range work {
-				if err := in.PutInternal(ctx, k, strings.NewReader(k), store.PutOptions{}); err != nil {
-					mu.Lock()
-					firstErr = cmp.Or(firstErr, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for _, k := range want {
-		work <- k
-	}
-	close(work)
-	wg.Wait()
-	if firstErr != nil {
-		t.Fatal(firstErr)
-	}
+	putAll(t, want, func(k string) error { return in.PutInternal(ctx, k, strings.NewReader(k), store.PutOptions{}) })
 	var got []string
 	if err := in.ListInternal(ctx, "trash/run/", func(e store.Entry) error { got = append(got, e.Key); return nil }); err != nil {
 		t.Fatal(err)
@@ -181,6 +159,35 @@ func testListInternalMany(t *testing.T, s store.Store) {
 			}
 		}
 		t.Fatalf("ListInternal reported %d of %d files; missing %q", len(got), len(want), missing[:min(5, len(missing))])
+	}
+}
+
+// putAll calls put for every key, 32 at a time (a bucket takes thousands
+// of small writes one by one slowly), and fails the test with the first error.
+func putAll(t *testing.T, keys []string, put func(key string) error) {
+	t.Helper()
+	work := make(chan string)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for range 32 {
+		wg.Go(func() {
+			for k := range work {
+				if err := put(k); err != nil {
+					mu.Lock()
+					firstErr = cmp.Or(firstErr, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		t.Fatal(firstErr)
 	}
 }
 
@@ -463,31 +470,7 @@ func testListMany(t *testing.T, s store.Store) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("m/%d/%05d.bin", i%7, i)
 	}
-	work := make(chan string)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range 32 {
-		wg.Go(func() {
-			for k := range work {
-				if err := s.Put(ctx, k, strings.NewReader(k), store.PutOptions{}); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for _, k := range keys {
-		work <- k
-	}
-	close(work)
-	wg.Wait()
-	if firstErr != nil {
-		t.Fatal(firstErr)
-	}
+	putAll(t, keys, func(k string) error { return s.Put(ctx, k, strings.NewReader(k), store.PutOptions{}) })
 
 	slices.Sort(keys)
 	got := listKeys(t, s, "")
