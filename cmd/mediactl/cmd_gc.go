@@ -98,6 +98,9 @@ func runGC(c *cli.Context) error {
 	if err := checkMetricsLabels(c, len(t.stores), true); err != nil {
 		return err
 	}
+	if err := checkOutputFile("--plan-out", c.String("plan-out")); err != nil {
+		return err
+	}
 	needSessions := opts.Policy == gc.Refcount || opts.KeepReferenced || opts.MaxSize > 0
 	if needSessions && len(t.sources) == 0 {
 		return usageErr("add --sessions SOURCE (or --layout), or use --policy age without --keep-referenced", "the %s policy needs the sessions, to know which blobs are referenced", opts.Policy)

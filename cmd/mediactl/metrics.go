@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,9 @@ func metricsLabelFlag() cli.Flag {
 // count that does not name each of the run's stores once. scan sums over its
 // stores, so it takes one label for all of them (perStore false).
 func checkMetricsLabels(c *cli.Context, stores int, perStore bool) error {
+	if err := checkOutputFile("--metrics-file", c.String("metrics-file")); err != nil {
+		return err
+	}
 	labels := c.StringSlice("metrics-label")
 	if len(labels) == 0 {
 		return nil
@@ -54,6 +58,36 @@ func checkMetricsLabels(c *cli.Context, stores int, perStore bool) error {
 		return usageErr("give one --metrics-label per store, in the order of the stores", "%d --metrics-label for %d stores", len(labels), stores)
 	}
 	return nil
+}
+
+// checkOutputFile refuses, before the run does anything, a file the run would
+// write after its report (--metrics-file, --plan-out) in a folder that is not
+// there or not writable, or that is not a regular file: written at the end,
+// its failure would come after a JSON document that says the run went well.
+func checkOutputFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return usageErr("give a file", "%s %s is not a regular file", flag, path)
+	}
+	probe, err := os.CreateTemp(filepath.Dir(absOr(path)), ".mediactl-probe-*")
+	if err != nil {
+		return usageErr("check that the directory exists and is writable", "%s %s: %v", flag, path, plainPathErr(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// plainPathErr is the reason inside a *fs.PathError, whose message repeats
+// the probe's name.
+func plainPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // metricsStore is the store label of the i-th store: its --metrics-label, or
