@@ -95,8 +95,8 @@ type Journal struct {
 
 	mu       sync.Mutex
 	f        *os.File
-	end      int64 // length of the records written whole
-	broken   error // the write or sync that failed; nothing is appended after it
+	end      int64               // length of the records written whole
+	broken   *JournalBrokenError // the write or sync that failed; nothing is appended after it
 	unsynced int
 	synced   time.Time
 
@@ -390,7 +390,7 @@ func (j *Journal) append(rec Record) error {
 		return fmt.Errorf("journal %s: opened for reading only", j.path)
 	}
 	if j.broken != nil {
-		return &JournalBrokenError{Path: j.path, Err: j.broken}
+		return j.broken
 	}
 	if err := j.state.apply(rec); err != nil {
 		return err
@@ -405,11 +405,11 @@ func (j *Journal) append(rec Record) error {
 		// drops; the next record written onto it would make a line no run
 		// can read, and the journal useless for rollback. Cut it off, too,
 		// where the file system lets us.
-		j.broken = err
+		j.broken = &JournalBrokenError{Path: j.path, Err: err}
 		if n > 0 {
 			j.f.Truncate(j.end)
 		}
-		return &JournalBrokenError{Path: j.path, Err: err}
+		return j.broken
 	}
 	j.end += int64(len(b))
 	j.unsynced++
@@ -437,9 +437,9 @@ func (j *Journal) Broken() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.broken == nil {
-		return nil
+		return nil // not a nil *JournalBrokenError in an error
 	}
-	return &JournalBrokenError{Path: j.path, Err: j.broken}
+	return j.broken
 }
 
 // Sync makes the records appended so far durable (fsync).
@@ -460,8 +460,8 @@ func (j *Journal) syncLocked() error {
 		// After a failed fsync the kernel may have dropped the pages it
 		// could not write: what this run appended is no longer known to
 		// be in the file.
-		j.broken = err
-		return &JournalBrokenError{Path: j.path, Err: err}
+		j.broken = &JournalBrokenError{Path: j.path, Err: err}
+		return j.broken
 	}
 	j.unsynced = 0
 	j.synced = time.Now()

@@ -373,7 +373,7 @@ func (r *Replayer) openObject(ctx context.Context, ref string, t target) (io.Rea
 			return rc, info, nil
 		}
 	}
-	if b.local != nil && plainFileKey(t.bucketK) {
+	if b.local != nil && store.FileblobKeepsName(b.store.Prefix()+t.bucketK) {
 		rc, e, err := b.local.OpenEntry(ctx, t.bucketK)
 		if err != nil {
 			if errors.Is(err, store.ErrNotRegular) {
@@ -408,18 +408,6 @@ func (r *Replayer) openObject(ctx context.Context, ref string, t target) (io.Rea
 		v.fill = r.cache.startFill(want)
 	}
 	return v, info, nil
-}
-
-// plainFileKey reports whether fileblob keeps key in a file of the same
-// name: it escapes control characters, "../", "//", a trailing "/" and what
-// reads as one of its "__0x…__" escapes.
-func plainFileKey(key string) bool {
-	for i := 0; i < len(key); i++ {
-		if key[i] < 32 {
-			return false
-		}
-	}
-	return !strings.Contains(key, "../") && !strings.Contains(key, "//") && !strings.HasSuffix(key, "/") && !strings.Contains(key, "__0x")
 }
 
 // objectURL is the URL a reference names an object of b by.

@@ -687,7 +687,7 @@ func (s *BucketStore) PutInternal(ctx context.Context, name string, r io.Reader,
 	if err := validInternal(name); err != nil {
 		return fmt.Errorf("store %s: put: %w", s.location, err)
 	}
-	if s.scheme == "file" && opts.IfNotExist && plainFileName(s.prefix+internalName(name)) {
+	if s.scheme == "file" && opts.IfNotExist && FileblobKeepsName(s.prefix+internalName(name)) {
 		return s.putFileExclusive(ctx, internalName(name), r)
 	}
 	return s.put(ctx, internalName(name), r, opts)
@@ -740,9 +740,12 @@ func (s *BucketStore) putFileExclusive(ctx context.Context, name string, r io.Re
 	return nil
 }
 
-// plainFileName reports whether fileblob keeps name in a file of that name
-// (see s3KeyEscaped: the same characters, "//" and a trailing "/" too).
-func plainFileName(name string) bool {
+// FileblobKeepsName reports whether a file:// bucket (gocloud's fileblob)
+// keeps the object name in a file of that very name below its folder: it
+// escapes what s3KeyEscaped names, "//" and a trailing "/" too. Code that
+// reads or writes such a bucket's files itself, bypassing fileblob, does so
+// only for these names.
+func FileblobKeepsName(name string) bool {
 	return !s3KeyEscaped(name) && !strings.Contains(name, "//") && !strings.HasSuffix(name, "/")
 }
 
