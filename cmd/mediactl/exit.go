@@ -132,5 +132,8 @@ func lockedLine(le *storelock.LockedError) string {
 	if file == "" {
 		file = storelock.Name
 	}
+	if le.Claim != "" {
+		return fmt.Sprintf("%v; remove %s and %s, then run again", le, filepath.Join(le.Store, store.InternalDir, file), filepath.Join(le.Store, store.InternalDir, le.Claim))
+	}
 	return fmt.Sprintf("%v; if that run is gone, remove %s", le, filepath.Join(le.Store, store.InternalDir, file))
 }

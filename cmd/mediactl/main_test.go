@@ -77,6 +77,7 @@ func TestScripts(t *testing.T) {
 			"jsonkeys":    cmdJSONKeys,
 			"metric":      cmdMetric,
 			"holdjournal": cmdHoldJournal,
+			"stalelock":   cmdStaleLock,
 		},
 	})
 }
@@ -125,6 +126,36 @@ func cmdHoldJournal(ts *testscript.TestScript, neg bool, args []string) {
 			j.(*migrate.Journal).Close()
 		}
 	})
+}
+
+// stalelock STORE [claimed]: leave in the local store STORE the lock of a gc
+// on this host whose process is gone, as an OOM kill does; with "claimed",
+// also the claim on breaking it of a run that died too, and set $CLAIM to
+// the claim's file name (storelock's: "break-" + lock name + "-" + the first
+// 8 bytes of the lock's SHA-256 in hex).
+func cmdStaleLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "claimed") {
+		ts.Fatalf("usage: stalelock STORE [claimed]")
+	}
+	gone := func(command string) []byte {
+		cmd := exec.Command("true")
+		ts.Check(cmd.Run())
+		host, _ := os.Hostname()
+		ns, _ := os.Readlink("/proc/self/ns/pid")
+		raw, err := json.Marshal(map[string]any{"command": command, "pid": cmd.Process.Pid, "host": host, "started": "2026-11-29T03:00:00Z", "pid_ns": ns})
+		ts.Check(err)
+		return raw
+	}
+	dir := filepath.Join(ts.MkAbs(args[0]), ".mediactl")
+	ts.Check(os.MkdirAll(dir, 0o700))
+	lock := gone("mediactl gc")
+	ts.Check(os.WriteFile(filepath.Join(dir, "lock"), lock, 0o600))
+	if len(args) == 2 {
+		sum := sha256.Sum256(lock)
+		claim := "break-lock-" + hex.EncodeToString(sum[:8])
+		ts.Check(os.WriteFile(filepath.Join(dir, claim), gone("mediactl migrate"), 0o600))
+		ts.Setenv("CLAIM", claim)
+	}
 }
 
 // mkblob DIR CONTENT EXT VAR: write CONTENT to DIR/<sha256(CONTENT)>EXT (mode

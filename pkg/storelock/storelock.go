@@ -24,6 +24,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,9 +104,17 @@ type LockedError struct {
 	File string
 	// Shard is the part of the store the holder works on ("" for all of it).
 	Shard string
+	// Claim, when set, is the file in the internal folder by which Breaker,
+	// a run that is gone too, began to break File, a stale lock. Neither is
+	// removed automatically (see breakStale).
+	Claim   string
+	Breaker Holder
 }
 
 func (e *LockedError) Error() string {
+	if e.Claim != "" {
+		return fmt.Sprintf("store %s is locked by %s, which is gone, and %s, which began to break that lock, is gone too", e.Store, e.Holder, e.Breaker)
+	}
 	if e.Shard != "" {
 		return fmt.Sprintf("store %s is locked by %s on shard %s", e.Store, e.Holder, e.Shard)
 	}
@@ -216,13 +226,114 @@ func create(ctx context.Context, st store.Store, in store.Internal, name string,
 		if attempt >= 3 || !stale(held, host) {
 			return lockedBy(st, name, held)
 		}
-		// Stale: its process is gone. Remove it only if it is still the very
-		// lock that was read, then try to take it again.
-		if _, again, err := read(ctx, in, name); err == nil && bytes.Equal(again, raw) {
-			if err := in.DeleteInternal(ctx, name); err != nil && !errors.Is(err, store.ErrNotExist) {
-				return fmt.Errorf("lock %s: break stale lock of %s: %w", st.Location(), held, err)
-			}
+		// Stale: its process is gone. Break it, then try to take it again.
+		if err := breakStale(ctx, st, in, name, held, raw, body, host); err != nil {
+			return err
 		}
+	}
+}
+
+// breakStale removes the stale lock name of held, which held raw when it was
+// read, if it still does. Runs that find one stale lock at once take turns:
+// each first writes a claim (claimName) only if none exists, and only the run
+// that wrote it reads the lock again and deletes it, then removes the claim.
+// Without the claim a run could read the stale lock again just before another
+// deleted it and put its own, then delete that new lock and put its own beside
+// it: two runs on one store.
+//
+// A run that finds the claim waits until the stale lock is gone or replaced
+// (the lock it finds next is the breaker's, or none). A claim whose run is
+// gone while the stale lock stays is never broken: breaking it would race in
+// the same way. Both stay, and the LockedError names both files for the
+// operator to remove.
+func breakStale(ctx context.Context, st store.Store, in store.Internal, name string, held Holder, raw, body []byte, host string) error {
+	claim := claimName(name, raw)
+	for wait, tries := time.Duration(0), 0; ; {
+		err := in.PutInternal(ctx, claim, bytes.NewReader(body), store.PutOptions{IfNotExist: true, ContentType: "application/json"})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrExist) {
+			return errors.Join(fmt.Errorf("lock %s: break stale lock of %s: %w", st.Location(), held, err), dropOwn(ctx, in, claim, body))
+		}
+		breaker, braw, rerr := read(ctx, in, claim)
+		if errors.Is(rerr, store.ErrNotExist) {
+			continue // done meanwhile: claim it in turn
+		}
+		if rerr != nil {
+			return fmt.Errorf("lock %s: the claim %s on a stale lock exists but cannot be read: %w", st.Location(), claim, rerr)
+		}
+		if bytes.Equal(braw, body) {
+			break // ours, written by a try whose answer was lost (see create)
+		}
+		// Once the stale lock is gone or replaced, the breaker is past its
+		// delete: try to take the lock in turn (create) without waiting for
+		// the claim to go. A claim left by a breaker that died then guards
+		// nothing (it names the bytes of a lock that no longer exists) and
+		// goes, if it still holds what was read.
+		if _, again, err := read(ctx, in, name); errors.Is(err, store.ErrNotExist) || (err == nil && !bytes.Equal(again, raw)) {
+			if stale(breaker, host) {
+				_, _ = removeIfOurs(ctx, in, claim, braw)
+			}
+			return nil
+		}
+		switch {
+		case stale(breaker, host):
+			e := lockedBy(st, name, held)
+			e.Claim, e.Breaker = claim, breaker
+			return e
+		case wait >= claimWait:
+			return lockedBy(st, claim, breaker)
+		}
+		// A breaker needs a few round trips: look again soon, then less
+		// often.
+		poll := min(claimPoll<<min(tries, 5), claimPollMax)
+		tries++
+		if err := sleep(ctx, poll); err != nil {
+			return fmt.Errorf("lock %s: wait for %s to break a stale lock: %w", st.Location(), breaker, err)
+		}
+		wait += poll
+	}
+	_, again, rerr := read(ctx, in, name)
+	var derr error
+	if rerr == nil && bytes.Equal(again, raw) {
+		if err := in.DeleteInternal(ctx, name); err != nil && !errors.Is(err, store.ErrNotExist) {
+			derr = fmt.Errorf("lock %s: break stale lock of %s: %w", st.Location(), held, err)
+		}
+	}
+	if _, err := removeIfOurs(ctx, in, claim, body); err != nil {
+		derr = errors.Join(derr, fmt.Errorf("lock %s: remove the claim %s on a stale lock: %w", st.Location(), claim, err))
+	}
+	return derr
+}
+
+// claimName is the name of the claim on breaking the stale lock name that
+// holds raw: one per stale lock, so a claim left behind never stands in the
+// way of breaking another.
+func claimName(name string, raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return claimPrefix + name + "-" + hex.EncodeToString(sum[:8])
+}
+
+// claimPrefix starts the name of every claim on a stale lock.
+const claimPrefix = "break-"
+
+// claimWait bounds how long a run waits for another to break a stale lock,
+// polling first every claimPoll, then up to every claimPollMax.
+const (
+	claimWait    = 10 * time.Second
+	claimPoll    = 2 * time.Millisecond
+	claimPollMax = 64 * time.Millisecond
+)
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -375,13 +486,30 @@ func CheckShard(ctx context.Context, st store.Store, s shard.Spec) error {
 	}
 	host, _ := os.Hostname()
 	name := FileName(s)
-	held, _, err := read(ctx, in, name)
+	held, raw, err := read(ctx, in, name)
 	switch {
 	case errors.Is(err, store.ErrNotExist):
 	case err != nil:
 		return fmt.Errorf("lock %s: the lock %s exists but cannot be read: %w", st.Location(), name, err)
 	case !stale(held, host):
 		return lockedBy(st, name, held)
+	default:
+		// Stale, and Acquire would break it unless a claim on breaking it
+		// stands (see breakStale): a live breaker takes the lock next, a
+		// gone one leaves it locked.
+		claim := claimName(name, raw)
+		breaker, _, err := read(ctx, in, claim)
+		switch {
+		case errors.Is(err, store.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("lock %s: the claim %s on a stale lock exists but cannot be read: %w", st.Location(), claim, err)
+		case stale(breaker, host):
+			e := lockedBy(st, name, held)
+			e.Claim, e.Breaker = claim, breaker
+			return e
+		default:
+			return lockedBy(st, claim, breaker)
+		}
 	}
 	return excluded(ctx, st, in, s, host)
 }

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -391,4 +394,194 @@ func TestStaleShardLockIsIgnored(t *testing.T) {
 func isLockedBy(err error, filePrefix string) bool {
 	var le *storelock.LockedError
 	return errors.As(err, &le) && strings.HasPrefix(le.File, filePrefix)
+}
+
+// TestBreakingAStaleLockAtOnce: runs that find the same stale lock at the
+// same instant never both hold the store. Each reads the stale lock, reads it
+// again and deletes it; without one breaker at a time a run could read it
+// again just before another deleted it and put its own, then delete that new
+// lock and put its own beside it: two sweeps on one store.
+func TestBreakingAStaleLockAtOnce(t *testing.T) {
+	ctx := context.Background()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no 'true' to spawn:", err)
+	}
+	host, _ := os.Hostname()
+	gone := storelock.Holder{Command: "gc", PID: cmd.Process.Pid, Host: host, Started: time.Now(), PIDNamespace: storelock.OwnPIDNamespace}
+	const runs, tries = 6, 60
+	for name, st := range stores(t) {
+		st := slowDelete{st, mustInternal(t, st)}
+		t.Run(name, func(t *testing.T) {
+			both, took := 0, 0
+			for try := range tries {
+				writeLock(t, st, gone)
+				var holding atomic.Int32
+				var overlap, held atomic.Int32
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for range runs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						l, err := storelock.Acquire(ctx, st, "gc")
+						if err != nil {
+							if !errors.Is(err, storelock.ErrLocked) {
+								t.Errorf("try %d: %v", try, err)
+							}
+							return
+						}
+						held.Add(1)
+						if holding.Add(1) > 1 {
+							overlap.Add(1)
+						}
+						time.Sleep(2 * time.Millisecond)
+						holding.Add(-1)
+						l.Release(ctx)
+					}()
+				}
+				close(start)
+				wg.Wait()
+				if overlap.Load() > 0 {
+					both++
+				}
+				took += int(held.Load())
+				// Whatever is left (a run's release that found another's
+				// lock) goes before the next try.
+				mustInternal(t, st).DeleteInternal(ctx, storelock.Name)
+			}
+			if took == 0 {
+				t.Fatal("no run ever broke the stale lock: the case tests nothing")
+			}
+			if both > 0 {
+				t.Fatalf("two runs held the store at once in %d of %d tries", both, tries)
+			}
+		})
+	}
+}
+
+// slowDelete is a store whose internal deletes take a while, as a bucket's
+// round trip does: the time between a breaker's second read and its delete
+// in which another breaker reads the same stale lock.
+type slowDelete struct {
+	store.Store
+	store.Internal
+}
+
+func (s slowDelete) DeleteInternal(ctx context.Context, name string) error {
+	time.Sleep(time.Millisecond)
+	return s.Internal.DeleteInternal(ctx, name)
+}
+
+// TestStaleClaimKeepsBoth: a run died while breaking a stale lock, leaving
+// its claim. The next run removes neither file (breaking the claim would race
+// as breaking the lock does) and names both, locked.
+func TestStaleClaimKeepsBoth(t *testing.T) {
+	ctx := context.Background()
+	host, _ := os.Hostname()
+	gone := goneHolder(t, host, "gc")
+	breaker := goneHolder(t, host, "migrate")
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			in := mustInternal(t, st)
+			writeLock(t, st, gone)
+			lockRaw := readInternal(t, in, storelock.Name)
+			claim := storelock.ClaimName(storelock.Name, lockRaw)
+			claimRaw, _ := json.Marshal(breaker)
+			if err := in.PutInternal(ctx, claim, bytes.NewReader(claimRaw), store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := storelock.Check(ctx, st); !errors.Is(err, storelock.ErrLocked) {
+				t.Fatalf("Check = %v, want locked: a dry run refuses where the run would", err)
+			}
+			_, err := storelock.Acquire(ctx, st, "gc")
+			var le *storelock.LockedError
+			if !errors.As(err, &le) || !errors.Is(err, storelock.ErrLocked) {
+				t.Fatalf("Acquire = %v, want a LockedError", err)
+			}
+			if le.File != storelock.Name || le.Claim != claim || le.Breaker.PID != breaker.PID || le.Holder.PID != gone.PID {
+				t.Fatalf("error names %+v", le)
+			}
+			if got := readInternal(t, in, storelock.Name); !bytes.Equal(got, lockRaw) {
+				t.Fatalf("stale lock changed: %s", got)
+			}
+			if got := readInternal(t, in, claim); !bytes.Equal(got, claimRaw) {
+				t.Fatalf("claim changed: %s", got)
+			}
+		})
+	}
+}
+
+// TestStaleClaimOnALockGoneMeanwhile: the claim's run died after it removed
+// the stale lock. A run that finds the lock gone takes it, and the claim,
+// which guards nothing now, goes.
+func TestStaleClaimOnALockGoneMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	host, _ := os.Hostname()
+	gone := goneHolder(t, host, "gc")
+	breaker := goneHolder(t, host, "migrate")
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			in := mustInternal(t, st)
+			writeLock(t, st, gone)
+			claim := storelock.ClaimName(storelock.Name, readInternal(t, in, storelock.Name))
+			claimRaw, _ := json.Marshal(breaker)
+			if err := in.PutInternal(ctx, claim, bytes.NewReader(claimRaw), store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// The lock goes the moment the run reads the claim: the dead
+			// breaker's delete landing just then.
+			wrapped := deleteOnOpen{st, in, claim, storelock.Name}
+			l, err := storelock.Acquire(ctx, wrapped, "gc")
+			if err != nil {
+				t.Fatalf("Acquire = %v, want the lock", err)
+			}
+			defer l.Release(ctx)
+			if _, err := in.OpenInternal(ctx, claim); !errors.Is(err, store.ErrNotExist) {
+				t.Fatalf("claim still there (%v)", err)
+			}
+			var h storelock.Holder
+			if err := json.Unmarshal(readInternal(t, in, storelock.Name), &h); err != nil || h.PID != os.Getpid() {
+				t.Fatalf("lock holds %+v (%v), want this run", h, err)
+			}
+		})
+	}
+}
+
+// goneHolder is a holder whose process has exited.
+func goneHolder(t *testing.T, host, command string) storelock.Holder {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no 'true' to spawn:", err)
+	}
+	return storelock.Holder{Command: command, PID: cmd.Process.Pid, Host: host, Started: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), PIDNamespace: storelock.OwnPIDNamespace}
+}
+
+func readInternal(t *testing.T, in store.Internal, name string) []byte {
+	t.Helper()
+	rc, err := in.OpenInternal(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// deleteOnOpen deletes the internal file gone when file is opened.
+type deleteOnOpen struct {
+	store.Store
+	store.Internal
+	file, gone string
+}
+
+func (d deleteOnOpen) OpenInternal(ctx context.Context, name string) (io.ReadCloser, error) {
+	if name == d.file {
+		_ = d.Internal.DeleteInternal(ctx, d.gone)
+	}
+	return d.Internal.OpenInternal(ctx, name)
 }
