@@ -157,6 +157,28 @@ type Local interface {
 	Rename(ctx context.Context, from, to string) error
 }
 
+// Wrapper is implemented by a store that stands in front of another, changing
+// only where some of its work goes (a trash in a folder of its own): its blobs
+// are the wrapped store's. Rules about a store's place (which layout folder it
+// is) look through it with [Unwrap].
+type Wrapper interface {
+	Store
+	// Unwrap returns the store in front of which this one stands.
+	Unwrap() Store
+}
+
+// Unwrap returns the store below all of st's wrappers: st itself when it
+// wraps none.
+func Unwrap(st Store) Store {
+	for {
+		w, ok := st.(Wrapper)
+		if !ok {
+			return st
+		}
+		st = w.Unwrap()
+	}
+}
+
 // Bucket is implemented by stores backed by a gocloud.dev/blob bucket. Callers use
 // it to resolve bucket references (s3://bucket/key, {bucket, path} pairs).
 type Bucket interface {

@@ -174,21 +174,25 @@ func (t *Targets) ScanTargets() []scan.Target {
 // Resolver is the resolver of a store of the run: the layout's, for a local
 // store of a layout run, else the plain one over Bases.
 func (t *Targets) Resolver(s store.Store) *ref.Resolver {
-	if ls, ok := s.(store.Local); ok && t.Layout != nil {
+	if ls, ok := store.Unwrap(s).(store.Local); ok && t.Layout != nil {
 		return t.Layout.Resolver(ls.Dir())
 	}
 	return scan.NewResolver(s, t.Bases)
 }
 
 // Companion is the layout's companion rule for a local store whose files
-// have sidecars (coffer's content/chat-media), else nil.
+// have sidecars (coffer's content/chat-media), else nil. The store is that
+// folder whatever stands in front of it (a --trash-dir) and however it is
+// spelled (by a symbolic link, or by its real path): a rule dropped there
+// would leave a referenced upload's sidecar to be removed as unreferenced.
 func (t *Targets) Companion(s store.Store) func(key string) (string, bool) {
-	ls, ok := s.(store.Local)
+	ls, ok := store.Unwrap(s).(store.Local)
 	if !ok || t.Layout == nil {
 		return nil
 	}
+	dir := realOr(ls.Dir())
 	for _, l := range t.Layout.Stores {
-		if l.Sidecars && filepath.Clean(l.Dir) == filepath.Clean(ls.Dir()) {
+		if l.Sidecars && (filepath.Clean(l.Dir) == filepath.Clean(ls.Dir()) || realOr(l.Dir) == dir) {
 			return t.Layout.Companion
 		}
 	}

@@ -36,7 +36,11 @@ var (
 	_ store.Store                = (*trashDirStore)(nil)
 	_ store.Internal             = (*trashDirStore)(nil)
 	_ store.CheckedInternalMover = (*trashDirStore)(nil)
+	_ store.Wrapper              = (*trashDirStore)(nil)
 )
+
+// Unwrap is the store whose blobs these are: only the trash is elsewhere.
+func (t *trashDirStore) Unwrap() store.Store { return t.st }
 
 func (t *trashDirStore) Location() string { return t.st.Location() }
 func (t *trashDirStore) List(ctx context.Context, prefix string, fn func(store.Entry) error) error {
