@@ -31,6 +31,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -214,9 +215,18 @@ func findCoffer(root string) (*Layout, error) {
 	for _, db := range []string{"runs.db", "coffer.db"} {
 		p := filepath.Join(root, db)
 		looked = append(looked, p)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			l.Sessions = append(l.Sessions, "sqlite:"+p)
+		// Only a name that is not there at all is passed over. One that is
+		// there but cannot be reached (a link to a volume not mounted, an
+		// error reading the folder) is a source all the same: reading it
+		// then fails and the run reads less than everything, where without
+		// it gc would remove the blobs only that database's sessions name.
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("coffer layout: session database %s is not a regular file", p)
+		}
+		l.Sessions = append(l.Sessions, "sqlite:"+p)
 	}
 	if len(l.Sessions) == 0 {
 		return nil, &NotFoundError{Layout: Coffer, Root: root, What: "session source", Looked: looked}

@@ -525,3 +525,55 @@ func TestReadsPath(t *testing.T) {
 		}
 	}
 }
+
+// TestCofferDatabaseThatCannotBeReached: coffer.db is a link to a volume that
+// is not mounted (or a link that loops) beside a readable runs.db. The
+// layout still names it as a session source, so that reading it fails and the
+// run reads less than everything: gc then removes nothing. Left out, gc would
+// read runs.db alone and remove the blobs only coffer.db's sessions name.
+func TestCofferDatabaseThatCannotBeReached(t *testing.T) {
+	for name, target := range map[string]string{
+		"unmounted": filepath.Join(t.TempDir(), "not-mounted", "coffer.db"),
+		"loop":      "coffer.db",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), ".coffer")
+			if err := os.MkdirAll(filepath.Join(dir, "content", "chat-media"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "runs.db"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(dir, "coffer.db")); err != nil {
+				t.Fatal(err)
+			}
+			l, err := layout.Find(layout.Coffer, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"sqlite:" + filepath.Join(dir, "runs.db"), "sqlite:" + filepath.Join(dir, "coffer.db")}
+			if !slices.Equal(l.Sessions, want) {
+				t.Errorf("sessions %q, want %q", l.Sessions, want)
+			}
+		})
+	}
+}
+
+// TestCofferDatabaseThatIsNotAFile: a folder where coffer keeps its database
+// is refused, naming it, rather than passed over.
+func TestCofferDatabaseThatIsNotAFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".coffer")
+	if err := os.MkdirAll(filepath.Join(dir, "content", "chat-media"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "runs.db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "coffer.db"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := layout.Find(layout.Coffer, dir)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "coffer.db")) {
+		t.Fatalf("Find = %v, want an error naming coffer.db", err)
+	}
+}
