@@ -322,7 +322,7 @@ func (s *LocalStore) openRegular(ctx context.Context, op, name string) (*os.File
 	}
 	if !after.Mode().IsRegular() || !os.SameFile(before, after) {
 		f.Close()
-		return nil, s.errorf(op, name, fmt.Errorf("replaced while opening: %w", ErrNotRegular))
+		return nil, s.errorf(op, name, fmt.Errorf("%w: %w", ErrReplaced, ErrNotRegular))
 	}
 	return f, nil
 }

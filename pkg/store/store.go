@@ -39,6 +39,12 @@ var (
 	// ErrNotRegular is wrapped by Open for a key that is a symlink, directory,
 	// device or other non-regular file.
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrReplaced is wrapped, beside ErrNotRegular, by Open of a local file
+	// that another process replaced or removed between its lstat and its
+	// open: what was checked is not what would be read. Reading again may
+	// find the new file (or none); a caller that only wants the current
+	// content, such as a lock, tries again.
+	ErrReplaced = errors.New("replaced while opening")
 )
 
 // Entry describes one object of a store, as listed or stat'ed. Nothing in it was

@@ -443,6 +443,14 @@ func (l *Lock) Release(ctx context.Context) error {
 
 func read(ctx context.Context, in store.Internal, name string) (Holder, []byte, error) {
 	rc, err := in.OpenInternal(ctx, name)
+	// Runs that break a stale lock at once remove and put it and its claim
+	// while others read them: a local file replaced between the store's
+	// lstat and open is refused, though what is there now is a lock like any
+	// other. Read it again; a file that stays irregular (a symlink planted
+	// there) keeps failing and is reported.
+	for tries := 0; errors.Is(err, store.ErrReplaced) && tries < 8; tries++ {
+		rc, err = in.OpenInternal(ctx, name)
+	}
 	if err != nil {
 		return Holder{}, nil, err
 	}
