@@ -13,14 +13,29 @@ import (
 	"strings"
 	"testing"
 
-	"gocloud.dev/blob/memblob"
+	"gocloud.dev/blob"
+
+	"github.com/mediactl/mediactl/pkg/store"
 )
+
+// memSource is a session source over a new mem:// bucket, and the bucket to
+// write its objects into.
+func memSource(t *testing.T) (*bucketSource, *blob.Bucket) {
+	t.Helper()
+	bs, err := store.OpenBucket(context.Background(), "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newBucketSource(bs)
+	t.Cleanup(func() { src.Close() })
+	return src, bs.Blob()
+}
 
 // A bucket of sessions is read by the rules of a sessions folder: every
 // object is read, excluded or reported.
 func TestBucketMem(t *testing.T) {
 	ctx := context.Background()
-	b := memblob.OpenBucket(nil)
+	src, b := memSource(t)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(`{"task_id":"t-3"}`))
@@ -42,9 +57,7 @@ func TestBucketMem(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src := newBucketSource("mem://", b)
 	src.exclude = []string{"agent/archive/*"}
-	defer src.Close()
 	items, c := walkAll(t, src) // opens every document after Walk returned
 	want := []string{"a.ndjson", "agent/sessions/T-2.JSON", "agent/sessions/old.jsonl", "agent/sessions/t-1.json", "agent/sessions/t-3.json.gz", "agent/sessions/t-4.json.tmp"}
 	if got := documents(items); !reflect.DeepEqual(got, want) {
@@ -80,15 +93,13 @@ func TestBucketMem(t *testing.T) {
 
 func TestBucketPaging(t *testing.T) {
 	ctx := context.Background()
-	b := memblob.OpenBucket(nil)
-	const n = bucketPageSize*2 + 7
+	src, b := memSource(t)
+	const n = 1000*2 + 7 // over two of the bucket's listing pages
 	for i := range n {
 		if err := b.WriteAll(ctx, fmt.Sprintf("s/%05d.json", i), []byte(`{}`), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	src := newBucketSource("mem://", b)
-	defer src.Close()
 	var keys []string
 	c, err := src.Walk(ctx, func(it Item) error {
 		keys = append(keys, it.Place.Document)

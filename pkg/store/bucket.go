@@ -382,6 +382,12 @@ func quotedETag(tag string) string {
 // comparing keys, so it can skip objects. The walk sees what fileblob stores:
 // regular files, with names hex-unescaped and "*.attrs" sidecars left out.
 func (s *BucketStore) listFile(ctx context.Context, prefix string, keep func(string) bool, fn func(Entry) error) error {
+	return s.walkFile(ctx, prefix, walker{keep: keep}, fn)
+}
+
+// walkFile walks a file:// bucket's directory (below its prefix) with w,
+// which it completes with the directory and fileblob's naming.
+func (s *BucketStore) walkFile(ctx context.Context, prefix string, w walker, fn func(Entry) error) error {
 	root, err := os.OpenRoot(filepath.Join(s.name, filepath.FromSlash(s.prefix)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && s.prefix != "" {
@@ -390,8 +396,21 @@ func (s *BucketStore) listFile(ctx context.Context, prefix string, keep func(str
 		return s.errorf("list", prefix, plainErr(err))
 	}
 	defer root.Close()
-	w := walker{root: root, errorf: s.errorf, fileblob: true, keep: keep}
+	w.root, w.errorf, w.fileblob = root, s.errorf, true
 	return w.list(ctx, prefix, fn)
+}
+
+// ListEvery lists like List and, on a file:// bucket, also reports each
+// entry that fileblob would not read as an object (a symbolic link, a named
+// pipe), with its Mode: a reader that must read every object, a session
+// source, says what it did not read instead of passing over it. A folder
+// that cannot be listed fails the listing, and the bucket's folder (or its
+// prefix's) may be a symbolic link, which is followed as the store does.
+func (s *BucketStore) ListEvery(ctx context.Context, prefix string, fn func(Entry) error) error {
+	if s.scheme == "file" && !strings.HasPrefix(prefix, InternalDir+"/") {
+		return s.walkFile(ctx, prefix, walker{irregular: true}, fn)
+	}
+	return s.List(ctx, prefix, fn)
 }
 
 // ListSelected lists like List, reporting only the objects whose key keep

@@ -29,6 +29,9 @@ type walker struct {
 	// keep, when set, says which keys (of anything but a directory) to report;
 	// the sorted walk does not hold the names of the others while it sorts.
 	keep func(key string) bool
+	// irregular: with fileblob, also report what is not a regular file (a
+	// symbolic link, a FIFO), with its Mode, instead of passing over it.
+	irregular bool
 }
 
 // dirent is a directory entry as the directory reports it.
@@ -261,9 +264,12 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 		e := Entry{Key: key, Size: fi.size, ModTime: fi.mtime, Mode: fi.mode}
 		if w.fileblob {
 			if !fi.mode.IsRegular() {
-				continue
+				if !w.irregular {
+					continue
+				}
+			} else {
+				e.Mode = 0
 			}
-			e.Mode = 0
 		} else if fi.mode&fs.ModeSymlink != 0 {
 			// Best effort: a link removed meanwhile keeps an empty Link.
 			e.Link, _ = w.root.Readlink(p)
