@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -23,10 +24,12 @@ import (
 //
 // A blob is referenced when its file name (the last segment of its key), or the
 // name without its extension, appears as a path segment or token in any session
-// string, or — for a content-addressed blob — when its bare digest appears as a
-// run of exactly 64 hex characters (either case). A token is a maximal run of
+// string, or — for a content-addressed blob — when its bare digest appears in a
+// run of 64 or more hex characters (either case). A token is a maximal run of
 // letters, digits, '.', '_' and '-'. A name with other characters (spaces,
-// non-ASCII) is searched for as a plain substring.
+// non-ASCII) is searched for as a plain substring, and kept too by any token
+// that starts with its lead, the 16 or more token bytes before its first '.'
+// (coffer's "<uuid>.final copy", by "<uuid>" or "<uuid>.final").
 //
 // The rule looks at every string, not only at fields that hold references: a
 // digest in a tool's output, a file name in a chat message, a path inside
@@ -243,7 +246,8 @@ func (x *Index) build() {
 	x.seed = maphash.MakeSeed()
 	x.marks = make([]uint32, (x.n+31)/32)
 	// What the rule looks for, by base name: a content-addressed name its
-	// digest, a single token itself and its stem, anything else a substring.
+	// digest, a single token itself and its stem, anything else a substring
+	// and its lead (leadOf).
 	const (
 		byDigest = iota
 		byName
@@ -269,13 +273,17 @@ func (x *Index) build() {
 	}
 	nDigests, nTokens := 0, 0
 	for id := range x.n {
-		switch h, _ := how(id); h {
+		switch h, name := how(id); h {
 		case byDigest:
 			nDigests++
 		case byName:
 			nTokens++
 		case byNameAndStem:
 			nTokens += 2
+		case bySubstring:
+			if leadOf(name) != "" {
+				nTokens++
+			}
 		}
 	}
 	if nDigests > 0 {
@@ -290,6 +298,9 @@ func (x *Index) build() {
 			x.insertDigest(uint32(id))
 		case bySubstring:
 			x.odd = append(x.odd, oddName{[]byte(name), int32(id)})
+			if leadOf(name) != "" {
+				x.insertToken(uint32(id)<<1|1, leadOf(name))
+			}
 		case byNameAndStem:
 			x.insertToken(uint32(id)<<1|1, stemOf(name))
 			fallthrough
@@ -352,14 +363,17 @@ func (x *Index) eachWithDigest(d *blobname.Digest, fn func(uint32)) {
 	}
 }
 
-// A token entry is id<<1 for a blob's name, id<<1|1 for its stem; the table
-// holds entry+1.
+// A token entry is id<<1 for a blob's name, id<<1|1 for its stem (a name
+// that is one token) or its lead (any other name); the table holds entry+1.
 func (x *Index) tokenOf(entry uint32) string {
 	name := path.Base(x.others[x.names.At(int(entry>>1))&^otherName])
-	if entry&1 != 0 {
+	switch {
+	case entry&1 == 0:
+		return name
+	case isToken(name):
 		return stemOf(name)
 	}
-	return name
+	return leadOf(name)
 }
 
 func (x *Index) insertToken(entry uint32, tok string) {
@@ -405,6 +419,28 @@ func (x *Index) markByToken(tok []byte) {
 
 func stemOf(name string) string { return strings.TrimSuffix(name, path.Ext(name)) }
 
+// leadOf is the lead of a name that is not one token: its token bytes before
+// the first '.', when they are the whole of what comes before it and at least
+// minLead bytes long; else "". Coffer names a file by a uuid and the suffix
+// the user's file had, whatever it is ("<uuid>.final copy", "<uuid>.第二版",
+// "<uuid>.v2 (Bob's edit)"), and serializers split such a name into tokens in
+// ways no decoding undoes: a form-encoded link writes its space as '+', a
+// Telegram MarkdownV2 text escapes the '.' ("<uuid>\.第二版"), a shell quote
+// interrupts the name ("'…v2 (Bob'\"'\"'s edit)'"). The uuid alone is
+// unique, and any token that starts with it keeps the file (markToken).
+func leadOf(name string) string {
+	lead, _, ok := strings.Cut(name, ".")
+	if !ok || len(lead) < minLead || !isToken(lead) {
+		return ""
+	}
+	return lead
+}
+
+// minLead is the shortest lead a name is kept by: a uuid's 32 hex digits
+// are, a word such as "photo" ("photo 1.jpg") is not, lest every mention of
+// the word keep the file.
+const minLead = 16
+
 // Mark marks every blob that s refers to under the retention rule, in every
 // form in which a runtime may have written the name:
 //
@@ -442,8 +478,9 @@ func (x *Index) markForms(s []byte, depth int) {
 			x.markForms(d, depth-1)
 		}
 		if hasShellEscape(s) {
+			// Its other forms too: a name in NFD behind MarkdownV2's escapes.
 			*buf = appendShellUnescaped((*buf)[:0], s)
-			x.markOne(*buf)
+			x.markForms(*buf, depth-1)
 		}
 	}
 	if f&hasPercent != 0 {
@@ -462,16 +499,17 @@ func (x *Index) markForms(s []byte, depth int) {
 	}
 }
 
-// hasShellEscape reports whether s holds a backslash before a character a
-// shell command must escape in a file name (a space, & ( ) ' and the like):
-// a tool call's command names a file whose name has one that way
-// ("pdftotext ~/.coffer/channel-media/<id>.final\ copy -"), and it may be
+// hasShellEscape reports whether s holds a backslash before a space or an
+// ASCII punctuation mark: a tool call's command names a file whose name has
+// a space or a shell character that way ("pdftotext
+// ~/.coffer/channel-media/<id>.final\ copy -"), a Telegram MarkdownV2 text
+// escapes every '.', '-', '_' and more ("<id>\.final copy"), and it may be
 // the only mention of the file. A backslash before a letter or a digit
 // (code's "\n", a Windows path) is not one: such strings make no shell form.
 func hasShellEscape(s []byte) bool {
 	for i := 0; i+1 < len(s); i++ {
 		if s[i] == '\\' {
-			if strings.IndexByte(shellSpecial, s[i+1]) >= 0 {
+			if c := s[i+1]; c < utf8.RuneSelf && (c == ' ' || c == '\t' || unicode.IsPunct(rune(c)) || unicode.IsSymbol(rune(c))) {
 				return true
 			}
 			i++
@@ -479,10 +517,6 @@ func hasShellEscape(s []byte) bool {
 	}
 	return false
 }
-
-// shellSpecial is what a POSIX shell reads, unquoted, as other than a
-// word's character.
-const shellSpecial = " \t!\"#$&'()*;<>?[]`{|}~"
 
 // appendShellUnescaped appends s with a shell's backslash escapes removed,
 // as sh reads an unquoted word: "\c" is c, whatever c is.
@@ -636,6 +670,14 @@ func appendPercentDecoded(dst, s []byte) []byte {
 }
 
 func (x *Index) markToken(tok []byte) {
+	if len(x.byToken) > 0 {
+		// A token that starts with a lead and a '.' names the file of that
+		// lead, whatever follows ("<uuid>.final" of "<uuid>.final+copy"; a
+		// binary JSON's next header byte glued on, "<uuid>.jpgG").
+		if k := bytes.IndexByte(tok, '.'); k >= minLead {
+			x.markByToken(tok[:k])
+		}
+	}
 	for len(x.byToken) > 0 {
 		x.markByToken(tok)
 		// "ab….png." at the end of a sentence names "ab….png".
@@ -656,9 +698,12 @@ func (x *Index) markToken(tok []byte) {
 		for j < len(tok) && byteClass[tok[j]]&hexByte != 0 {
 			j++
 		}
-		if j-i == blobname.DigestLen {
+		// Every 64 digits of a longer run: a binary value (SQLite's JSONB,
+		// msgpack) glues a string's length byte to it, and a length of 68,
+		// "<digest>.png", is 'D', a hex digit.
+		for k := i; k+blobname.DigestLen <= j; k++ {
 			var d blobname.Digest
-			decodeHex(&d, tok[i:j])
+			decodeHex(&d, tok[k:k+blobname.DigestLen])
 			x.eachWithDigest(&d, x.mark)
 		}
 		i = j

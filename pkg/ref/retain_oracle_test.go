@@ -12,7 +12,7 @@ import (
 // string per key: simple enough to trust, too large for millions of blobs.
 // The compact Index must agree with it on every input. The tokenizer (how a
 // string is cut into tokens and hex runs, isToken, isHex) is shared, not
-// re-written here: TestIndexRetentionRule and TestIndexDigestRunMustBeExact
+// re-written here: TestIndexRetentionRule and TestIndexDigestInALongerRun
 // pin it with literal cases.
 type oracleIndex struct {
 	byToken    map[string][]int32
@@ -42,6 +42,9 @@ func (x *oracleIndex) Add(key string) int {
 	}
 	if !isToken(name) {
 		x.odd = append(x.odd, oddName{[]byte(name), id})
+		if lead, _, ok := strings.Cut(name, "."); ok && len(lead) >= 16 && isToken(lead) {
+			x.byToken[lead] = append(x.byToken[lead], id)
+		}
 		return int(id)
 	}
 	x.byToken[name] = append(x.byToken[name], id)
@@ -72,6 +75,11 @@ func (x *oracleIndex) Mark(s []byte) {
 }
 
 func (x *oracleIndex) markToken(tok []byte) {
+	if k := bytes.IndexByte(tok, '.'); k >= 16 {
+		for _, id := range x.byToken[string(tok[:k])] {
+			x.marks[id] = true
+		}
+	}
 	for {
 		for _, id := range x.byToken[string(tok)] {
 			x.marks[id] = true
@@ -93,8 +101,8 @@ func (x *oracleIndex) markToken(tok []byte) {
 		for j < len(tok) && isHex(tok[j]) {
 			j++
 		}
-		if j-i == blobname.DigestLen {
-			if d, ok := blobname.ParseDigest(string(tok[i:j])); ok {
+		for k := i; k+blobname.DigestLen <= j; k++ {
+			if d, ok := blobname.ParseDigest(string(tok[k : k+blobname.DigestLen])); ok {
 				if id, ok := x.byDigest[d]; ok {
 					x.marks[id] = true
 					for _, id := range x.moreDigest[d] {

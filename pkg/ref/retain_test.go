@@ -48,14 +48,24 @@ func TestIndexRetentionRule(t *testing.T) {
 	}
 }
 
-func TestIndexDigestRunMustBeExact(t *testing.T) {
+// TestIndexDigestInALongerRun: a digest inside a longer run of hex digits
+// keeps its blob. A binary value glues a string's length byte to it: SQLite's
+// JSONB and msgpack write "<digest>.png", 68 bytes, after the byte 0x44, 'D'.
+// A run that only looks like a digest keeps nothing.
+func TestIndexDigestInALongerRun(t *testing.T) {
 	a := digest("a")
 	x := NewIndex()
 	id := x.Add(a)
-	x.Mark([]byte(a + "0")) // 65 hex characters: another kind of identifier
+	x.Mark([]byte(a[1:] + "0" + a[:1]))
 	if x.Referenced(id) {
-		t.Fatal("a 65-character hex run matched a digest")
+		t.Fatal("a 65-character hex run without the digest matched it")
 	}
+	x.Mark([]byte("\xc7D" + a + ".pngG"))
+	if !x.Referenced(id) {
+		t.Fatal("a digest after a JSONB length byte 'D' was not matched")
+	}
+	x = NewIndex()
+	id = x.Add(a)
 	x.Mark([]byte("x" + a + ".bin"))
 	if !x.Referenced(id) {
 		t.Fatal("digest inside a token not matched")

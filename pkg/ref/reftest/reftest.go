@@ -127,6 +127,7 @@ var blobKinds = []blobKind{
 	{"coffer-space", func(u string) string { return u[:32] + ".final copy" }, same},
 	{"coffer-noext", func(u string) string { return u[:32] }, same},
 	{"coffer-upper", func(u string) string { return u[:32] + ".JPG" }, same},
+	{"coffer-quote", func(u string) string { return u[:32] + ".v2 (Bob's edit)" }, same},
 	// The file is named in NFD (macOS), the session in NFC, and the reverse.
 	{"nfd-file", func(u string) string { return u[:12] + "-" + nfdName + ".pdf" }, norm.NFC.String},
 	{"nfc-file", func(u string) string { return u[:12] + "-März.pdf" }, norm.NFD.String},
@@ -150,6 +151,48 @@ var refForms = []refForm{
 	// A tool call's shell command, the name's spaces and shell characters
 	// escaped with backslashes, as a command that runs must write them.
 	{"shell-escaped", func(n string) string { return "pdftotext ~/.coffer/channel-media/" + shellEscape(n) + " -" }},
+	// The same command as Python's shlex.quote writes it: the whole path in
+	// single quotes, a quote in it as '"'"'.
+	{"shlex-quoted", func(n string) string { return "pdftotext " + shlexQuote("/home/u/.coffer/channel-media/"+n) + " -" }},
+	// A link whose query is form-encoded (Python's urllib.parse.urlencode,
+	// JavaScript's URLSearchParams): a space is '+'.
+	{"form-encoded", func(n string) string {
+		return "http://127.0.0.1:8765/media?" + url.Values{"path": {"/home/u/.coffer/channel-media/" + n}}.Encode()
+	}},
+	// A Telegram reply in MarkdownV2, escaped as python-telegram-bot's
+	// escape_markdown(text, version=2) does: a backslash before each of
+	// _*[]()~`>#+-=|{}.!
+	{"markdown-v2", func(n string) string { return markdownV2("Saved as ~/.coffer/channel-media/" + n) }},
+}
+
+// shlexQuote is Python's shlex.quote: a word of only safe characters as it
+// is, anything else in single quotes, each ' in it as '"'"'.
+func shlexQuote(s string) string {
+	safe := true
+	for _, r := range s {
+		if !(r < utf8.RuneSelf && (r == '_' || r == '@' || r == '%' || r == '+' || r == '=' || r == ':' || r == ',' || r == '.' || r == '/' || r == '-' ||
+			'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')) {
+			safe = false
+			break
+		}
+	}
+	if safe && s != "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// markdownV2 escapes text as python-telegram-bot's escape_markdown with
+// version=2.
+func markdownV2(text string) string {
+	var b strings.Builder
+	for _, r := range text {
+		if strings.ContainsRune("_*[]()~`>#+-=|{}.!", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // shellEscape writes name as one unquoted shell word: a backslash before each
