@@ -13,6 +13,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/trash"
 )
 
 // Quarantined is one blob taken out of the store, as its manifest line records it.
@@ -60,7 +61,9 @@ type QuarantineReport struct {
 // folder named after now, and writes a manifest line per blob there. It never
 // plainly deletes: a blob is moved by a rename when both stores are local
 // folders on one file system, and otherwise copied, the copy read back and
-// hashed, and only then removed from src. Before moving, each blob is hashed
+// hashed, and only then removed from src; a local store's blob is set aside
+// in a trash run of the store before the copy, so that what is removed is
+// only ever the file copied (see copyAside). Before moving, each blob is hashed
 // again; one that no longer matches the corrupt digest (a writer replaced it)
 // is kept. The store it moves out of is the locked one (l.Store()).
 func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt []Result, now time.Time) (*QuarantineReport, error) {
@@ -70,6 +73,9 @@ func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt
 	src := l.Store()
 	now = now.UTC()
 	folder := now.Format("20060102T150405.000000000Z")
+	// A blob copied out of a local store is set aside in this trash run
+	// first (see copyAside).
+	stage := trash.RunID(now) + "-quarantine"
 	rep := &QuarantineReport{Folder: folder, Manifest: folder + "/manifest.jsonl", Moved: []Quarantined{}, Kept: []Quarantined{}}
 	for _, c := range corrupt {
 		if c.Category != Corrupt || c.Actual == "" || c.Actual == c.Expected {
@@ -82,7 +88,7 @@ func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt
 		if ctx.Err() != nil {
 			break
 		}
-		how, err := move(ctx, src, dst, c, q.Moved)
+		how, err := move(ctx, src, dst, c, stage, q.Moved)
 		q.How = how
 		if err != nil {
 			q.Err, q.Changed = err.Error(), errors.Is(err, errChanged)
@@ -118,7 +124,7 @@ const manifestTimeout = 30 * time.Second
 // the corrupt one; then it is moved only if it is still the file that was
 // hashed, and what was moved is hashed once more, and put back if it is not
 // the corrupt one after all.
-func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (string, error) {
+func move(ctx context.Context, src, dst store.Store, c Result, stage, dstKey string) (string, error) {
 	before, err := src.Stat(ctx, c.Key)
 	if err != nil {
 		return "", fmt.Errorf("re-read before moving: %w", err)
@@ -150,33 +156,131 @@ func move(ctx context.Context, src, dst store.Store, c Result, dstKey string) (s
 			return "rename", err
 		}
 	}
-	// Copy, prove the copy, then remove the original if it is still the
-	// object that was copied.
-	rc, err := src.Open(ctx, c.Key)
+	// Copy, prove the copy, then remove what was copied.
+	if bm, ok := store.AsBatchMover(src); ok {
+		if in, ok := store.AsInternal(src); ok {
+			return "copy", copyAside(ctx, src, bm, in, dst, c, before, stage, dstKey)
+		}
+	}
+	return "copy", copyThenDelete(ctx, src, dst, c, before, dstKey)
+}
+
+// copyAside copies a blob of a local store into the quarantine without ever
+// deleting by the blob's name: a writer may save the blob again at any
+// moment (a runtime that saves it anew, a restore from backup by cp -p and
+// mv, same size and time), and whatever holds the name when a delete comes
+// would go. So the blob is first set aside by the store's checked rename
+// (MoveManyToInternal, which takes only the file it checked) into
+// trash/STAGE/KEY in the store's internal folder, where no writer saves;
+// that file, and only it, is hashed, copied, proven and deleted. A writer
+// that saves the blob meanwhile saves a new file at the free name, which
+// stays. A file set aside that is not the corrupt blob (replaced between the
+// hash and the rename by one of the same size and time) goes back to its
+// key, never over anything. A run killed before the delete leaves the blob
+// in that trash run, where gc restore finds it.
+func copyAside(ctx context.Context, src store.Store, bm store.BatchMover, in store.Internal, dst store.Store, c Result, before store.Entry, stage, dstKey string) error {
+	under := trash.Dir + "/" + stage
+	name := under + "/" + c.Key
+	err := bm.MoveManyToInternal(ctx, []store.InternalMove{{Key: c.Key, Name: name, Size: before.Size, ModTime: before.ModTime}})[0]
+	switch {
+	case errors.Is(err, store.ErrChanged):
+		return fmt.Errorf("kept: %w (a writer replaced it after it was hashed): %v", errChanged, err)
+	case errors.Is(err, store.ErrCrossDevice):
+		// A blob in a mount inside the store: gc cannot remove it either.
+		return fmt.Errorf("kept: it lies on another file system than the store's internal folder, so it cannot be set aside for the copy: %w", err)
+	case err != nil && present(ctx, in, name):
+		// The rename happened; what failed came after it (a folder's sync).
+		return fmt.Errorf("set aside for the copy as %s in the store's internal folder, and left there: %w", name, err)
+	case err != nil:
+		return fmt.Errorf("not set aside for the copy: %w", err)
+	}
+	// From here on the blob is out of the store; any failure puts it back,
+	// even once ctx is cancelled.
+	bctx := context.WithoutCancel(ctx)
+	putBack := func(why error) error {
+		if err := in.MoveFromInternal(bctx, name, c.Key); err != nil {
+			return fmt.Errorf("%w; it was set aside for the copy and stays in trash run %s of the store: %v", why, stage, err)
+		}
+		// The name is gone; the folders it leaves empty go.
+		bm.DeleteManyInternal(bctx, under, []string{name})
+		return why
+	}
+	sum, err := hashInternal(ctx, src, in, name)
+	if err := corruptSum(sum, err, c); err != nil {
+		return putBack(err)
+	}
+	rc, err := in.OpenInternal(ctx, name)
 	if err != nil {
-		return "copy", err
+		return putBack(fmt.Errorf("copy to quarantine: %w", err))
 	}
 	h := sha256.New()
 	err = dst.Put(ctx, dstKey, io.TeeReader(rc, h), store.PutOptions{IfNotExist: true, Metadata: map[string]string{"sha256": c.Actual}})
 	rc.Close()
 	if err != nil {
-		return "copy", fmt.Errorf("copy to quarantine: %w", err)
+		return putBack(fmt.Errorf("copy to quarantine: %w", err))
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != c.Actual {
-		return "copy", fmt.Errorf("kept: %w, while copying (now %s); the copy stays in quarantine", errChanged, sum)
+		return putBack(fmt.Errorf("kept: the copy read %s, not the bytes hashed; the copy stays in quarantine", sum))
 	}
 	if sum, _, err := hashKey(ctx, dst, dstKey); err != nil || sum != c.Actual {
-		return "copy", fmt.Errorf("kept: the quarantine copy could not be proven (%v, %s)", err, sum)
+		return putBack(fmt.Errorf("kept: the quarantine copy could not be proven (%v, %s)", err, sum))
+	}
+	if err := bm.DeleteManyInternal(bctx, under, []string{name})[0]; err != nil {
+		return fmt.Errorf("copied, and set aside as %s in the store's internal folder, but not deleted there: %w", name, err)
+	}
+	return nil
+}
+
+// present reports whether the internal file name is there.
+func present(ctx context.Context, in store.Internal, name string) bool {
+	rc, err := in.OpenInternal(context.WithoutCancel(ctx), name)
+	if err != nil {
+		return false
+	}
+	rc.Close()
+	return true
+}
+
+// copyThenDelete copies a blob of a bucket into the quarantine, proves the
+// copy, and deletes the blob if it is still the object that was copied: on
+// Azure the delete is made on condition that it still has the ETag hashed
+// (If-Match). Elsewhere (S3, GCS, a file:// bucket) the store offers no such
+// condition, and the delete follows the last check unconditionally: an
+// object uploaded again between the two is deleted (docs/verify.md).
+func copyThenDelete(ctx context.Context, src, dst store.Store, c Result, before store.Entry, dstKey string) error {
+	rc, err := src.Open(ctx, c.Key)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	err = dst.Put(ctx, dstKey, io.TeeReader(rc, h), store.PutOptions{IfNotExist: true, Metadata: map[string]string{"sha256": c.Actual}})
+	rc.Close()
+	if err != nil {
+		return fmt.Errorf("copy to quarantine: %w", err)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != c.Actual {
+		return fmt.Errorf("kept: %w, while copying (now %s); the copy stays in quarantine", errChanged, sum)
+	}
+	if sum, _, err := hashKey(ctx, dst, dstKey); err != nil || sum != c.Actual {
+		return fmt.Errorf("kept: the quarantine copy could not be proven (%v, %s)", err, sum)
 	}
 	if now, err := src.Stat(ctx, c.Key); err != nil {
-		return "copy", fmt.Errorf("copied, but not removed from the store: %w", err)
+		return fmt.Errorf("copied, but not removed from the store: %w", err)
 	} else if !sameObject(before, now) {
-		return "copy", fmt.Errorf("kept: %w (a writer replaced it while it was copied); the copy stays in quarantine", errChanged)
+		return fmt.Errorf("kept: %w (a writer replaced it while it was copied); the copy stays in quarantine", errChanged)
 	}
-	if err := src.Delete(ctx, c.Key); err != nil {
-		return "copy", fmt.Errorf("copied, but not removed from the store: %w", err)
+	if br, ok := store.AsBatchRemover(src); ok && br.DeletesIfMatch() && before.ETag != "" {
+		err = br.DeleteMany(ctx, []string{c.Key}, []string{before.ETag}, nil)[0]
+		if errors.Is(err, store.ErrChanged) {
+			return fmt.Errorf("kept: %w (a writer uploaded it again while it was copied); the copy stays in quarantine: %v", errChanged, err)
+		}
+	} else {
+		err = src.Delete(ctx, c.Key)
 	}
-	return "copy", nil
+	if err != nil {
+		return fmt.Errorf("copied, but not removed from the store: %w", err)
+	}
+	return nil
 }
 
 // checkedLocalMover is a local store's rename into another local store,
@@ -201,6 +305,12 @@ func moveBack(ctx context.Context, q *store.LocalStore, dstKey, dir, key string)
 // c.Actual, the corrupt digest, which is not the one its name promises.
 func stillCorrupt(ctx context.Context, st store.Store, key string, c Result) error {
 	sum, _, err := hashKey(ctx, st, key)
+	return corruptSum(sum, err, c)
+}
+
+// corruptSum is stillCorrupt's verdict on sum, the digest just read (or err,
+// why it could not be).
+func corruptSum(sum string, err error, c Result) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("re-read before moving: %w", err)
@@ -220,4 +330,15 @@ func sameObject(a, b store.Entry) bool {
 
 func hashKey(ctx context.Context, st store.Store, key string) (string, int64, error) {
 	return newHasher(st, false, nil).hash(ctx, key)
+}
+
+// hashInternal hashes the file name of st's internal folder in.
+func hashInternal(ctx context.Context, st store.Store, in store.Internal, name string) (string, error) {
+	rc, err := in.OpenInternal(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	sum, _, err := newHasher(st, false, nil).hashReader(ctx, rc, name)
+	return sum, err
 }

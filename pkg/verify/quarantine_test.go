@@ -183,3 +183,105 @@ func TestInterruptedQuarantineWritesItsManifest(t *testing.T) {
 		}
 	}
 }
+
+// savedAgainWhileCopied is a quarantine that is not a local folder (so the
+// blob is copied, not renamed) during whose copy a writer saves the blob
+// again in the store: resave runs once a copy has been written.
+type savedAgainWhileCopied struct {
+	store.Store
+	resave func()
+}
+
+func (q *savedAgainWhileCopied) Put(ctx context.Context, key string, r io.Reader, opts store.PutOptions) error {
+	err := q.Store.Put(ctx, key, r, opts)
+	if err == nil && q.resave != nil {
+		q.resave()
+		q.resave = nil
+	}
+	return err
+}
+
+// TestQuarantineCopyKeepsABlobSavedAgain: on the copy path (a bucket
+// quarantine here; a quarantine on another file system alike) a good copy
+// saved over the corrupt blob while it is copied, or between its hash and
+// the copy, stays in the store. The writer is an operator restoring the blob
+// from a backup (cp -p, then mv: same size, same modification time as the
+// bit-rotted file), which no description of the file tells from the blob
+// that was copied. Before, the copy path deleted whatever held the key once
+// the copy was proven: the restored blob was lost, and the quarantine held
+// only the corrupt bytes.
+func TestQuarantineCopyKeepsABlobSavedAgain(t *testing.T) {
+	good := []byte("\x89PNG\r\n\x1a\n the good, complete bytes of a picture")
+	bad := append([]byte(nil), good...)
+	bad[20] ^= 0xff // bit rot in place: same size
+	key := name(good, ".png")
+	for _, tc := range []struct {
+		name        string
+		whileHashed bool // saved again between the hash and the copy, else during the copy
+	}{
+		{"during the copy", false},
+		{"between the hash and the copy", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir, qdir := t.TempDir(), t.TempDir()
+			p := filepath.Join(dir, key)
+			must(t, os.WriteFile(p, bad, 0o600))
+			mtime := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
+			must(t, os.Chtimes(p, mtime, mtime))
+			restore := func() {
+				tmp := filepath.Join(dir, ".restore.tmp")
+				must(t, os.WriteFile(tmp, good, 0o600))
+				must(t, os.Chtimes(tmp, mtime, mtime))
+				must(t, os.Rename(tmp, p))
+			}
+			ls, err := store.OpenLocal(dir)
+			must(t, err)
+			defer ls.Close()
+			rep, err := verify.Run(ctx, verify.Options{Store: ls})
+			must(t, err)
+			if len(rep.Corrupt) != 1 {
+				t.Fatalf("%d corrupt, want 1", len(rep.Corrupt))
+			}
+			qb, err := store.Open(ctx, "file://"+qdir)
+			must(t, err)
+			defer qb.Close()
+			q := &savedAgainWhileCopied{Store: qb}
+			var src store.Store = ls
+			if tc.whileHashed {
+				src = &repairedWhileHashed{LocalStore: ls, repair: restore}
+			} else {
+				q.resave = restore
+			}
+			l, err := storelock.Acquire(ctx, src, "test")
+			must(t, err)
+			defer l.Release(ctx)
+			qr, err := verify.Quarantine(ctx, l, q, rep.Corrupt, time.Now())
+			must(t, err)
+			if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, good) {
+				t.Fatalf("the blob restored in the store: %q, %v", b, err)
+			}
+			copied, cerr := os.ReadFile(filepath.Join(qdir, qr.Folder, key))
+			if tc.whileHashed {
+				if len(qr.Moved) != 0 || len(qr.Kept) != 1 || !qr.Kept[0].Changed || qr.Kept[0].How != "copy" {
+					t.Errorf("moved %+v, kept %+v; want it kept as changed, at the copy", qr.Moved, qr.Kept)
+				}
+				if cerr == nil {
+					t.Errorf("the quarantine holds a copy of a blob it kept: %q", copied)
+				}
+			} else {
+				if len(qr.Moved) != 1 || len(qr.Kept) != 0 || qr.Moved[0].How != "copy" {
+					t.Errorf("moved %+v, kept %+v; want the corrupt blob copied out", qr.Moved, qr.Kept)
+				}
+				if !bytes.Equal(copied, bad) {
+					t.Errorf("the quarantine holds %q (%v), want the corrupt bytes", copied, cerr)
+				}
+			}
+			// Nothing is left where the blob was set aside for the copy.
+			must(t, ls.ListInternal(ctx, "trash/", func(e store.Entry) error {
+				t.Errorf("left in the store's internal folder: %s", e.Key)
+				return nil
+			}))
+		})
+	}
+}
