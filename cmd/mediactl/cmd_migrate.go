@@ -136,7 +136,7 @@ func runMigrate(c *cli.Context) error {
 		}
 	}
 	if opts.Rewrite && !opts.DryRun {
-		if opts.Rewriters, err = openRewriters(c, t.sessionSpecs); err != nil {
+		if opts.Rewriters, err = t.openRewriters(c); err != nil {
 			return err
 		}
 		defer closeRewriters(opts.Rewriters)
@@ -180,8 +180,8 @@ func runMigrate(c *cli.Context) error {
 
 // rollbackLine is the command that undoes this migration, to be run as
 // printed: rollback needs the sessions the run rewrote, named as the run
-// named them (credentials in a URL are redacted: give them through the
-// environment, e.g. PGPASSWORD).
+// named them, with the run's exclusions (credentials in a URL are redacted:
+// give them through the environment, e.g. PGPASSWORD).
 func rollbackLine(t *targets, journal string) string {
 	args := []string{"mediactl", "migrate", "rollback"}
 	var fromLayout []string
@@ -193,6 +193,11 @@ func rollbackLine(t *targets, journal string) string {
 		if !slices.Contains(fromLayout, s) {
 			args = append(args, "--sessions", store.Redact(s))
 		}
+	}
+	// The rollback restores what the run could rewrite: the same sessions
+	// less what the run excluded from them.
+	for _, x := range t.opened.SessionOptions.Exclude {
+		args = append(args, "--sessions-exclude", x)
 	}
 	args = append(args, "--journal", absOr(journal))
 	for i, a := range args {
@@ -210,21 +215,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// openRewriters opens a rewriter for each session spec. On a failure it closes
-// the ones it opened, so the caller has something to close only on success.
-func openRewriters(c *cli.Context, specs []string) ([]sessions.Rewriter, error) {
-	var rws []sessions.Rewriter
-	for _, spec := range specs {
-		rw, err := sessions.OpenRewriter(c.Context, spec, sessions.Options{Query: c.String("sessions-query")})
-		if err != nil {
-			closeRewriters(rws)
-			return nil, fmt.Errorf("--sessions %s: %w", store.Redact(spec), err)
-		}
-		rws = append(rws, rw)
-	}
-	return rws, nil
 }
 
 // closeRewriters closes rewriters in the reverse order of their opening.

@@ -63,7 +63,7 @@ func runMigrateRollback(c *cli.Context) error {
 	defer t.Close()
 	opts := migrate.RollbackOptions{JournalPath: jpath, MaxListed: c.Int("max-listed"), Command: "mediactl migrate rollback"}
 	if len(t.sessionSpecs) > 0 {
-		if opts.Rewriters, err = openRewriters(c, t.sessionSpecs); err != nil {
+		if opts.Rewriters, err = t.openRewriters(c); err != nil {
 			return err
 		}
 		defer closeRewriters(opts.Rewriters)

@@ -64,6 +64,16 @@ func (t *targets) companion(s store.Store) func(key string) (string, bool) {
 	return t.opened.Companion(s)
 }
 
+// openRewriters opens the run's session sources for writing, as they were
+// opened for reading (the same --sessions-exclude).
+func (t *targets) openRewriters(c *cli.Context) ([]sessions.Rewriter, error) {
+	rws, err := t.opened.OpenRewriters(c.Context)
+	if err != nil {
+		return nil, targetError(c, err)
+	}
+	return rws, nil
+}
+
 // openTargets resolves --layout/--root/--store/--sessions, or finds ./.forge when
 // none is given, and opens everything. Explicit --store and --sessions replace
 // what a layout would pick.

@@ -224,7 +224,7 @@ func RollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal,
 	for _, id := range st.Order {
 		if !seen[id] {
 			rec := st.Units[id][0]
-			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{*rec.Place, "rewritten by the migration, but no session source given holds it now: give the same session sources as the migration"})
+			rep.note(&rep.Problems, &rep.ProblemList, UnitNote{*rec.Place, "rewritten by the migration, but no session source given holds it now: give the same session sources, with the same exclusions, as the migration"})
 		}
 	}
 	return rep, nil

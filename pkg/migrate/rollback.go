@@ -26,7 +26,8 @@ import (
 type RollbackOptions struct {
 	// JournalPath is the migration's journal.
 	JournalPath string
-	// Rewriters are the session sources the migration rewrote.
+	// Rewriters are the session sources the migration rewrote, opened with
+	// its exclusions (sessions.Options.Exclude).
 	Rewriters []sessions.Rewriter
 	MaxListed int
 	// Command is recorded in the store lock.

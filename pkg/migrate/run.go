@@ -29,7 +29,10 @@ type RunOptions struct {
 
 	// Rewrite rewrites every session reference to a proven copy, in
 	// Rewriters, into Template's text; units modified within MinIdle are left
-	// alone (busy).
+	// alone (busy). Rewriters are opened with the options Sessions were
+	// (sessions.Options.Exclude): the check and the delete-source that follow
+	// judge what Sessions read, so a rewriter that read more would change,
+	// and fail on, units no later step looks at.
 	Rewrite   bool
 	Rewriters []sessions.Rewriter
 	Template  Template

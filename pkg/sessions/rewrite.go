@@ -170,6 +170,11 @@ func plural(n int, one, many string) string {
 // for reading; the spec forms are the same, and every place the rewriter reports
 // is the one Walk reports for the same unit.
 //
+// Options.Exclude selects what is rewritten as it selects what Walk reads: an
+// excluded file, folder, table or column is neither offered to Edit nor
+// written. A rewriter given the options the source was read with thus
+// changes only what that read saw.
+//
 // A folder or a file is rewritten file by file: the new version is written to a
 // temporary file beside the original (".<name>.<random>.tmp", which session
 // readers skip), with the original's mode (and owner, when running as root), and
@@ -218,7 +223,7 @@ func OpenRewriter(ctx context.Context, spec string, opts Options) (Rewriter, err
 	if store.IsBucketScheme(store.URLScheme(spec)) {
 		return nil, usagef("rewriting sessions kept in a bucket (%s) is not supported yet: stop the runtime, copy the session objects to a local folder, rewrite that folder, and copy them back", store.Redact(spec))
 	}
-	src, err := Open(ctx, spec, Options{})
+	src, err := Open(ctx, spec, Options{Exclude: opts.Exclude})
 	if err != nil {
 		return nil, err
 	}

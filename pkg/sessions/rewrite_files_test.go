@@ -237,6 +237,55 @@ func TestRewriteFilesRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRewriteFilesExclude: the rewriter reads what Walk reads with the same
+// Options.Exclude and nothing else. An excluded folder is not entered: its
+// sessions are not offered to Edit and stay byte for byte as they were, and a
+// truncated file there, which Walk never reads, is no unit left untouched.
+func TestRewriteFilesExclude(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "sessions")
+	files := map[string]string{
+		"t-1.json":             forgeSession("t-1", localRef),
+		"sub/t-2.json":         forgeSession("t-2", localRef),
+		"sub/t-2.json.bak":     forgeSession("t-2", localRef),
+		"archive/t-0.json":     forgeSession("t-0", localRef),
+		"archive/partial.json": `{"task_id": "t-9", "messages": [{"role": "us`,
+		"sub/old.json":         forgeSession("old", localRef),
+	}
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
+	opts := Options{Exclude: []string{"archive", "sub/old.json"}}
+	w, err := OpenRewriter(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var seen []ref.Place
+	c, err := w.Rewrite(ctx, replaceEdit(localRef, bucketRef, &seen), RewriteOptions{})
+	if err != nil {
+		t.Fatalf("Rewrite: %v", err)
+	}
+	if want := (RewriteCounts{Units: 2, Changed: 2}); c != want {
+		t.Errorf("counts = %+v, want %+v", c, want)
+	}
+	src, err := Open(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _ := walkAll(t, rewritable{src.(*filesSource)})
+	checkSawWalk(t, seen, items)
+	for name, content := range files {
+		want := content
+		if name == "t-1.json" || name == "sub/t-2.json" {
+			want = strings.ReplaceAll(content, localRef, bucketRef)
+		}
+		if got := readString(t, filepath.Join(dir, name)); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}
+
 func statT(t *testing.T, path string) *syscall.Stat_t {
 	t.Helper()
 	fi, err := os.Lstat(path)

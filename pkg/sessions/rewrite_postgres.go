@@ -67,7 +67,8 @@ func (w *pgRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOptions
 // read reads every table in Walk's snapshot and offers every value of a
 // text-like column (see pgTable.rewritable), with Walk's place. Walk reads more:
 // materialized views, and columns of numbers, bytea, composite and other types
-// that the rewriter does not write; they are not offered at all.
+// that the rewriter does not write; they are not offered at all. Tables and
+// columns the operator excluded are not read, as Walk does not read them.
 func (w *pgRewriter) read(ctx context.Context, s *sqlRewrite) error {
 	src := w.src
 	return src.inSnapshot(ctx, func(tx pgx.Tx, types pgTypes) error {
@@ -76,6 +77,10 @@ func (w *pgRewriter) read(ctx context.Context, s *sqlRewrite) error {
 			return src.fail("list tables", err)
 		}
 		for _, t := range tables {
+			if src.excluded(t) {
+				continue
+			}
+			t = t.keepCols(func(i int) bool { return !src.excludedCol(t, t.cols[i]) })
 			t = t.rewritable()
 			if t == nil {
 				continue

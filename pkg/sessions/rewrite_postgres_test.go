@@ -71,6 +71,42 @@ func (f *pgFixture) openRewriter(t *testing.T) Rewriter {
 	return openRewriter(t, f.url)
 }
 
+// TestRewritePostgresExclude: tables and columns excluded from the read
+// (Options.Exclude, by schema.table, table, or table.column) are not offered
+// to Edit either, nor written.
+func TestRewritePostgresExclude(t *testing.T) {
+	ctx := context.Background()
+	f := newPGFixture(t)
+	before := f.values(t)
+	w, err := OpenRewriter(ctx, f.url, Options{Exclude: []string{f.schema + ".loose", "files.tags"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var seen []string
+	_, err = w.Rewrite(ctx, f.only(func(p ref.Place, old []byte) ([]byte, error) {
+		seen = append(seen, strings.TrimPrefix(p.String(), f.schema+"."))
+		return bytes.ReplaceAll(old, []byte("agent-inputs/"), []byte("migrated/agent-inputs/")), nil
+	}), RewriteOptions{})
+	if len(f.unitErrors(t, err)) != 0 {
+		t.Errorf("units not rewritten: %v", err)
+	}
+	for _, p := range seen {
+		if strings.HasPrefix(p, "loose") || strings.Contains(p, "tags") {
+			t.Errorf("Edit was offered %s, which is excluded", p)
+		}
+	}
+	after := f.values(t)
+	for _, p := range []string{"loose[ctid=(0,1)].body", "files[owner=7,name=f.png].tags"} {
+		if before[p] == "" || after[p] != before[p] {
+			t.Errorf("%s = %q, want it as it was, %q", p, after[p], before[p])
+		}
+	}
+	if p := "messages[id=1].metadata"; !strings.Contains(after[p], "migrated/agent-inputs/") {
+		t.Errorf("%s = %q: not rewritten", p, after[p])
+	}
+}
+
 // TestRewritePostgresRoundTrip rewrites agent-runs' bucket paths in text, jsonb
 // and text[] columns (with a composite key), and rolls back from the journal:
 // every value comes back with the same text form, and the jsonb the same value.

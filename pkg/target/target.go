@@ -75,6 +75,9 @@ type Targets struct {
 	// writing use SessionSpecs.
 	StoreSpecs   []string
 	SessionSpecs []string
+	// SessionOptions are the options every session source was opened with
+	// (the Spec's Query and Exclude).
+	SessionOptions sessions.Options
 }
 
 // Open resolves spec and opens its stores, checks that no local store and
@@ -101,9 +104,9 @@ func Open(ctx context.Context, spec Spec) (*Targets, error) {
 	if err := checkOverlap(ctx, t.Stores, t.SessionSpecs); err != nil {
 		return nil, err
 	}
-	opts := sessions.Options{Query: spec.Query, Exclude: spec.Exclude}
+	t.SessionOptions = sessions.Options{Query: spec.Query, Exclude: slices.Clone(spec.Exclude)}
 	for _, s := range t.SessionSpecs {
-		src, err := sessions.Open(ctx, s, opts)
+		src, err := sessions.Open(ctx, s, t.SessionOptions)
 		if err != nil {
 			return nil, &SourceError{Spec: store.Redact(s), Err: err}
 		}
@@ -148,6 +151,25 @@ func resolve(spec Spec) (*Targets, error) {
 		return nil, &TooManySourcesError{Count: len(t.SessionSpecs), Max: scan.MaxSources}
 	}
 	return t, nil
+}
+
+// OpenRewriters opens every session source again for writing, with the
+// options it was read with: a rewrite changes only what the run's reads see,
+// never a file or table the operator excluded from them. On error, those
+// opened are closed again and the error is a [*SourceError].
+func (t *Targets) OpenRewriters(ctx context.Context) ([]sessions.Rewriter, error) {
+	var rws []sessions.Rewriter
+	for _, s := range t.SessionSpecs {
+		rw, err := sessions.OpenRewriter(ctx, s, t.SessionOptions)
+		if err != nil {
+			for i := len(rws) - 1; i >= 0; i-- {
+				rws[i].Close()
+			}
+			return nil, &SourceError{Spec: store.Redact(s), Err: err}
+		}
+		rws = append(rws, rw)
+	}
+	return rws, nil
 }
 
 // Close closes every store and source.

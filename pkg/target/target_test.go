@@ -16,6 +16,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/layout"
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/target"
 	"github.com/mediactl/mediactl/pkg/usage"
 )
@@ -397,5 +398,39 @@ func TestOpenURLSourceNeverOverlaps(t *testing.T) {
 	tg := open(t, target.Spec{Stores: []string{store}, Sessions: []string{"mem://sessions"}})
 	if len(tg.Sources) != 1 {
 		t.Fatalf("%d sources", len(tg.Sources))
+	}
+}
+
+// TestOpenRewritersExcludeAsRead: the rewriters are opened with the
+// exclusions the sources were read with, so that a rewrite of a layout's
+// sessions offers exactly the documents the scan read.
+func TestOpenRewritersExcludeAsRead(t *testing.T) {
+	f := newForge(t)
+	archive := filepath.Join(f.sessions, "archive")
+	if err := os.Mkdir(archive, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeForgeSession(t, archive, "t-0", ".forge/files/inbound/"+f.blob)
+	tg := open(t, target.Spec{Layout: layout.Forge, Root: f.root, Exclude: []string{"archive"}})
+	if got := scanned(t, tg); len(got) != 1 {
+		t.Fatalf("the scan found %q, want the one reference outside the archive", got)
+	}
+	rws, err := tg.OpenRewriters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offered []string
+	for _, rw := range rws {
+		defer rw.Close()
+		_, err := rw.Rewrite(context.Background(), func(p ref.Place, old []byte) ([]byte, error) {
+			offered = append(offered, p.Document)
+			return nil, nil
+		}, sessions.RewriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{filepath.Join(f.sessions, "t-1.json")}; !slices.Equal(offered, want) {
+		t.Errorf("the rewriters offered %q, want %q", offered, want)
 	}
 }
