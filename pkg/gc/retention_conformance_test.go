@@ -22,9 +22,9 @@ import (
 
 // The retention conformance table (package reftest) runs unchanged against
 // every kind of session source: a folder of files, SQLite TEXT and BLOB
-// columns, Postgres text, json, jsonb, text[] and bytea columns, and a bucket
-// of JSON objects. Whatever the source, a refcount plan keeps every planted blob and
-// takes the control blob.
+// columns (and a BLOB column of SQLite JSONB), Postgres text, json, jsonb,
+// text[] and bytea columns, and a bucket of JSON objects. Whatever the
+// source, a refcount plan keeps every planted blob and takes the control blob.
 func TestRetentionConformanceEverySource(t *testing.T) {
 	cases := reftest.Cases()
 	sources := []struct {
@@ -34,6 +34,7 @@ func TestRetentionConformanceEverySource(t *testing.T) {
 		{"files", filesSource},
 		{"sqlite-text", func(t *testing.T, docs []string) string { return sqliteSource(t, docs, "TEXT") }},
 		{"sqlite-blob", func(t *testing.T, docs []string) string { return sqliteSource(t, docs, "BLOB") }},
+		{"sqlite-jsonb", func(t *testing.T, docs []string) string { return sqliteSource(t, docs, "JSONB") }},
 		{"postgres-text", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "text") }},
 		{"postgres-json", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "json") }},
 		{"postgres-jsonb", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "jsonb") }},
@@ -119,8 +120,14 @@ func bucketSource(t *testing.T, docs []string) string {
 
 // sqliteSource writes the documents into coffer's chat_messages table, the
 // content column declared with the given affinity (a BLOB column keeps the
-// bytes as a blob).
+// bytes as a blob); "JSONB" is a BLOB column of SQLite's binary JSON, as
+// INSERT … jsonb(?) stores it (SQLite 3.45 and later), where every string's
+// header byte stands right before it.
 func sqliteSource(t *testing.T, docs []string, affinity string) string {
+	value := "?"
+	if affinity == "JSONB" {
+		affinity, value = "BLOB", "jsonb(?)"
+	}
 	path := filepath.Join(t.TempDir(), "runs.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
 	if err != nil {
@@ -135,7 +142,7 @@ func sqliteSource(t *testing.T, docs []string, affinity string) string {
 		if affinity == "BLOB" {
 			v = []byte(d)
 		}
-		if _, err := db.Exec(`INSERT INTO chat_messages VALUES (?, 'c1', ?, 'user', ?)`, hex.EncodeToString([]byte(strconv.Itoa(i))), i, v); err != nil {
+		if _, err := db.Exec(`INSERT INTO chat_messages VALUES (?, 'c1', ?, 'user', `+value+`)`, hex.EncodeToString([]byte(strconv.Itoa(i))), i, v); err != nil {
 			t.Fatal(err)
 		}
 	}
