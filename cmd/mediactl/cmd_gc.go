@@ -109,7 +109,11 @@ func runGC(c *cli.Context) error {
 		if opts.NoTrash {
 			return usageErr("drop one of them", "--trash-dir and --no-trash contradict each other")
 		}
-		if t.stores, err = withTrashDir(c, t.stores, !opts.Delete); err != nil {
+		use := trashPlan
+		if opts.Delete {
+			use = trashMoveInto
+		}
+		if t.stores, err = withTrashDir(c, t.stores, use); err != nil {
 			return err
 		}
 	}

@@ -131,7 +131,9 @@ func runMigrate(c *cli.Context) error {
 		if opts.DryRun {
 			open = trash.PeekDirStore
 		}
-		if _, err := open(opts.From, opts.TrashDir); err != nil && !(opts.DryRun && errors.Is(err, fs.ErrNotExist)) {
+		_, err := open(opts.From, opts.TrashDir)
+		var unclaimed *trash.UnclaimedError
+		if err != nil && !(opts.DryRun && (errors.Is(err, fs.ErrNotExist) || errors.As(err, &unclaimed))) {
 			return trashDirError("--trash-dir", err)
 		}
 	}

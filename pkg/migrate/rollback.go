@@ -122,7 +122,15 @@ func Rollback(ctx context.Context, opts RollbackOptions) (*RollbackReport, error
 	for _, tr := range js.Trash {
 		tl := lock
 		if tr.TrashDir != "" {
-			if tl, err = trash.OpenDir(lock, tr.TrashDir); err != nil {
+			// The folder the migration claimed; a rollback claims none.
+			tl, err = trash.OpenOwnDir(lock, tr.TrashDir)
+			if errors.Is(err, fs.ErrNotExist) {
+				// Gone with its runs: as for a purged run, the sources are
+				// made again from their copies below.
+				rep.Notes = append(rep.Notes, fmt.Sprintf("trash run %s is gone (%v)", tr.Run, err))
+				continue
+			}
+			if err != nil {
 				rep.Notes = append(rep.Notes, fmt.Sprintf("trash run %s: %v", tr.Run, err))
 				rep.Outcome.Worsen(outcome.Incomplete)
 				continue

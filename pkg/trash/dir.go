@@ -145,6 +145,17 @@ func OpenDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
 	return l.Through(st)
 }
 
+// OpenOwnDir is OpenDir for what makes no run (a rollback's restore): dir
+// must hold the store's trash already (see PeekDirStore); it is neither
+// created nor claimed.
+func OpenOwnDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
+	st, err := PeekDirStore(l.Store(), dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.Through(st)
+}
+
 // DirStore is st with its trash in the local folder dir, for reading the
 // runs kept there (Runs) or taking the lock through it: it checks dir
 // (CheckDir), creates it if needed, and claims it for st (see claimDir): a
@@ -167,10 +178,12 @@ func DirStore(st store.Store, dir string) (store.Store, error) {
 	return WithDir(ls, td), nil
 }
 
-// PeekDirStore is DirStore for reading only (a dry run, gc runs): it checks
-// dir as DirStore does, and the store its record names, but creates nothing
-// and claims nothing. A folder that does not exist is an error wrapping
-// fs.ErrNotExist: it holds no runs.
+// PeekDirStore is DirStore for what makes no run (a dry run, gc runs,
+// restore, purge): it checks dir as DirStore does, and the store its record
+// names, but creates nothing and claims nothing. Only a run that moves blobs
+// into the folder claims it: a folder that does not exist is an error
+// wrapping fs.ErrNotExist, and one that records no store an
+// *UnclaimedError; neither holds runs of st, whatever its folders are named.
 func PeekDirStore(st store.Store, dir string) (store.Store, error) {
 	ls, err := checkedLocal(st, dir)
 	if err != nil {
@@ -187,8 +200,11 @@ func PeekDirStore(st store.Store, dir string) (store.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trash: %s: %w", ls.Dir(), err)
 	}
-	if err := checkOwner(td, dir, me); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := checkOwner(td, dir, me); err != nil {
 		td.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &UnclaimedError{Dir: dir, Store: me, Record: filepath.Join(dir, store.InternalDir, ownerName)}
+		}
 		return nil, err
 	}
 	return WithDir(ls, td), nil
@@ -216,8 +232,9 @@ const ownerName = "trash-of"
 // and restoring it moves its blobs into whichever store the folder is given
 // with, purging it deletes them: two stores given one folder would restore
 // and purge each other's runs. Stores are told apart by real path, so every
-// spelling of one store is the same store. A folder used before this record
-// existed is claimed by the first store that opens it.
+// spelling of one store is the same store. Only DirStore claims, for a run
+// that moves blobs into the folder; a folder used before this record existed
+// is claimed by the first such run.
 func claimDir(ls, td *store.LocalStore, dir string) error {
 	ctx := context.Background()
 	me, err := store.RealPath(ls.Dir())
@@ -267,4 +284,19 @@ type OwnerError struct {
 
 func (e *OwnerError) Error() string {
 	return fmt.Sprintf("%s holds the trash of the store %s, not of %s", e.Dir, e.Owner, e.Store)
+}
+
+// UnclaimedError is returned by PeekDirStore for a folder that records no
+// store: no run has moved blobs into it, so nothing in it is a store's trash.
+type UnclaimedError struct {
+	Dir   string // the folder as given
+	Store string // the store it was given to (its real path)
+	// Record is the file a run that moves blobs into the folder writes, the
+	// store's real path and a newline: a folder that holds this store's runs
+	// from before the record existed is claimed by writing it.
+	Record string
+}
+
+func (e *UnclaimedError) Error() string {
+	return fmt.Sprintf("%s holds no trash of the store %s: no gc --delete or migrate --delete-source moved its blobs there (there is no %s)", e.Dir, e.Store, e.Record)
 }

@@ -147,3 +147,38 @@ func TestTrashDirKeepsWhatAWriterSavesAfterTheCheck(t *testing.T) {
 		t.Errorf("the blob left alone is not in the trash run: %v", err)
 	}
 }
+
+// TestUnclaimedFolderIsNoTrash: a folder no run moved the store's blobs into
+// (it records no store) holds no trash of it, however its folders are named:
+// opened for what makes no run (gc runs, restore, purge), it is refused and
+// left as it was, unclaimed, its files in place. An export folder whose
+// nightly folder starts with a time stamp, as a run's name does.
+func TestUnclaimedFolderIsNoTrash(t *testing.T) {
+	base := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(base, "store"), 0o700))
+	st, err := store.OpenLocal(filepath.Join(base, "store"))
+	must(t, err)
+	dir := filepath.Join(base, "exports")
+	dump := filepath.Join(dir, "20260101T000000Z-nightly", "db", "dump.sql")
+	must(t, os.MkdirAll(filepath.Dir(dump), 0o700))
+	must(t, os.WriteFile(dump, []byte("important dump\n"), 0o600))
+
+	_, err = trash.PeekDirStore(st, dir)
+	var ue *trash.UnclaimedError
+	if !errors.As(err, &ue) || ue.Dir != dir || !strings.Contains(err.Error(), dir) {
+		t.Errorf("PeekDirStore of a folder no run moved blobs into = %v, want an *UnclaimedError naming it", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.InternalDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the folder was claimed: %v", err)
+	}
+	if b, err := os.ReadFile(dump); err != nil || string(b) != "important dump\n" {
+		t.Errorf("the folder's file: %q, %v", b, err)
+	}
+
+	// The open of a run that moves blobs into it claims it; from then on it
+	// is the store's trash.
+	_, err = trash.DirStore(st, dir)
+	must(t, err)
+	_, err = trash.PeekDirStore(st, dir)
+	must(t, err)
+}

@@ -30,8 +30,8 @@ type Run struct {
 type NoRunError struct {
 	Store string
 	Run   string
-	// Malformed says the name cannot be a run's (it holds a slash, or is
-	// empty, "." or "..").
+	// Malformed says the name cannot be a run's: it is not named as Move
+	// names runs (see parseRun).
 	Malformed bool
 }
 
@@ -42,8 +42,8 @@ func (e *NoRunError) Error() string {
 	return fmt.Sprintf("trash: no run %s in the trash of %s", e.Run, e.Store)
 }
 
-// Runs lists the runs in the store's trash, oldest first. Reading needs no
-// lock.
+// Runs lists the runs in the store's trash, oldest first: the folders named
+// as Move names its runs (see parseRun). Reading needs no lock.
 func Runs(ctx context.Context, st store.Store) ([]Run, error) {
 	in, ok := store.AsInternal(st)
 	if !ok {
@@ -58,8 +58,11 @@ func Runs(ctx context.Context, st store.Store) ([]Run, error) {
 		}
 		r := byRun[run]
 		if r == nil {
-			t, _ := runTime(run)
-			r = &Run{Run: run, Time: t, Shard: runShard(run)}
+			t, shardOf, ok := parseRun(run)
+			if !ok {
+				return nil // not a run of mediactl's: left alone
+			}
+			r = &Run{Run: run, Time: t, Shard: shardOf}
 			byRun[run] = r
 		}
 		if name != manifestName {
@@ -101,7 +104,7 @@ func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult
 	if !ok {
 		return nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
 	}
-	if run == "" || strings.ContainsAny(run, "/\\") || run == "." || run == ".." {
+	if _, _, ok := parseRun(run); !ok {
 		return nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
 	}
 	prefix := Dir + "/" + run + "/"

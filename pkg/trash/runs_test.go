@@ -1,9 +1,18 @@
 package trash_test
 
 import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
 	"github.com/mediactl/mediactl/pkg/trash"
 )
 
@@ -53,5 +62,100 @@ func TestSplitsLeaveStageRunsOut(t *testing.T) {
 	got := trash.Splits(runs)
 	if len(got) != 1 || len(got[0].Runs) != 4 || len(got[0].Missing) != 0 || got[0].Blobs != 20 {
 		t.Fatalf("splits %+v, want one complete split of the four trash runs", got)
+	}
+}
+
+// TestOnlyRunNamesAreRuns: in a trash folder the runs are the folders named
+// as Move names them (time, process id, -no-trash, shard), with or without a
+// manifest (a run killed before it wrote one has none). A folder of any other
+// name, one that starts with a time stamp too, is no run: not listed, not
+// restored into the store, not purged.
+func TestOnlyRunNamesAreRuns(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(base, "store"), 0o700))
+	ls, err := store.OpenLocal(filepath.Join(base, "store"))
+	must(t, err)
+	content := "a blob"
+	must(t, ls.Put(ctx, name(content), strings.NewReader(content), store.PutOptions{}))
+	e, err := ls.Stat(ctx, name(content))
+	must(t, err)
+	dir := filepath.Join(base, "trash")
+	st, err := trash.DirStore(ls, dir)
+	must(t, err)
+	l := locktest.Of(t, st)
+	res, err := trash.Move(ctx, l, trash.List{{Key: e.Key, Size: e.Size, ModTime: e.ModTime}}, trash.Options{})
+	must(t, err)
+
+	put := func(rel, content string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		must(t, os.WriteFile(p, []byte(content), 0o600))
+	}
+	// Runs killed between their moves and their manifest.
+	killed := []string{
+		"20261201T020304Z-4242-no-trash",
+		"20261201T020305Z-1-shard-3-of-16",
+		"20261201T020306Z-77-no-trash-shard-0-of-2",
+	}
+	for _, r := range killed {
+		put(r+"/"+name(r), r)
+	}
+	foreign := []string{
+		"20260101T000000Z-nightly",
+		"20260101T000000Z",
+		"20260101T000000Z-12-extra",
+		"20260101T000000Z-012",
+		"20260101T000000Z-12-shard-4-of-4",
+		"20260101T000000Z-12-shard-1-of-2-no-trash",
+		"20261301T000000Z-12",
+	}
+	for _, f := range foreign {
+		put(f+"/db/dump.sql", "dump of "+f)
+	}
+
+	runs, err := trash.Runs(ctx, st)
+	must(t, err)
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.Run)
+	}
+	want := append(slices.Clone(killed), res.Run)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("runs %q, want %q", got, want)
+	}
+	if runs[0].Shard != "" || runs[1].Shard != "3/16" || runs[2].Shard != "0/2" || runs[0].Blobs != 1 {
+		t.Errorf("runs %+v", runs)
+	}
+
+	for _, f := range foreign {
+		rr, err := trash.Restore(ctx, l, f)
+		var nr *trash.NoRunError
+		if !errors.As(err, &nr) {
+			t.Errorf("restore %s = %+v, %v, want a *NoRunError", f, rr, err)
+		}
+	}
+	if _, err := ls.Stat(ctx, "db/dump.sql"); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("a folder that is no run was restored into the store: %v", err)
+	}
+
+	pr, err := trash.Purge(ctx, l, time.Now().Add(time.Hour))
+	must(t, err)
+	if !slices.Equal(pr.Runs, want) || pr.Blobs != 4 {
+		t.Errorf("purged %+v, want the runs %q", pr, want)
+	}
+	for _, f := range foreign {
+		if b, err := os.ReadFile(filepath.Join(dir, f, "db", "dump.sql")); err != nil || string(b) != "dump of "+f {
+			t.Errorf("%s: %q, %v", f, b, err)
+		}
+	}
+	for _, r := range want {
+		filepath.WalkDir(filepath.Join(dir, r), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				t.Errorf("run %s not purged: %s", r, p)
+			}
+			return nil
+		})
 	}
 }

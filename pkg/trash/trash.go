@@ -24,6 +24,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -711,8 +712,11 @@ func sortSkips(s []Skip) { sort.Slice(s, func(i, j int) bool { return s[i].Key <
 // RunID names a run's trash folder: its UTC start time, sortable, and the
 // process id so that two runs in one second differ.
 func RunID(t time.Time) string {
-	return fmt.Sprintf("%s-%d", t.UTC().Format("20060102T150405Z"), os.Getpid())
+	return fmt.Sprintf("%s-%d", t.UTC().Format(runStamp), os.Getpid())
 }
+
+// runStamp is the layout of a run's start time in its name.
+const runStamp = "20060102T150405Z"
 
 // unusedRun names the run started at now: RunID(now)+suffix, or, when a run
 // of that name holds files already (a run of another process that got the
@@ -745,26 +749,30 @@ func shardSuffix(s shard.Spec) string {
 	return fmt.Sprintf("-shard-%d-of-%d", s.K, s.N)
 }
 
-// runShard reads the shard back from a run name ("" for a whole-store run).
-func runShard(run string) string {
-	_, rest, ok := strings.Cut(run, "-shard-")
-	if !ok {
-		return ""
+// parseRun reads the start time and the shard ("K/N", "" for the whole
+// store) back from a run name, and says whether it is one: exactly as Move
+// names its runs, RunID, then "-no-trash" for a sweep without the trash, then
+// the shard's suffix. A folder of any other name in the trash — one that
+// merely starts with a time stamp, in a --trash-dir that holds other things
+// too — is no run: it is not listed, restored or purged.
+func parseRun(run string) (t time.Time, shardOf string, ok bool) {
+	stamp, rest, _ := strings.Cut(run, "-")
+	t, err := time.Parse(runStamp, stamp)
+	if err != nil || t.Format(runStamp) != stamp {
+		return time.Time{}, "", false
 	}
-	k, n, ok := strings.Cut(rest, "-of-")
-	if !ok {
-		return ""
+	pid, _, _ := strings.Cut(rest, "-")
+	if n, err := strconv.Atoi(pid); err != nil || n <= 0 || strconv.Itoa(n) != pid {
+		return time.Time{}, "", false
 	}
+	suffix := strings.TrimPrefix(strings.TrimPrefix(run, stamp+"-"+pid), noTrashSuffix)
+	if suffix == "" {
+		return t, "", true
+	}
+	k, n, _ := strings.Cut(strings.TrimPrefix(suffix, "-shard-"), "-of-")
 	s, err := shard.Parse(k+"/"+n, nil)
-	if err != nil || shardSuffix(s) != "-shard-"+rest {
-		return ""
+	if err != nil || shardSuffix(s) != suffix {
+		return time.Time{}, "", false
 	}
-	return s.String()
-}
-
-// runTime reads the time back from a RunID.
-func runTime(run string) (time.Time, bool) {
-	stamp, _, _ := strings.Cut(run, "-")
-	t, err := time.Parse("20060102T150405Z", stamp)
-	return t, err == nil
+	return t, s.String(), true
 }
