@@ -74,8 +74,9 @@ func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt
 	now = now.UTC()
 	folder := now.Format("20060102T150405.000000000Z")
 	// A blob copied out of a local store is set aside in this trash run
-	// first (see copyAside).
-	stage := trash.RunID(now) + "-quarantine"
+	// first (see copyAside): a run named as gc names its own, so that one
+	// left by a killed run is listed by gc runs and put back by gc restore.
+	stage := trash.RunID(now)
 	rep := &QuarantineReport{Folder: folder, Manifest: folder + "/manifest.jsonl", Moved: []Quarantined{}, Kept: []Quarantined{}}
 	for _, c := range corrupt {
 		if c.Category != Corrupt || c.Actual == "" || c.Actual == c.Expected {
