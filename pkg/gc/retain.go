@@ -37,9 +37,11 @@ type MarkOptions struct {
 	// incomplete, since the key may be the sidecar of a blob in use.
 	Companion func(key string) (owner string, ok bool)
 	// CopiedTo are URL prefixes under which the store's blobs have proven
-	// copies (migrate's destination). Text of the form prefix + path names the
-	// copy, not the blob of this store, and is left out of the marking; a path
-	// with a ".." segment is not such a name and still marks.
+	// copies (migrate's destination). Text of the form prefix + key, a key of
+	// this store ending where a name ends, names that key's copy, not the
+	// blob of this store, and is left out of the marking; the text around it
+	// still marks. Anything else after a prefix (a path with a ".." segment,
+	// a key that goes on) is not such a name and still marks.
 	CopiedTo []string
 
 	// Stores, when given, make the scan resolve every precise reference
@@ -123,6 +125,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 	}
 	var companions []companionPair
 	unknownOwners := 0
+	longestKey := 0
 	err := list(ctx, "", func(e store.Entry) error {
 		// Symlinks and other non-regular files are never removed; temporary
 		// leftovers of writers in progress neither.
@@ -136,6 +139,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 			return nil
 		}
 		id := r.b.add(e.Key, e.Size, e.ModTime)
+		longestKey = max(longestKey, len(e.Key))
 		if opts.Companion != nil {
 			switch owner, ok := opts.Companion(e.Key); {
 			case ok && owner == "":
@@ -166,7 +170,10 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 	if len(srcs) > 0 {
 		text := r.b.idx.Mark
 		if prefixes := nonEmpty(opts.CopiedTo); len(prefixes) > 0 {
-			text = markOutside(r.b.idx.Mark, prefixes)
+			text = markOutside(r.b.idx.Mark, copyNames{prefixes: prefixes, longest: longestKey, isKey: func(k string) bool {
+				_, ok := r.b.idx.Lookup(k)
+				return ok
+			}})
 		}
 		sr, err := scan.Run(ctx, scan.Options{
 			Sources:     srcs,
@@ -367,15 +374,23 @@ func nonEmpty(ss []string) []string {
 	return out
 }
 
-// markOutside wraps mark so that text naming a copy under one of prefixes
-// (prefix + a path) is blanked before the rule sees it.
-func markOutside(mark func([]byte), prefixes []string) func([]byte) {
+// copyNames says which text names a copy rather than a blob of the store: a
+// prefix (MarkOptions.CopiedTo) followed by a key of the store.
+type copyNames struct {
+	prefixes []string
+	isKey    func(key string) bool
+	longest  int // the length of the store's longest key
+}
+
+// markOutside wraps mark so that text naming a copy (see copyNames) is
+// blanked before the rule sees it.
+func markOutside(mark func([]byte), c copyNames) func([]byte) {
 	return func(s []byte) {
-		if !containsAny(s, prefixes) {
+		if !containsAny(s, c.prefixes) {
 			mark(s)
 			return
 		}
-		mark(blankCopies(s, prefixes))
+		mark(blankCopies(s, c))
 	}
 }
 
@@ -388,50 +403,48 @@ func containsAny(s []byte, prefixes []string) bool {
 	return false
 }
 
-// blankCopies returns a copy of s in which every prefix + path is replaced by
-// spaces. A path is a run of bytes up to whitespace, a quote, a bracket, a
-// comma, ';', '|' or '\'; one with a ".." segment is left as it is.
-func blankCopies(s []byte, prefixes []string) []byte {
+// blankCopies returns a copy of s in which every prefix + key is replaced by
+// spaces, and nothing else: a copy's path is often followed by more text in
+// the same string (a URL's "&right=" and another path, a shell's
+// "IMAGES=a.png:b.png"), which names other blobs and must still keep them.
+//
+// A copy's key ends where the rule reads a name as ending (ref.NameEnds): at
+// the end of s or before a byte that is not a token byte, trailing dots aside
+// ("saved to …/ab.png."). Where several keys would fit, the shortest is
+// blanked: the less text left out, the more the rule keeps. Text after a
+// prefix that is no key of the store (a ".." path, a key followed by more of a
+// name, "ab.png.bak") is left as it is.
+func blankCopies(s []byte, c copyNames) []byte {
 	out := bytes.Clone(s)
-	for _, p := range prefixes {
+	for _, p := range c.prefixes {
 		for i := 0; ; {
 			j := bytes.Index(out[i:], []byte(p))
 			if j < 0 {
 				break
 			}
 			start := i + j
-			end := start + len(p)
-			for end < len(out) && !isPathEnd(out[end]) {
-				end++
+			i = start + 1
+			if n := c.keyAt(out[start+len(p):]); n > 0 {
+				end := start + len(p) + n
+				for k := start; k < end; k++ {
+					out[k] = ' '
+				}
+				i = end
 			}
-			if hasDotDot(string(out[start+len(p) : end])) {
-				i = start + len(p)
-				continue
-			}
-			for k := start; k < end; k++ {
-				out[k] = ' '
-			}
-			i = end
 		}
 	}
 	return out
 }
 
-func isPathEnd(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\r', '"', '\'', '`', '<', '>', '(', ')', '[', ']', '{', '}', ',', ';', '|', '\\':
-		return true
-	}
-	return false
-}
-
-func hasDotDot(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return true
+// keyAt is the length of the shortest key of the store that rest starts with
+// and that ends where a name ends, or 0.
+func (c copyNames) keyAt(rest []byte) int {
+	for n := 1; n <= len(rest) && n <= c.longest; n++ {
+		if ref.NameEnds(rest[n:]) && c.isKey(string(rest[:n])) {
+			return n
 		}
 	}
-	return false
+	return 0
 }
 
 // takeGroups is the size cap's choice when the store has groups: candidates

@@ -28,9 +28,27 @@ type forgeSession struct {
 }
 
 type forgeMessage struct {
-	Role    string      `json:"role"`
-	Content string      `json:"content"`
-	Parts   []forgePart `json:"parts,omitempty"`
+	Role      string      `json:"role"`
+	Content   string      `json:"content"`
+	Parts     []forgePart `json:"parts,omitempty"`
+	ToolCalls []forgeCall `json:"tool_calls,omitempty"`
+}
+
+// forgeCall is a tool call; its arguments are the JSON text the model wrote.
+type forgeCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// toolSession is a session whose assistant turn calls tool with arguments.
+func toolSession(id, tool, arguments string) forgeSession {
+	c := forgeCall{ID: "call_1", Type: "function"}
+	c.Function.Name, c.Function.Arguments = tool, arguments
+	return forgeSession{TaskID: id, Messages: []forgeMessage{{Role: "assistant", ToolCalls: []forgeCall{c}}}}
 }
 
 type forgePart struct {
@@ -83,11 +101,15 @@ func textSession(id, text string) forgeSession {
 // TestOneRetentionModel: gc's plan, migrate's --delete-source selection and
 // verify's orphans decide alike on one store, for session spellings that the
 // precise extractor does not resolve into the store but that still name a
-// blob.
+// blob. migrate reads them as it does after a --rewrite into a bucket mounted
+// in forge's files dir: text naming a copy there does not keep its source,
+// and the path after it in the same string still keeps its blob.
 func TestOneRetentionModel(t *testing.T) {
 	ctx := context.Background()
 	w := newForgeWork(t)
 	precise := w.blob(t, "precisely referenced")
+	remote := filepath.Join(w.root, ".forge", "files", "remote")
+	must(t, os.MkdirAll(remote, 0o700))
 	orphanA := w.blob(t, "orphan a")
 	orphanB := w.blob(t, "orphan b")
 	saveForge(t, w.sessions, forgeSession{TaskID: "t-precise", Messages: []forgeMessage{{Role: "user", Content: "What's in this image?",
@@ -112,6 +134,12 @@ func TestOneRetentionModel(t *testing.T) {
 		}},
 		{"digest in prose", func(k string) forgeSession {
 			return textSession("t-digest", "the upload with sha256 "+strings.TrimSuffix(k, ".png")+" is the signed one")
+		}},
+		{"a query parameter after a copy's path", func(k string) forgeSession {
+			return toolSession("t-compare", "open_url", `{"url":"http://127.0.0.1:8080/compare?left=`+remote+"/"+precise+"&right="+w.inbound+"/"+k+`"}`)
+		}},
+		{"a path list after a copy's path", func(k string) forgeSession {
+			return toolSession("t-diff", "shell", `{"command":"IMAGES=`+remote+"/"+precise+":"+w.inbound+"/"+k+` python3 diff.py"}`)
 		}},
 	}
 	var named []string
@@ -141,7 +169,7 @@ func TestOneRetentionModel(t *testing.T) {
 	}
 
 	// migrate --delete-source, after a proven copy of every blob.
-	dst, err := store.Open(ctx, "file://"+filepath.ToSlash(t.TempDir())+"?prefix=inbound/")
+	dst, err := store.Open(ctx, "file://"+filepath.ToSlash(remote))
 	must(t, err)
 	defer dst.Close()
 	j, err := migrate.OpenJournal(filepath.Join(t.TempDir(), "journal.jsonl"))
@@ -153,7 +181,10 @@ func TestOneRetentionModel(t *testing.T) {
 		t.Fatalf("copied %d", cr.Copied)
 	}
 	migrated := func(k string) bool { _, ok := j.State().Copied.Get(k); return ok }
-	ck, ret, err := migrate.CheckRetained(ctx, srcs, st, scan.NewResolver(st, []string{w.root}), migrated, 0, gc.MarkOptions{})
+	tmpl, err := migrate.ParseTemplate("{files_dir}/remote/{key}", map[string]string{"files_dir": filepath.Dir(w.inbound)})
+	must(t, err)
+	copies := gc.MarkOptions{CopiedTo: tmpl.CopyPrefixes(dst.(store.Bucket), w.inbound)}
+	ck, ret, err := migrate.CheckRetained(ctx, srcs, st, scan.NewResolver(st, []string{w.root}), migrated, 0, copies)
 	must(t, err)
 	sel, err := migrate.SelectDeletable(ctx, j, dst, ck, ret, ret.Started.Add(-gc.DefaultMinAge), 2)
 	must(t, err)
@@ -255,6 +286,40 @@ func TestMarkCopiedTo(t *testing.T) {
 	must(t, err)
 	if r.Kept != int64(len(ks)) {
 		t.Errorf("without CopiedTo: %d of %d kept", r.Kept, len(ks))
+	}
+}
+
+// TestMarkCopiedToEndsWithTheKey: the text left out for naming a copy ends
+// where the copy's key ends, whatever byte follows it; a blob named after it
+// in the same string is kept, as gc keeps it.
+func TestMarkCopiedToEndsWithTheKey(t *testing.T) {
+	ctx := context.Background()
+	w := newForgeWork(t)
+	const copies = "/srv/agent/.forge/files/remote/"
+	// A URL's query, a shell's assignment and path list, a fragment, a
+	// list, a space, and the punctuation of prose in Chinese and Japanese.
+	seps := []string{"&right=", ":", "=", "?", "#", ",", ";", " ", "、", "，", "："}
+	var copied, after []string
+	for i, sep := range seps {
+		x, y := w.blob(t, fmt.Sprint("copied ", i)), w.blob(t, fmt.Sprint("named after it ", i))
+		copied, after = append(copied, x), append(after, y)
+		saveForge(t, w.sessions, textSession(fmt.Sprint("t-", i), copies+x+sep+w.inbound+"/"+y))
+	}
+	st, err := store.Open(ctx, w.inbound)
+	must(t, err)
+	defer st.Close()
+	src, err := sessions.Open(ctx, w.sessions, sessions.Options{})
+	must(t, err)
+	defer src.Close()
+	r, err := gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{CopiedTo: []string{copies}})
+	must(t, err)
+	for i := range copied {
+		if id, _ := r.Lookup(copied[i]); r.KeptID(id) {
+			t.Errorf("%q after the copy: its source is kept by the text naming the copy", seps[i])
+		}
+		if id, _ := r.Lookup(after[i]); !r.KeptID(id) {
+			t.Errorf("%q after the copy: the blob named next in the same string is not kept", seps[i])
+		}
 	}
 }
 

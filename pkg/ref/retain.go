@@ -738,6 +738,15 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
+// NameEnds reports whether the rule reads a name followed by rest as ending
+// there: rest is empty, or starts, after any dots (the end of a sentence),
+// with a byte that is not a token byte. Followed by anything else, the name
+// is part of a longer token ("ab.png.bak", "ab.png-thumb").
+func NameEnds(rest []byte) bool {
+	rest = bytes.TrimLeft(rest, ".")
+	return len(rest) == 0 || !isTokenByte(rest[0])
+}
+
 func isToken(s string) bool {
 	if s == "" {
 		return false

@@ -263,3 +263,17 @@ func TestIndexMarkDoesNotAllocate(t *testing.T) {
 		t.Fatalf("Mark allocates %v times per string", n)
 	}
 }
+
+// TestNameEndsAgreesWithMark: a name followed by rest is marked exactly when
+// NameEnds(rest) says the name ends there.
+func TestNameEndsAgreesWithMark(t *testing.T) {
+	const name = "report.pdf"
+	for _, rest := range []string{"", ".", "..", "&right=x", ":b.png", "=", "?", "#", ",", ";", " ", "/", "、", `\n`, ".bak", "-thumb", "_2", "x", ".x"} {
+		x := NewIndex()
+		x.Add(name)
+		x.Mark([]byte("see " + name + rest))
+		if got, want := x.Referenced(0), NameEnds([]byte(rest)); got != want {
+			t.Errorf("%q followed by %q: marked %v, NameEnds %v", name, rest, got, want)
+		}
+	}
+}
