@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -165,11 +166,22 @@ func gcRecords(g *global, rep *gc.Report) error {
 	return nil
 }
 
-func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir string) {
-	trashDirArg := ""
+// restoreLine is the command that puts a trash run of store back, quoted
+// for a shell: a store or a --trash-dir with a space in its path is still
+// one argument when the operator pastes it.
+func restoreLine(store, trashDir, run string) string {
+	args := []string{"mediactl", "gc", "restore", "--store", store}
 	if trashDir != "" {
-		trashDirArg = " --trash-dir " + absOr(trashDir)
+		args = append(args, "--trash-dir", absOr(trashDir))
 	}
+	args = append(args, run)
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir string) {
 	p := r.Plan
 	if p == nil {
 		if r.Refused != "" {
@@ -237,11 +249,11 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 		case res.Run != "" && o.NoTrash:
 			// Moved out of the store to be deleted, and then not deleted:
 			// they wait in a trash run. Bytes counts both kinds.
-			fmt.Fprintf(w, "deleted %s blobs permanently; %s more were taken out of the store but not deleted and are in trash run %s (%s in all); put them back with: mediactl gc restore --store %s%s %s\n",
-				humanize.Comma(res.Deleted), humanize.Comma(res.Trashed), res.Run, humanize.IBytes(uint64(res.Bytes)), p.Store, trashDirArg, res.Run)
+			fmt.Fprintf(w, "deleted %s blobs permanently; %s more were taken out of the store but not deleted and are in trash run %s (%s in all); put them back with: %s\n",
+				humanize.Comma(res.Deleted), humanize.Comma(res.Trashed), res.Run, humanize.IBytes(uint64(res.Bytes)), printable(restoreLine(p.Store, trashDir, res.Run)))
 		case res.Run != "":
-			fmt.Fprintf(w, "moved %s blobs (%s) to the trash, run %s; undo with: mediactl gc restore --store %s%s %s\n",
-				humanize.Comma(res.Trashed), humanize.IBytes(uint64(res.Bytes)), res.Run, p.Store, trashDirArg, res.Run)
+			fmt.Fprintf(w, "moved %s blobs (%s) to the trash, run %s; undo with: %s\n",
+				humanize.Comma(res.Trashed), humanize.IBytes(uint64(res.Bytes)), res.Run, printable(restoreLine(p.Store, trashDir, res.Run)))
 		default:
 			fmt.Fprintf(w, "deleted %s blobs (%s) permanently\n", humanize.Comma(res.Deleted), humanize.IBytes(uint64(res.Bytes)))
 		}
