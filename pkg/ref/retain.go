@@ -29,7 +29,9 @@ import (
 // letters, digits, '.', '_' and '-'. A name with other characters (spaces,
 // non-ASCII) is searched for as a plain substring, and kept too by any token
 // that starts with its lead, the 16 or more token bytes before its first '.'
-// (coffer's "<uuid>.final copy", by "<uuid>" or "<uuid>.final").
+// (coffer's "<uuid>.final copy", by "<uuid>" or "<uuid>.final"). In a value
+// that is not UTF-8 (a binary format's BLOB) a name also counts when it
+// starts a token, or starts one byte into it, whatever follows (markGlued).
 //
 // The rule looks at every string, not only at fields that hold references: a
 // digest in a tool's output, a file name in a chat message, a path inside
@@ -417,6 +419,37 @@ func (x *Index) markByToken(tok []byte) {
 	}
 }
 
+// markByLead marks the blobs whose lead (leadOf) is tok: of the entries
+// for tok, those of names that are not one token. The stem of a name that is
+// one token is matched by a whole token only, as before leads: "<id>.png"
+// does not keep "<id>.json".
+func (x *Index) markByLead(tok []byte) {
+	i := slot(maphash.Bytes(x.seed, tok), len(x.byToken))
+	for {
+		e := x.byToken[i]
+		if e == 0 {
+			return
+		}
+		if x.tokenOf(e-1) == string(tok) {
+			x.markIfLead(e - 1)
+			for _, more := range x.moreToken[e-1] {
+				x.markIfLead(more)
+			}
+			return
+		}
+		if i++; i == len(x.byToken) {
+			i = 0
+		}
+	}
+}
+
+// markIfLead marks the blob of a token entry that is a lead.
+func (x *Index) markIfLead(entry uint32) {
+	if entry&1 != 0 && !isToken(path.Base(x.others[x.names.At(int(entry>>1))&^otherName])) {
+		x.mark(entry >> 1)
+	}
+}
+
 func stemOf(name string) string { return strings.TrimSuffix(name, path.Ext(name)) }
 
 // leadOf is the lead of a name that is not one token: its token bytes before
@@ -459,14 +492,51 @@ const minLead = 16
 // in one pass and cost nothing more.
 func (x *Index) Mark(s []byte) {
 	x.freeze()
-	x.markForms(s, maxForms)
+	x.markForms(s, maxForms, len(x.byToken) > 0 && !utf8.Valid(s))
 }
+
+// markGlued marks the names that start a token of a binary value, or start
+// one byte into it, whatever follows them in the token. SQLite's JSONB and
+// msgpack (a BLOB or bytea column) write each string right after its header,
+// and the next element right after it: a name of 68 bytes follows 'D' (its
+// length), and coffer's attachment block {"path": "…/<uuid>.jpg", "mime": …}
+// as JSONB holds "<uuid>.jpgGmime" ('G' is the header of the 4-byte "mime").
+// Such a value is not UTF-8; text is, and keeps its tokens whole. Every
+// prefix up to a file name's longest is looked up, so the cost, paid by
+// binary values alone, grows with the square of their tokens' length up to
+// that bound.
+func (x *Index) markGlued(s []byte) {
+	for i := 0; i < len(s); {
+		if byteClass[s[i]]&tokenByte == 0 {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(s) && byteClass[s[j]]&tokenByte != 0 {
+			j++
+		}
+		for start := i; start <= i+1 && start < j; start++ {
+			for end := start + 1; end <= j && end-start <= maxNameLen; end++ {
+				x.markByToken(s[start:end])
+			}
+		}
+		i = j
+	}
+}
+
+// maxNameLen is the longest file name (NAME_MAX).
+const maxNameLen = 255
 
 // maxForms bounds how many decodings deep Mark looks.
 const maxForms = 6
 
-func (x *Index) markForms(s []byte, depth int) {
+// markForms marks s and its other forms; glued says s is a binary value,
+// each of whose forms markGlued reads too.
+func (x *Index) markForms(s []byte, depth int, glued bool) {
 	f := x.markOne(s)
+	if glued {
+		x.markGlued(s)
+	}
 	if f == 0 || depth == 0 {
 		return
 	}
@@ -475,18 +545,18 @@ func (x *Index) markForms(s []byte, depth int) {
 	if f&hasEscape != 0 {
 		if d := jsonwalk.AppendUnescaped((*buf)[:0], s); !bytes.Equal(d, s) {
 			*buf = d
-			x.markForms(d, depth-1)
+			x.markForms(d, depth-1, glued)
 		}
 		if hasShellEscape(s) {
 			// Its other forms too: a name in NFD behind MarkdownV2's escapes.
 			*buf = appendShellUnescaped((*buf)[:0], s)
-			x.markForms(*buf, depth-1)
+			x.markForms(*buf, depth-1, glued)
 		}
 	}
 	if f&hasPercent != 0 {
 		if d := appendPercentDecoded((*buf)[:0], s); !bytes.Equal(d, s) {
 			*buf = d
-			x.markForms(d, depth-1)
+			x.markForms(d, depth-1, glued)
 		}
 	}
 	if f&hasWide != 0 {
@@ -494,6 +564,9 @@ func (x *Index) markForms(s []byte, depth int) {
 			if d := form.Append((*buf)[:0], s...); !bytes.Equal(d, s) {
 				*buf = d
 				x.markOne(d)
+				if glued {
+					x.markGlued(d)
+				}
 			}
 		}
 	}
@@ -672,10 +745,9 @@ func appendPercentDecoded(dst, s []byte) []byte {
 func (x *Index) markToken(tok []byte) {
 	if len(x.byToken) > 0 {
 		// A token that starts with a lead and a '.' names the file of that
-		// lead, whatever follows ("<uuid>.final" of "<uuid>.final+copy"; a
-		// binary JSON's next header byte glued on, "<uuid>.jpgG").
+		// lead, whatever follows ("<uuid>.final" of "<uuid>.final+copy").
 		if k := bytes.IndexByte(tok, '.'); k >= minLead {
-			x.markByToken(tok[:k])
+			x.markByLead(tok[:k])
 		}
 	}
 	for len(x.byToken) > 0 {

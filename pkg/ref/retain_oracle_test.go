@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
 )
@@ -16,6 +17,7 @@ import (
 // pin it with literal cases.
 type oracleIndex struct {
 	byToken    map[string][]int32
+	byLead     map[string][]int32 // names that are not one token, by lead
 	byDigest   map[blobname.Digest]int32
 	moreDigest map[blobname.Digest][]int32
 	odd        []oddName
@@ -24,7 +26,7 @@ type oracleIndex struct {
 }
 
 func newOracleIndex() *oracleIndex {
-	return &oracleIndex{byToken: map[string][]int32{}, byDigest: map[blobname.Digest]int32{}, moreDigest: map[blobname.Digest][]int32{}}
+	return &oracleIndex{byToken: map[string][]int32{}, byLead: map[string][]int32{}, byDigest: map[blobname.Digest]int32{}, moreDigest: map[blobname.Digest][]int32{}}
 }
 
 func (x *oracleIndex) Add(key string) int {
@@ -43,7 +45,7 @@ func (x *oracleIndex) Add(key string) int {
 	if !isToken(name) {
 		x.odd = append(x.odd, oddName{[]byte(name), id})
 		if lead, _, ok := strings.Cut(name, "."); ok && len(lead) >= 16 && isToken(lead) {
-			x.byToken[lead] = append(x.byToken[lead], id)
+			x.byLead[lead] = append(x.byLead[lead], id)
 		}
 		return int(id)
 	}
@@ -55,6 +57,32 @@ func (x *oracleIndex) Add(key string) int {
 }
 
 func (x *oracleIndex) Mark(s []byte) {
+	x.mark(s)
+	// A binary value (not UTF-8): every name that starts a token or starts
+	// one byte into it.
+	if !utf8.Valid(s) && len(x.byToken)+len(x.byLead) > 0 {
+		for i := 0; i < len(s); {
+			if !isTokenByte(s[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(s) && isTokenByte(s[j]) {
+				j++
+			}
+			for start := i; start <= i+1 && start < j; start++ {
+				for end := start + 1; end <= j && end-start <= 255; end++ {
+					for _, id := range x.byToken[string(s[start:end])] {
+						x.marks[id] = true
+					}
+				}
+			}
+			i = j
+		}
+	}
+}
+
+func (x *oracleIndex) mark(s []byte) {
 	for _, o := range x.odd {
 		if bytes.Contains(s, o.name) {
 			x.marks[o.id] = true
@@ -76,7 +104,7 @@ func (x *oracleIndex) Mark(s []byte) {
 
 func (x *oracleIndex) markToken(tok []byte) {
 	if k := bytes.IndexByte(tok, '.'); k >= 16 {
-		for _, id := range x.byToken[string(tok[:k])] {
+		for _, id := range x.byLead[string(tok[:k])] {
 			x.marks[id] = true
 		}
 	}

@@ -227,6 +227,11 @@ func message(style Style, members ...string) string {
 }
 
 var positions = []position{
+	// coffer's content block for a file: the path with more members after
+	// it (stored as SQLite JSONB, the next key's header follows the name).
+	{"attachment", func(r string, st Style) string {
+		return "[" + Object(st, "type", Quote("attachment", st), "path", Quote(r, st), "mime", Quote("image/jpeg", st), "filename", Quote("photo.jpg", st)) + "]"
+	}},
 	{"uri", func(r string, st Style) string {
 		return message(st, "role", Quote("user", st), "parts", "["+Object(st, "type", Quote("image", st), "media", Object(st, "uri", Quote(r, st)))+"]")
 	}},
