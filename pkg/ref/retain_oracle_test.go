@@ -57,37 +57,29 @@ func (x *oracleIndex) Add(key string) int {
 }
 
 func (x *oracleIndex) Mark(s []byte) {
-	x.mark(s)
-	// A binary value (not UTF-8): every name that starts a token or starts
-	// one byte into it.
-	if !utf8.Valid(s) && len(x.byToken)+len(x.byLead) > 0 {
-		for i := 0; i < len(s); {
-			if !isTokenByte(s[i]) {
-				i++
-				continue
-			}
-			j := i
-			for j < len(s) && isTokenByte(s[j]) {
-				j++
-			}
-			for start := i; start <= i+1 && start < j; start++ {
-				for end := start + 1; end <= j && end-start <= 255; end++ {
-					for _, id := range x.byToken[string(s[start:end])] {
-						x.marks[id] = true
-					}
-				}
-			}
-			i = j
-		}
-	}
-}
-
-func (x *oracleIndex) mark(s []byte) {
 	for _, o := range x.odd {
 		if bytes.Contains(s, o.name) {
 			x.marks[o.id] = true
 		}
 	}
+	eachToken(s, x.markToken)
+	// A binary value (not UTF-8): every name that starts a token or starts
+	// one byte into it.
+	if !utf8.Valid(s) && len(x.byToken)+len(x.byLead) > 0 {
+		eachToken(s, func(tok []byte) {
+			for start := 0; start <= 1 && start < len(tok); start++ {
+				for end := start + 1; end <= len(tok) && end-start <= 255; end++ {
+					for _, id := range x.byToken[string(tok[start:end])] {
+						x.marks[id] = true
+					}
+				}
+			}
+		})
+	}
+}
+
+// eachToken calls fn with every token of s: a maximal run of token bytes.
+func eachToken(s []byte, fn func(tok []byte)) {
 	for i := 0; i < len(s); {
 		if !isTokenByte(s[i]) {
 			i++
@@ -97,7 +89,7 @@ func (x *oracleIndex) mark(s []byte) {
 		for j < len(s) && isTokenByte(s[j]) {
 			j++
 		}
-		x.markToken(s[i:j])
+		fn(s[i:j])
 		i = j
 	}
 }
