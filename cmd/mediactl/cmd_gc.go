@@ -60,6 +60,7 @@ the store's lock (exit 4, also for a dry run). A store that contains another sto
 			&cli.BoolFlag{Name: "allow-no-references", Usage: "proceed although the sessions refer to none of a store's blobs (usually a wrong --sessions path)"},
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan as JSON to this file", EnvVars: envVar("plan-out")},
 			shardFlag(),
+			&cli.StringFlag{Name: "split", Usage: "with --shard: name the split this shard is part of (lower-case letters, digits, '-'), so that gc runs groups its runs by it; in a pod of a Kubernetes Indexed Job it is the Job's name by default", EnvVars: envVar("split")},
 			metricsFileFlag(),
 			metricsLabelFlag(),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: 32 requests on buckets, 1 on local stores)", EnvVars: envVar("jobs")},
@@ -201,6 +202,9 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 		o.MaxSize = int64(n)
 	}
 	if o.Shard, err = shardOf(c); err != nil {
+		return o, err
+	}
+	if o.Split, err = splitOf(c, o.Shard); err != nil {
 		return o, err
 	}
 	if o.Shard.Sharded() && o.MaxSize > 0 {

@@ -201,7 +201,11 @@ func runGCRuns(c *cli.Context) error {
 			}
 			missing = fmt.Sprintf("no run of %s (nothing removed there, or they failed)", which)
 		}
-		fmt.Fprintf(g.stdout, "split into %d, from %s to %s: %d runs, %s blobs, %s; %s\n", s.N, s.Runs[0].Run, s.Runs[len(s.Runs)-1].Run,
+		name := "split"
+		if s.ID != "" {
+			name = "split " + s.ID
+		}
+		fmt.Fprintf(g.stdout, "%s into %d, from %s to %s: %d runs, %s blobs, %s; %s\n", name, s.N, s.Runs[0].Run, s.Runs[len(s.Runs)-1].Run,
 			len(s.Runs), humanize.Comma(s.Blobs), humanize.IBytes(uint64(s.Bytes)), missing)
 	}
 	return nil

@@ -41,3 +41,20 @@ func shardNote(s string) string {
 	}
 	return " (shard " + s + ")"
 }
+
+// splitOf reads --split: the name of the split a shard's gc is part of. In
+// a pod of a Kubernetes Indexed Job it defaults to the Job's name, which the
+// pod's host name carries ("<job>-<index>").
+func splitOf(c *cli.Context, s shard.Spec) (string, error) {
+	split := c.String("split")
+	switch {
+	case split != "" && !s.Sharded():
+		return "", usageErr("--split names the split a shard is part of: add --shard K/N, or drop --split", "--split without --shard")
+	case split != "" && !shard.ValidSplit(split):
+		return "", usageErr("write 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or a digit, such as nightly-20261206", "bad --split %q", split)
+	case split == "" && s.Sharded():
+		host, _ := os.Hostname()
+		split = shard.JobOf(host, os.Getenv(shard.IndexEnv))
+	}
+	return split, nil
+}

@@ -20,6 +20,8 @@ type ExecOptions struct {
 	Now time.Time
 	// Progress, when set, is told about each blob removed.
 	Progress interface{ Add(int64) }
+	// Split names the split a shard's run is part of (trash.Options.Split).
+	Split string
 }
 
 // Execute removes the plan's candidates from the locked store, through
@@ -48,6 +50,7 @@ func (p *Plan) Execute(ctx context.Context, l *storelock.Lock, opts ExecOptions)
 		Now:        opts.Now,
 		Cutoff:     p.Cutoff,
 		Progress:   opts.Progress,
+		Split:      opts.Split,
 	})
 }
 

@@ -30,6 +30,9 @@ type RunOptions struct {
 	Command string
 	// Progress, when set, gives the progress of one store's removals.
 	Progress func(st store.Store, total int64) Progress
+	// Split names the split a shard's run is part of, so that its trash
+	// run says so (trash.Options.Split); "" for none.
+	Split string
 }
 
 // Progress is told about each blob removed, and finished when a store is done.
@@ -162,7 +165,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	if opts.Progress != nil {
 		bar = opts.Progress(st, int64(plan.Candidates.Len()))
 	}
-	eo := ExecOptions{NoTrash: opts.NoTrash, Jobs: opts.Jobs}
+	eo := ExecOptions{NoTrash: opts.NoTrash, Jobs: opts.Jobs, Split: opts.Split}
 	if bar != nil {
 		eo.Progress = bar
 	}

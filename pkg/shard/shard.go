@@ -166,3 +166,32 @@ func Parse(text string, getenv func(string) string) (Spec, error) {
 	}
 	return Spec{K: kk, N: nn}, nil
 }
+
+// JobOf is the name of the Kubernetes Job of which this process runs an
+// index, given its host name and the value of IndexEnv ("" when it runs in
+// none): an Indexed Job names each pod's host "<job name>-<index>", and a
+// CronJob names each Job it starts after the minute it was due, so the shards
+// of one night's split share it and the next night's do not. A host name
+// that does not end in "-<index>" gives "".
+func JobOf(hostname, index string) string {
+	job, ok := strings.CutSuffix(hostname, "-"+index)
+	if index == "" || !ok || !ValidSplit(job) {
+		return ""
+	}
+	return job
+}
+
+// ValidSplit reports whether s can name a split: 1 to 63 lower-case letters,
+// digits and '-', starting and ending with a letter or a digit (a
+// Kubernetes name).
+func ValidSplit(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

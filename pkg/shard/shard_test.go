@@ -183,3 +183,26 @@ func ExampleSpec_Owns() {
 	// 5f true
 	// c3 false
 }
+
+// TestJobOf: a pod of an Indexed Job has the host name "<job>-<index>"; the
+// Job's name is the split's. Anything else names none.
+func TestJobOf(t *testing.T) {
+	for _, c := range []struct{ host, index, want string }{
+		{"mediactl-gc-29413440-3", "3", "mediactl-gc-29413440"},
+		{"mediactl-gc-29413440-12", "12", "mediactl-gc-29413440"},
+		{"mediactl-gc-29413440-3", "", ""},  // not in an Indexed Job
+		{"mediactl-gc-29413440-3", "4", ""}, // another index: not its pod
+		{"build-host", "3", ""},             // set by hand outside Kubernetes
+		{"Mediactl_GC-3", "3", ""},          // not a Kubernetes name
+		{"-3", "3", ""},
+	} {
+		if got := shard.JobOf(c.host, c.index); got != c.want {
+			t.Errorf("JobOf(%q, %q) = %q, want %q", c.host, c.index, got, c.want)
+		}
+	}
+	for s, want := range map[string]bool{"nightly-1": true, "a": true, "": false, "-a": false, "a-": false, "A": false, "a_b": false, strings.Repeat("a", 64): false, strings.Repeat("a", 63): true} {
+		if got := shard.ValidSplit(s); got != want {
+			t.Errorf("ValidSplit(%q) = %v", s, got)
+		}
+	}
+}

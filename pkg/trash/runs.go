@@ -23,6 +23,9 @@ type Run struct {
 	// Shard is the part of the store the run removed from, "K/N" (empty for a
 	// run on the whole store).
 	Shard string `json:"shard,omitempty"`
+	// Split names the split a shard's run was part of, when it was named
+	// (Options.Split).
+	Split string `json:"split,omitempty"`
 }
 
 // NoRunError is returned by Restore for a run name that is not in the trash
@@ -58,11 +61,11 @@ func Runs(ctx context.Context, st store.Store) ([]Run, error) {
 		}
 		r := byRun[run]
 		if r == nil {
-			t, shardOf, ok := parseRun(run)
+			n, ok := parseRun(run)
 			if !ok {
 				return nil // not a run of mediactl's: left alone
 			}
-			r = &Run{Run: run, Time: t, Shard: shardOf}
+			r = &Run{Run: run, Time: n.time, Shard: n.shard, Split: n.split}
 			byRun[run] = r
 		}
 		if name != manifestName {
@@ -104,7 +107,7 @@ func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult
 	if !ok {
 		return nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
 	}
-	if _, _, ok := parseRun(run); !ok {
+	if _, ok := parseRun(run); !ok {
 		return nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
 	}
 	prefix := Dir + "/" + run + "/"
@@ -211,11 +214,15 @@ func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResu
 	return res, nil
 }
 
-// Split is the runs of one sharded gc: the shards of a split into N, each
-// at most once, in the order they ran.
+// Split is the runs of one sharded gc: the shards of a split into N, in the
+// order they ran.
 type Split struct {
-	N    int   `json:"n"`
-	Runs []Run `json:"runs"`
+	N int `json:"n"`
+	// ID is the split's name, when its runs carry one (Options.Split): then
+	// the split is exactly the runs of that name, a shard run again in it
+	// (a pod retried) included.
+	ID   string `json:"split,omitempty"`
+	Runs []Run  `json:"runs"`
 	// Blobs and Bytes are the runs' together.
 	Blobs int64 `json:"blobs"`
 	Bytes int64 `json:"bytes"`
@@ -225,11 +232,20 @@ type Split struct {
 }
 
 // Splits groups sharded runs (runs in time order, as Runs returns them)
-// into the runs of one split each: runs of one N, a new split starting
-// where a shard comes again. Runs on the whole store belong to none.
+// into the runs of one split each. Runs that name their split belong to the
+// split of that name and N. Others are grouped by their order alone: runs of
+// one N, a new split starting where a shard comes again. A shard that removed
+// nothing leaves no run, so by order alone the next split's run of that shard
+// may be counted in this one; named splits have no such doubt. Runs on the
+// whole store belong to none.
 func Splits(runs []Run) []Split {
 	var out []Split
-	open := map[int]int{} // N → index in out of the split being filled
+	open := map[int]int{} // N → index in out of the unnamed split being filled
+	type named struct {
+		n  int
+		id string
+	}
+	byID := map[named]int{} // a named split → its index in out
 	for _, r := range runs {
 		s, err := shard.Parse(r.Shard, nil)
 		if err != nil || !s.Sharded() || strings.Contains(r.Run, noTrashSuffix) {
@@ -237,14 +253,25 @@ func Splits(runs []Run) []Split {
 			// is no part of a split of trash runs.
 			continue
 		}
-		i, ok := open[s.N]
-		if ok && slices.ContainsFunc(out[i].Runs, func(o Run) bool { return o.Shard == r.Shard }) {
-			ok = false
-		}
-		if !ok {
-			out = append(out, Split{N: s.N})
-			i = len(out) - 1
-			open[s.N] = i
+		var i int
+		if r.Split != "" {
+			var ok bool
+			if i, ok = byID[named{s.N, r.Split}]; !ok {
+				out = append(out, Split{N: s.N, ID: r.Split})
+				i = len(out) - 1
+				byID[named{s.N, r.Split}] = i
+			}
+		} else {
+			var ok bool
+			i, ok = open[s.N]
+			if ok && slices.ContainsFunc(out[i].Runs, func(o Run) bool { return o.Shard == r.Shard }) {
+				ok = false
+			}
+			if !ok {
+				out = append(out, Split{N: s.N})
+				i = len(out) - 1
+				open[s.N] = i
+			}
 		}
 		out[i].Runs = append(out[i].Runs, r)
 		out[i].Blobs += r.Blobs

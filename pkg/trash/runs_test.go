@@ -48,6 +48,36 @@ func TestSplits(t *testing.T) {
 	}
 }
 
+// Runs that name their split are grouped by the name, not by their order: on
+// a quiet night a shard that removed nothing leaves no run, and by order the
+// next night's run of that shard was counted in this night's split, which
+// then read "all shards ran" while the next one missed the shard that ran.
+// A shard run twice in one named split (a pod retried) is in it twice.
+func TestSplitsByName(t *testing.T) {
+	run := func(name, shard, split string) trash.Run {
+		return trash.Run{Run: name, Shard: shard, Split: split, Blobs: 1}
+	}
+	runs := []trash.Run{
+		run("a", "1/2", "gc-29412000"),                                 // night one: shard 0 had nothing to remove
+		run("b", "0/2", "gc-29413440"), run("c", "1/2", "gc-29413440"), // night two
+		run("d", "1/2", "gc-29413440"),           // night two's shard 1, retried
+		run("e", "0/2", ""), run("f", "1/2", ""), // unnamed: by order, as before
+	}
+	got := trash.Splits(runs)
+	if len(got) != 3 {
+		t.Fatalf("%d splits: %+v", len(got), got)
+	}
+	if s := got[0]; s.ID != "gc-29412000" || len(s.Runs) != 1 || !slices.Equal(s.Missing, []int{0}) {
+		t.Errorf("night one: %+v", s)
+	}
+	if s := got[1]; s.ID != "gc-29413440" || len(s.Runs) != 3 || len(s.Missing) != 0 || s.Blobs != 3 {
+		t.Errorf("night two: %+v", s)
+	}
+	if s := got[2]; s.ID != "" || len(s.Runs) != 2 || len(s.Missing) != 0 {
+		t.Errorf("unnamed: %+v", s)
+	}
+}
+
 // A run that a shard's sweep without the trash left blobs in carries the
 // shard in its name, but is no member of a split of trash runs: with it, a
 // complete split of four would read as two incomplete ones.
@@ -97,6 +127,7 @@ func TestOnlyRunNamesAreRuns(t *testing.T) {
 		"20261201T020304Z-4242-no-trash",
 		"20261201T020305Z-1-shard-3-of-16",
 		"20261201T020306Z-77-no-trash-shard-0-of-2",
+		"20261201T020307Z-1-shard-1-of-4-in-gc-nightly-29412345",
 	}
 	for _, r := range killed {
 		put(r+"/"+name(r), r)
@@ -109,6 +140,9 @@ func TestOnlyRunNamesAreRuns(t *testing.T) {
 		"20260101T000000Z-12-shard-4-of-4",
 		"20260101T000000Z-12-shard-1-of-2-no-trash",
 		"20261301T000000Z-12",
+		"20260101T000000Z-12-in-nightly",
+		"20260101T000000Z-12-shard-1-of-2-in-",
+		"20260101T000000Z-12-shard-1-of-2-in-Nightly_1",
 	}
 	for _, f := range foreign {
 		put(f+"/db/dump.sql", "dump of "+f)
@@ -125,7 +159,8 @@ func TestOnlyRunNamesAreRuns(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("runs %q, want %q", got, want)
 	}
-	if runs[0].Shard != "" || runs[1].Shard != "3/16" || runs[2].Shard != "0/2" || runs[0].Blobs != 1 {
+	if runs[0].Shard != "" || runs[1].Shard != "3/16" || runs[2].Shard != "0/2" || runs[0].Blobs != 1 ||
+		runs[3].Shard != "1/4" || runs[3].Split != "gc-nightly-29412345" || runs[2].Split != "" {
 		t.Errorf("runs %+v", runs)
 	}
 
@@ -142,7 +177,7 @@ func TestOnlyRunNamesAreRuns(t *testing.T) {
 
 	pr, err := trash.Purge(ctx, l, time.Now().Add(time.Hour))
 	must(t, err)
-	if !slices.Equal(pr.Runs, want) || pr.Blobs != 4 {
+	if !slices.Equal(pr.Runs, want) || pr.Blobs != 5 {
 		t.Errorf("purged %+v, want the runs %q", pr, want)
 	}
 	for _, f := range foreign {

@@ -83,6 +83,10 @@ type Options struct {
 	Cutoff time.Time
 	// Progress, when set, is told about each blob removed.
 	Progress interface{ Add(int64) }
+	// Split, for a shard's run, names the split it is a part of (see
+	// shard.ValidSplit): the run's name carries it, so that Splits groups
+	// the runs of one split by it rather than by their order.
+	Split string
 }
 
 // Result is what Move did.
@@ -166,6 +170,12 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	res := &Result{Skipped: []Skip{}, Failed: []Skip{}}
 	m := &mover{st: st, in: in, opts: opts, res: res}
 	suffix := shardSuffix(l.Shard())
+	if opts.Split != "" && l.Shard().Sharded() {
+		if !shard.ValidSplit(opts.Split) {
+			return nil, fmt.Errorf("trash: %q cannot name a split", opts.Split)
+		}
+		suffix += splitInfix + opts.Split
+	}
 	if opts.NoTrash {
 		suffix = noTrashSuffix + suffix
 	}
@@ -749,30 +759,41 @@ func shardSuffix(s shard.Spec) string {
 	return fmt.Sprintf("-shard-%d-of-%d", s.K, s.N)
 }
 
-// parseRun reads the start time and the shard ("K/N", "" for the whole
-// store) back from a run name, and says whether it is one: exactly as Move
-// names its runs, RunID, then "-no-trash" for a sweep without the trash, then
-// the shard's suffix. A folder of any other name in the trash — one that
-// merely starts with a time stamp, in a --trash-dir that holds other things
-// too — is no run: it is not listed, restored or purged.
-func parseRun(run string) (t time.Time, shardOf string, ok bool) {
+// parseRun reads a run name back, and says whether it is one: exactly as
+// Move names its runs, RunID, then "-no-trash" for a sweep without the trash,
+// then the shard's suffix, then for a shard of a named split "-in-" and the
+// split's name. A folder of any other name in the trash — one that merely
+// starts with a time stamp, in a --trash-dir that holds other things too — is
+// no run: it is not listed, restored or purged.
+func parseRun(run string) (r runName, ok bool) {
 	stamp, rest, _ := strings.Cut(run, "-")
 	t, err := time.Parse(runStamp, stamp)
 	if err != nil || t.Format(runStamp) != stamp {
-		return time.Time{}, "", false
+		return runName{}, false
 	}
 	pid, _, _ := strings.Cut(rest, "-")
 	if n, err := strconv.Atoi(pid); err != nil || n <= 0 || strconv.Itoa(n) != pid {
-		return time.Time{}, "", false
+		return runName{}, false
 	}
 	suffix := strings.TrimPrefix(strings.TrimPrefix(run, stamp+"-"+pid), noTrashSuffix)
 	if suffix == "" {
-		return t, "", true
+		return runName{time: t}, true
 	}
+	suffix, split, named := strings.Cut(suffix, splitInfix)
 	k, n, _ := strings.Cut(strings.TrimPrefix(suffix, "-shard-"), "-of-")
-	s, err := shard.Parse(k+"/"+n, nil)
-	if err != nil || shardSuffix(s) != suffix {
-		return time.Time{}, "", false
+	sh, err := shard.Parse(k+"/"+n, nil)
+	if err != nil || shardSuffix(sh) != suffix || named && !shard.ValidSplit(split) {
+		return runName{}, false
 	}
-	return t, s.String(), true
+	return runName{time: t, shard: sh.String(), split: split}, true
 }
+
+// runName is what a run's name says.
+type runName struct {
+	time  time.Time
+	shard string // "K/N", "" for the whole store
+	split string // the split a shard's run belongs to, "" when not named
+}
+
+// splitInfix comes before the name of the split in a shard's run name.
+const splitInfix = "-in-"
