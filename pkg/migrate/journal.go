@@ -347,7 +347,11 @@ func (st *JournalState) apply(rec Record) error {
 		r := rec
 		st.Units[id] = append(st.Units[id], &r)
 	case RecordTrashed:
-		st.Trash = append(st.Trash, TrashRun{Run: rec.Run, TrashDir: rec.TrashDir})
+		// A run is journaled before its moves and again, with its count,
+		// after them: one run either way.
+		if !slices.ContainsFunc(st.Trash, func(r TrashRun) bool { return r.Run == rec.Run && r.TrashDir == rec.TrashDir }) {
+			st.Trash = append(st.Trash, TrashRun{Run: rec.Run, TrashDir: rec.TrashDir})
+		}
 	case RecordRestored:
 		// Rollback put a trash run back: a second rollback leaves it alone.
 		st.Trash = slices.DeleteFunc(st.Trash, func(r TrashRun) bool { return r.Run == rec.Run })
@@ -483,7 +487,8 @@ func (j *Journal) Started(from, to string) error {
 }
 
 // Trashed records that count sources were moved into the trash run run
-// (kept in trashDir, or in the store's own trash when trashDir is "").
+// (kept in trashDir, or in the store's own trash when trashDir is ""); with
+// count 0, before the first move, that the run is about to take them.
 func (j *Journal) Trashed(run string, count int64, trashDir string) error {
 	return j.appendSync(Record{T: RecordTrashed, Run: run, Count: count, TrashDir: trashDir})
 }

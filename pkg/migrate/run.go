@@ -441,7 +441,9 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 	if opts.DeleteProgress != nil {
 		bar = opts.DeleteProgress(int64(len(sel.Candidates)))
 	}
-	to := trash.Options{}
+	// The run is journaled before its first move, so that a rollback after
+	// a kill in the middle of the moves finds it (and the count after them).
+	to := trash.Options{Started: func(run string) error { return opts.Journal.Trashed(run, 0, opts.TrashDir) }}
 	if bar != nil {
 		to.Progress = bar
 	}

@@ -83,6 +83,11 @@ type Options struct {
 	Cutoff time.Time
 	// Progress, when set, is told about each blob removed.
 	Progress interface{ Add(int64) }
+	// Started, when set, is told the run's name before the first blob is
+	// moved into it, and Move moves nothing when it fails: a caller that
+	// must find the run again after a kill (migrate's journal) records it
+	// first.
+	Started func(run string) error
 	// Split, for a shard's run, names the split it is a part of (see
 	// shard.ValidSplit): the run's name carries it, so that Splits groups
 	// the runs of one split by it rather than by their order.
@@ -180,6 +185,11 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 		suffix = noTrashSuffix + suffix
 	}
 	run := unusedRun(ctx, in, now, suffix)
+	if opts.Started != nil && !opts.NoTrash {
+		if err := opts.Started(run); err != nil {
+			return nil, fmt.Errorf("trash: run %s not started: %w", run, err)
+		}
+	}
 	if opts.NoTrash {
 		m.stage = run
 	} else {
