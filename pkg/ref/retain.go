@@ -300,8 +300,8 @@ func (x *Index) build() {
 			x.insertDigest(uint32(id))
 		case bySubstring:
 			x.odd = append(x.odd, oddName{[]byte(name), int32(id)})
-			if leadOf(name) != "" {
-				x.insertToken(uint32(id)<<1|1, leadOf(name))
+			if lead := leadOf(name); lead != "" {
+				x.insertToken(uint32(id)<<1|1, lead)
 			}
 		case byNameAndStem:
 			x.insertToken(uint32(id)<<1|1, stemOf(name))
@@ -368,7 +368,7 @@ func (x *Index) eachWithDigest(d *blobname.Digest, fn func(uint32)) {
 // A token entry is id<<1 for a blob's name, id<<1|1 for its stem (a name
 // that is one token) or its lead (any other name); the table holds entry+1.
 func (x *Index) tokenOf(entry uint32) string {
-	name := path.Base(x.others[x.names.At(int(entry>>1))&^otherName])
+	name := x.nameOf(entry)
 	switch {
 	case entry&1 == 0:
 		return name
@@ -376,6 +376,11 @@ func (x *Index) tokenOf(entry uint32) string {
 		return stemOf(name)
 	}
 	return leadOf(name)
+}
+
+// nameOf is the base name of the blob of a token entry.
+func (x *Index) nameOf(entry uint32) string {
+	return path.Base(x.others[x.names.At(int(entry>>1))&^otherName])
 }
 
 func (x *Index) insertToken(entry uint32, tok string) {
@@ -400,21 +405,10 @@ func (x *Index) insertToken(entry uint32, tok string) {
 }
 
 func (x *Index) markByToken(tok []byte) {
-	i := slot(maphash.Bytes(x.seed, tok), len(x.byToken))
-	for {
-		e := x.byToken[i]
-		if e == 0 {
-			return
-		}
-		if x.tokenOf(e-1) == string(tok) { // no allocation: a comparison
-			x.mark((e - 1) >> 1)
-			for _, more := range x.moreToken[e-1] {
-				x.mark(more >> 1)
-			}
-			return
-		}
-		if i++; i == len(x.byToken) {
-			i = 0
+	if e, ok := x.tokenEntry(tok); ok {
+		x.mark(e >> 1)
+		for _, more := range x.moreToken[e] {
+			x.mark(more >> 1)
 		}
 	}
 }
@@ -424,29 +418,36 @@ func (x *Index) markByToken(tok []byte) {
 // one token is matched by a whole token only, as before leads: "<id>.png"
 // does not keep "<id>.json".
 func (x *Index) markByLead(tok []byte) {
-	i := slot(maphash.Bytes(x.seed, tok), len(x.byToken))
-	for {
-		e := x.byToken[i]
-		if e == 0 {
-			return
-		}
-		if x.tokenOf(e-1) == string(tok) {
-			x.markIfLead(e - 1)
-			for _, more := range x.moreToken[e-1] {
-				x.markIfLead(more)
-			}
-			return
-		}
-		if i++; i == len(x.byToken) {
-			i = 0
+	e, ok := x.tokenEntry(tok)
+	if !ok {
+		return
+	}
+	isLead := func(entry uint32) bool { return entry&1 != 0 && !isToken(x.nameOf(entry)) }
+	if isLead(e) {
+		x.mark(e >> 1)
+	}
+	for _, more := range x.moreToken[e] {
+		if isLead(more) {
+			x.mark(more >> 1)
 		}
 	}
 }
 
-// markIfLead marks the blob of a token entry that is a lead.
-func (x *Index) markIfLead(entry uint32) {
-	if entry&1 != 0 && !isToken(path.Base(x.others[x.names.At(int(entry>>1))&^otherName])) {
-		x.mark(entry >> 1)
+// tokenEntry is the first token entry for tok (others are in moreToken under
+// it).
+func (x *Index) tokenEntry(tok []byte) (uint32, bool) {
+	i := slot(maphash.Bytes(x.seed, tok), len(x.byToken))
+	for {
+		e := x.byToken[i]
+		if e == 0 {
+			return 0, false
+		}
+		if x.tokenOf(e-1) == string(tok) { // no allocation: a comparison
+			return e - 1, true
+		}
+		if i++; i == len(x.byToken) {
+			i = 0
+		}
 	}
 }
 
