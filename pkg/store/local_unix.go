@@ -243,7 +243,7 @@ func (s *LocalStore) moveEntry(from string, dst *LocalStore, to string, check fu
 	if err := renameNoReplaceAt(srcFD, fromName, dstFD, toName, srcPrivate); err != nil {
 		return err
 	}
-	if err := movedWhatWasChecked(st, srcFD, fromName, dstFD, toName); err != nil {
+	if err := movedWhatWasChecked(st, check, srcFD, fromName, dstFD, toName); err != nil {
 		return err
 	}
 	if !sync {
@@ -259,12 +259,15 @@ func (s *LocalStore) moveEntry(from string, dst *LocalStore, to string, check fu
 }
 
 // movedWhatWasChecked makes sure the entry just moved to toName is the file
-// checked as fromName before the move: a writer may have renamed another file
-// over fromName in between (a runtime saving a blob again), and that file was
-// not checked. It is put back where it was, and the move reports ErrChanged.
-// Should fromName be taken again by then, the file stays at toName and the
-// error says where it is.
-func movedWhatWasChecked(checked entryStat, fromFD int, fromName string, toFD int, toName string) error {
+// checked as fromName before the move, and that it still passes the check:
+// a writer may have renamed another file over fromName in between (a runtime
+// saving a blob again), and that file was not checked; or it may have
+// freshened the blob's modification time (a runtime that re-uses a blob it
+// finds present, see package persist), and a blob in use must not go. Either
+// way it is put back where it was, and the move reports ErrChanged. Should
+// fromName be taken again by then, the file stays at toName and the error
+// says where it is.
+func movedWhatWasChecked(checked entryStat, check func(entryStat) error, fromFD int, fromName string, toFD int, toName string) error {
 	if checked.ino == 0 {
 		return nil
 	}
@@ -272,14 +275,18 @@ func movedWhatWasChecked(checked entryStat, fromFD int, fromName string, toFD in
 	if err != nil {
 		return fmt.Errorf("lstat after the move: %w", moveErrno(err))
 	}
+	why := "replaced between its check and its move"
 	if moved.dev == checked.dev && moved.ino == checked.ino {
-		return nil
+		if !errors.Is(check(moved), ErrChanged) {
+			return nil
+		}
+		why = "touched between its check and its move (a writer freshened or rewrote it)"
 	}
 	// The file goes back where writers save: toName is this move's own.
 	if err := renameNoReplaceAt(toFD, toName, fromFD, fromName, true); err != nil {
-		return fmt.Errorf("%w: replaced between its check and its move, and not put back (%v): the file moved is at %s", ErrChanged, err, toName)
+		return fmt.Errorf("%w: %s, and not put back (%v): the file moved is at %s", ErrChanged, why, err, toName)
 	}
-	return fmt.Errorf("%w: replaced between its check and its move; put back", ErrChanged)
+	return fmt.Errorf("%w: %s; put back", ErrChanged, why)
 }
 
 // renameNoReplaceAt renames the entry from in the folder fromFD to to in the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // A file a writer renames over a blob after the blob's check and before its
@@ -47,6 +48,59 @@ func TestMoveEntryPutsBackAFileSwappedInAfterTheCheck(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "b.png")); err != nil || string(b) != "saved again" {
 		t.Fatalf("b.png: %q, %v", b, err)
+	}
+}
+
+// A runtime that re-uses a blob it finds present freshens its modification
+// time (package persist). A freshen that lands between the blob's check and
+// its move leaves the same file, newer: the move puts it back and says the
+// blob changed, so a blob a session is about to name stays in the store.
+func TestMoveEntryPutsBackABlobFreshenedAfterTheCheck(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		dir := t.TempDir()
+		old := time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Second)
+		blob := filepath.Join(dir, "a.png")
+		if err := os.WriteFile(blob, []byte("in use"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(blob, old, old); err != nil {
+			t.Fatal(err)
+		}
+		s, err := OpenLocal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fallback {
+			withLinkFallback(t, nil)
+		}
+		freshened := false
+		check := func(st entryStat) error {
+			if !st.mtime.Equal(old) {
+				return ErrChanged
+			}
+			if !freshened {
+				// The runtime finds the blob and freshens it, as git
+				// freshens an object it would have written.
+				freshened = true
+				now := time.Now()
+				if err := os.Chtimes(blob, now, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return nil
+		}
+		err = s.moveEntry("a.png", s, "b.png", check, false)
+		if !errors.Is(err, ErrChanged) {
+			t.Fatalf("fallback %v: move = %v, want ErrChanged", fallback, err)
+		}
+		if b, err := os.ReadFile(blob); err != nil || string(b) != "in use" {
+			t.Fatalf("fallback %v: a.png after the move: %q, %v; want it back", fallback, b, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "b.png")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("fallback %v: b.png after the move: %v; want nothing there", fallback, err)
+		}
+		s.Close()
+		forceLinkFallback, afterLinkHook = false, nil
 	}
 }
 
