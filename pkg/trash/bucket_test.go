@@ -86,7 +86,7 @@ func TestBucketMoveInterrupted(t *testing.T) {
 				in, _ := store.AsInternal(st)
 				inTrash := 0
 				must(t, in.ListInternal(bgctx, trash.Dir+"/"+res.Run+"/", func(e store.Entry) error {
-					if !strings.HasSuffix(e.Key, ".manifest.jsonl") {
+					if !strings.HasSuffix(e.Key, "/.manifest.jsonl") && !strings.HasSuffix(e.Key, "/.run.json") {
 						inTrash++
 					}
 					return nil

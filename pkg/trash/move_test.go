@@ -66,7 +66,7 @@ func TestMoveInterruptedMidBatch(t *testing.T) {
 	go func() {
 		// Cancel as soon as the sweep has started moving.
 		for ctx.Err() == nil {
-			if es, _ := os.ReadDir(runDir); len(es) > 0 {
+			if es, _ := os.ReadDir(runDir); len(es) > 1 { // beyond the run's record
 				cancel()
 				return
 			}
@@ -82,9 +82,9 @@ func TestMoveInterruptedMidBatch(t *testing.T) {
 	}
 	inStore, _ := os.ReadDir(dir)
 	inTrash, _ := os.ReadDir(runDir)
-	// The store also holds .mediactl; the run folder its manifest.
-	if len(inStore)-1+len(inTrash)-1 != n || int64(len(inTrash)-1) != res.Trashed {
-		t.Fatalf("%d in the store, %d in the trash, %d trashed", len(inStore)-1, len(inTrash)-1, res.Trashed)
+	// The store also holds .mediactl; the run folder its manifest and record.
+	if len(inStore)-1+len(inTrash)-2 != n || int64(len(inTrash)-2) != res.Trashed {
+		t.Fatalf("%d in the store, %d in the trash, %d trashed", len(inStore)-1, len(inTrash)-2, res.Trashed)
 	}
 }
 
@@ -105,8 +105,11 @@ func TestNoTrashInterruptedMidBatch(t *testing.T) {
 		// Cancel as soon as the sweep has started moving.
 		for ctx.Err() == nil {
 			if es, _ := os.ReadDir(trashDir); len(es) > 0 {
-				cancel()
-				return
+				// The stage run holds more than its record: moving.
+				if in, _ := os.ReadDir(filepath.Join(trashDir, es[0].Name())); len(in) > 1 {
+					cancel()
+					return
+				}
 			}
 			time.Sleep(50 * time.Microsecond)
 		}

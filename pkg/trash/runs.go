@@ -68,7 +68,7 @@ func Runs(ctx context.Context, st store.Store) ([]Run, error) {
 			r = &Run{Run: run, Time: n.time, Shard: n.shard, Split: n.split}
 			byRun[run] = r
 		}
-		if name != manifestName {
+		if !reserved(name) {
 			r.Blobs++
 			r.Bytes += e.Size
 		}
@@ -91,6 +91,8 @@ type RestoreResult struct {
 	// NotAttempted counts the blobs still in the trash because the restore
 	// was interrupted; running it again puts them back.
 	NotAttempted int64 `json:"not_attempted"`
+	// Keys are the keys put back, for RestoreKeys.
+	Keys []string `json:"-"`
 }
 
 // Restore moves every blob of a run back from the trash of the locked store
@@ -99,6 +101,21 @@ type RestoreResult struct {
 // is a rename, checked like every move of this package, so contents and
 // modification times come back as they were.
 func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult, error) {
+	return restore(ctx, l, run, nil)
+}
+
+// RestoreKeys is Restore for the blobs of run with the given keys only (the
+// ones a check of the trash against the sessions found named). A key not in
+// the run is not an error: another process restored or purged it.
+func RestoreKeys(ctx context.Context, l *storelock.Lock, run string, keys []string) (*RestoreResult, error) {
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	return restore(ctx, l, run, want)
+}
+
+func restore(ctx context.Context, l *storelock.Lock, run string, only map[string]bool) (*RestoreResult, error) {
 	if err := l.Held(); err != nil {
 		return nil, err
 	}
@@ -113,18 +130,23 @@ func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult
 	prefix := Dir + "/" + run + "/"
 	var names []store.Entry
 	if err := in.ListInternal(ctx, prefix, func(e store.Entry) error {
-		names = append(names, e)
+		if key := strings.TrimPrefix(e.Key, prefix); only == nil || only[key] {
+			names = append(names, e)
+		}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("trash: list run %s: %w", run, err)
 	}
+	res := &RestoreResult{Run: run, Kept: []Skip{}}
 	if len(names) == 0 {
+		if only != nil {
+			return res, nil
+		}
 		return nil, &NoRunError{Store: st.Location(), Run: run}
 	}
-	res := &RestoreResult{Run: run, Kept: []Skip{}}
 	for i, e := range names {
 		key := strings.TrimPrefix(e.Key, prefix)
-		if key == manifestName {
+		if reserved(key) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -136,8 +158,13 @@ func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult
 		case err == nil:
 			res.Restored++
 			res.Bytes += e.Size
+			if only != nil {
+				res.Keys = append(res.Keys, key)
+			}
 		case errors.Is(err, store.ErrExist):
 			res.Kept = append(res.Kept, Skip{key, "a blob with this key exists again; the trashed copy stays in the trash"})
+		case errors.Is(err, store.ErrNotExist) && only != nil:
+			// Restored or purged by another process since it was listed.
 		case interrupted(ctx, err):
 			res.NotAttempted = int64(countBlobs(names[i:]))
 			return res, err
@@ -145,9 +172,28 @@ func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult
 			return res, fmt.Errorf("trash: restore %s: %w", key, err)
 		}
 	}
-	if len(res.Kept) == 0 {
-		if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, prefix+manifestName) }); err != nil && !errors.Is(err, store.ErrNotExist) {
-			return res, fmt.Errorf("trash: remove manifest of %s: %w", run, err)
+	if only != nil && len(res.Kept) == 0 && res.Restored > 0 {
+		// The run may hold nothing else now: then it goes, as after a
+		// whole restore.
+		left := false
+		if err := in.ListInternal(ctx, prefix, func(e store.Entry) error {
+			if !reserved(strings.TrimPrefix(e.Key, prefix)) {
+				left = true
+				return errFound
+			}
+			return nil
+		}); err != nil && !errors.Is(err, errFound) {
+			return res, fmt.Errorf("trash: list run %s: %w", run, err)
+		}
+		if !left {
+			only = nil
+		}
+	}
+	if only == nil && len(res.Kept) == 0 {
+		for _, name := range []string{manifestName, recordName} {
+			if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, prefix+name) }); err != nil && !errors.Is(err, store.ErrNotExist) {
+				return res, fmt.Errorf("trash: remove %s of %s: %w", name, run, err)
+			}
 		}
 	}
 	return res, nil
@@ -157,7 +203,7 @@ func Restore(ctx context.Context, l *storelock.Lock, run string) (*RestoreResult
 func countBlobs(es []store.Entry) int {
 	n := 0
 	for _, e := range es {
-		if !strings.HasSuffix(e.Key, "/"+manifestName) {
+		if _, name, _ := strings.Cut(e.Key[len(Dir)+1:], "/"); !reserved(name) {
 			n++
 		}
 	}
@@ -192,26 +238,97 @@ func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResu
 		if r.Time.IsZero() || !r.Time.Before(cutoff) {
 			continue
 		}
-		var names []store.Entry
-		if err := in.ListInternal(ctx, Dir+"/"+r.Run+"/", func(e store.Entry) error {
-			names = append(names, e)
-			return nil
-		}); err != nil {
+		if err := purgeRun(ctx, in, r.Run); err != nil {
 			return res, err
-		}
-		for _, e := range names {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-			if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
-				return res, fmt.Errorf("trash: purge %s: %w", e.Key, err)
-			}
 		}
 		res.Runs = append(res.Runs, r.Run)
 		res.Blobs += r.Blobs
 		res.Bytes += r.Bytes
 	}
 	return res, nil
+}
+
+// PurgeRun deletes one run of the locked store's trash for good: what a
+// sweep without the trash (Options.Deferred) does once the sessions were
+// checked again. It returns what it deleted.
+func PurgeRun(ctx context.Context, l *storelock.Lock, run string) (*PurgeResult, error) {
+	if err := l.Held(); err != nil {
+		return nil, err
+	}
+	st := l.Store()
+	in, ok := store.AsInternal(st)
+	if !ok {
+		return nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
+	}
+	if _, ok := parseRun(run); !ok {
+		return nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
+	}
+	res := &PurgeResult{Runs: []string{}}
+	runs, err := Runs(ctx, st)
+	if err != nil {
+		return nil, fmt.Errorf("trash: list: %w", err)
+	}
+	for _, r := range runs {
+		if r.Run != run {
+			continue
+		}
+		if err := purgeRun(ctx, in, run); err != nil {
+			return res, err
+		}
+		res.Runs = append(res.Runs, run)
+		res.Blobs, res.Bytes = r.Blobs, r.Bytes
+	}
+	return res, nil
+}
+
+// purgeRun deletes every file of a run.
+func purgeRun(ctx context.Context, in store.Internal, run string) error {
+	var names []store.Entry
+	if err := in.ListInternal(ctx, Dir+"/"+run+"/", func(e store.Entry) error {
+		names = append(names, e)
+		return nil
+	}); err != nil {
+		return err
+	}
+	// The run's own files last: a purge stopped midway leaves a run that
+	// still says what it is.
+	sort.SliceStable(names, func(i, j int) bool {
+		_, a, _ := strings.Cut(names[i].Key[len(Dir)+1:], "/")
+		_, b, _ := strings.Cut(names[j].Key[len(Dir)+1:], "/")
+		return !reserved(a) && reserved(b)
+	})
+	if bm, ok := in.(store.BatchMover); ok {
+		// A local store: the files, then the folders they leave empty, so
+		// that nothing of the run is left.
+		blobs := 0
+		for blobs < len(names) && !strings.HasSuffix(names[blobs].Key, "/"+manifestName) && !strings.HasSuffix(names[blobs].Key, "/"+recordName) {
+			blobs++
+		}
+		for _, part := range [][]store.Entry{names[:blobs], names[blobs:]} {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			keys := make([]string, len(part))
+			for i, e := range part {
+				keys[i] = e.Key
+			}
+			for i, err := range bm.DeleteManyInternal(ctx, Dir+"/"+run, keys) {
+				if err != nil && !errors.Is(err, store.ErrNotExist) {
+					return fmt.Errorf("trash: purge %s: %w", keys[i], err)
+				}
+			}
+		}
+		return nil
+	}
+	for _, e := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
+			return fmt.Errorf("trash: purge %s: %w", e.Key, err)
+		}
+	}
+	return nil
 }
 
 // Split is the runs of one sharded gc: the shards of a split into N, in the

@@ -92,6 +92,17 @@ type Options struct {
 	// shard.ValidSplit): the run's name carries it, so that Splits groups
 	// the runs of one split by it rather than by their order.
 	Split string
+	// Command and CopiedTo go into the run's record (RunRecord), written
+	// before the first move: a later check of the trash against the
+	// sessions reads them. Command "" is "gc".
+	Command  string
+	CopiedTo []string
+	Expired  bool
+	// Deferred, with NoTrash, moves the blobs into the run (named as a
+	// sweep without the trash names it) and deletes nothing: the caller
+	// checks the sessions once more and then deletes the run with
+	// PurgeRun, so that no blob is gone for good before that check.
+	Deferred bool
 }
 
 // Result is what Move did.
@@ -190,13 +201,32 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 			return nil, fmt.Errorf("trash: run %s not started: %w", run, err)
 		}
 	}
-	if opts.NoTrash {
+	if opts.NoTrash && opts.Deferred {
+		// Moved aside like a trash run's blobs; the caller deletes them.
+		m.opts.NoTrash = false
+	}
+	if m.opts.NoTrash {
 		m.stage = run
 	} else {
 		res.Run = run
 	}
+	if in != nil {
+		rec := RunRecord{Command: opts.Command, CopiedTo: opts.CopiedTo, Expired: opts.Expired}
+		if rec.Command == "" {
+			rec.Command = "gc"
+		}
+		if err := writeRecord(ctx, in, run, rec); err != nil {
+			res.NotAttempted = int64(items.Len())
+			if errors.Is(err, store.ErrNotRegular) || errors.Is(err, store.ErrUnsafePath) || errors.Is(err, store.ErrNotExist) {
+				// A folder on the way is a link or a file: no place for
+				// blobs. That is the trash's fault, no fact about a blob.
+				return res, &UnusableError{Store: st.Location(), NotAttempted: res.NotAttempted, Err: fmt.Errorf("write the record of run %s: %v: %w", run, err, store.ErrUnsafePath)}
+			}
+			return res, fmt.Errorf("trash: run %s not started: write its record: %w", run, err)
+		}
+	}
 	m.enc = json.NewEncoder(&m.manifest)
-	items = withoutManifestName(items, res)
+	items = withoutReservedNames(items, res)
 	var err error
 	if bm, ok := store.AsBatchMover(st); ok {
 		// Without the trash too: a blob is moved (which checks the very file
@@ -208,23 +238,30 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	} else {
 		err = m.sweep(ctx, items)
 	}
-	return res, m.finish(ctx, err)
+	err = m.finish(ctx, err)
+	if res.Trashed == 0 && in != nil {
+		// Nothing is left in the run: no run is left, not even its record.
+		if derr := removeRecord(context.WithoutCancel(ctx), in, run); derr != nil {
+			err = errors.Join(err, fmt.Errorf("trash: remove the record of the empty run %s: %w", run, derr))
+		}
+	}
+	return res, err
 }
 
-// withoutManifestName is items without a blob at the store's top named as a
-// run's manifest: in the run it would be overwritten by the manifest, and a
-// restore would not bring it back. Such a blob stays, and res says why.
-func withoutManifestName(items Items, res *Result) Items {
+// withoutReservedNames is items without a blob at the store's top named as
+// a run's manifest or record: in the run it would be overwritten by them, and
+// a restore would not bring it back. Such a blob stays, and res says why.
+func withoutReservedNames(items Items, res *Result) Items {
 	var keep []int
 	for i := range items.Len() {
-		if items.At(i).Key == manifestName {
+		if key := items.At(i).Key; reserved(key) {
 			if keep == nil {
 				keep = make([]int, 0, items.Len())
 				for j := range i {
 					keep = append(keep, j)
 				}
 			}
-			res.Skipped = append(res.Skipped, Skip{manifestName, "its name is the one a trash run gives its manifest: kept (rename it to let it go)"})
+			res.Skipped = append(res.Skipped, Skip{key, "its name is one a trash run gives its own files: kept (rename it to let it go)"})
 			continue
 		}
 		if keep != nil {
@@ -670,7 +707,7 @@ func (m *mover) leftInStage(ctx context.Context) error {
 	}
 	var left []store.Entry
 	err := m.in.ListInternal(context.WithoutCancel(ctx), prefix, func(e store.Entry) error {
-		if key := strings.TrimPrefix(e.Key, prefix); key != manifestName && !recorded[key] {
+		if key := strings.TrimPrefix(e.Key, prefix); !reserved(key) && !recorded[key] {
 			left = append(left, store.Entry{Key: key, Size: e.Size, ModTime: e.ModTime})
 		}
 		return nil
