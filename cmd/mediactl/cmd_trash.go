@@ -38,9 +38,12 @@ func trashCommands() []*cli.Command {
 			Action:    runGCRestore,
 		},
 		{
-			Name:   "purge",
-			Usage:  "delete the trash runs that started before --keep-within, for good",
-			Flags:  flags(&cli.StringFlag{Name: "keep-within", Value: "7d", Usage: "keep the runs that started within this (e.g. 7d, 36h; 0 purges every run)"}),
+			Name:  "purge",
+			Usage: "delete the trash runs that started before --keep-within, for good, after putting back every trashed blob a session names",
+			Flags: flags(
+				&cli.StringFlag{Name: "keep-within", Value: "7d", Usage: "keep the runs that started within this (e.g. 7d, 36h; 0 purges every run)"},
+				&cli.BoolFlag{Name: "runtime-stopped", Usage: "purge without reading the sessions (--sessions, --layout): only when every runtime writing to the store is stopped and no session names a trashed blob"},
+			),
 			Action: runGCPurge,
 		},
 		{
@@ -114,7 +117,10 @@ func runGCRestore(c *cli.Context) error {
 type purgeDocument struct {
 	envelope
 	*trash.PurgeResult
-	Refused string `json:"refused,omitempty"`
+	// TrashCheck is the check of the trash against the sessions that came
+	// before the purge: the blobs put back because a session names them.
+	TrashCheck *gc.TrashCheck `json:"trash_check,omitempty"`
+	Refused    string         `json:"refused,omitempty"`
 }
 
 func runGCPurge(c *cli.Context) error {
@@ -126,26 +132,55 @@ func runGCPurge(c *cli.Context) error {
 	if err != nil || age < 0 {
 		return usageErr("write a duration such as 7d or 36h", "bad --keep-within %q", c.String("keep-within"))
 	}
+	st, t, err := oneStoreTargets(c, g)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	unchecked := c.Bool("runtime-stopped")
+	if len(t.sources) == 0 && !unchecked {
+		return usageErr("add the sessions the runtime writes (--sessions SOURCE, or --layout and --root), so that a trashed blob a session names is put back instead of deleted; or --runtime-stopped if every runtime is stopped",
+			"gc purge reads the sessions before it deletes anything, and none were given")
+	}
 	doc := purgeDocument{PurgeResult: &trash.PurgeResult{Runs: []string{}}}
-	o, err := withTrashLock(c, g, "mediactl gc purge", func(l *storelock.Lock) (outcome.Outcome, error) {
-		res, err := trash.Purge(c.Context, l, time.Now().Add(-age))
-		if res != nil {
-			doc.PurgeResult = res
+	var o outcome.Outcome
+	err = storelock.Do(c.Context, st, "mediactl gc purge", func(l *storelock.Lock) error {
+		rep, err := gc.Purge(c.Context, l, gc.PurgeOptions{
+			Cutoff:    time.Now().Add(-age),
+			Sessions:  t.sources,
+			Companion: t.companion(st),
+			Unchecked: unchecked,
+		})
+		if rep != nil {
+			doc.PurgeResult, doc.TrashCheck = rep.Purged, rep.Trash
 		}
 		switch {
 		case err != nil && c.Context.Err() != nil:
-			return outcome.Interrupted, nil
+			o = outcome.Interrupted
+		case errors.Is(err, gc.ErrTrashCheckIncomplete):
+			o = outcome.Incomplete
+			doc.Refused = err.Error()
 		case err != nil:
-			return outcome.Incomplete, err
+			o = outcome.Incomplete
+			return err
 		}
-		return outcome.OK, nil
-	}, &doc.Refused)
+		return nil
+	})
+	var le *storelock.LockedError
+	if errors.As(err, &le) {
+		doc.Refused, o, err = lockedLine(le), outcome.Refused, nil
+	}
 	if err != nil {
 		return err
 	}
 	doc.envelope = g.envelope("mediactl.gc-purge/v1", o)
 	if g.output != "text" {
 		return errors.Join(g.document(doc), ended(o))
+	}
+	if tc := doc.TrashCheck; tc != nil {
+		for _, r := range tc.Restored {
+			fmt.Fprintf(g.stdout, "restored: %s  %s  (from trash run %s)\n", r.Reason, printable(r.Key), r.Run)
+		}
 	}
 	if doc.Refused != "" {
 		fmt.Fprintf(g.stdout, "refused: %s\n", doc.Refused)
@@ -239,6 +274,28 @@ func withTrashLock(c *cli.Context, g *global, command string, do func(*storelock
 		return outcome.Refused, nil
 	}
 	return o, err
+}
+
+// oneStoreTargets is oneStore with the targets it opened: their sessions.
+// The caller closes them.
+func oneStoreTargets(c *cli.Context, g *global) (store.Store, *targets, error) {
+	t, err := openTargets(c, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(t.stores) != 1 {
+		t.Close()
+		return nil, nil, usageErr("give exactly one --store", "this command works on one store, %d given", len(t.stores))
+	}
+	if c.String("trash-dir") != "" {
+		wrapped, err := withTrashDir(c, t.stores, trashOwned)
+		if err != nil {
+			t.Close()
+			return nil, nil, err
+		}
+		return wrapped[0], t, nil
+	}
+	return t.stores[0], t, nil
 }
 
 // oneStore opens the targets of a trash subcommand, which works on one store.

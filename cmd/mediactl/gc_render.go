@@ -150,6 +150,16 @@ func gcRecords(g *global, rep *gc.Report) error {
 				}
 			}
 		}
+		if s.Trash != nil {
+			for _, r := range s.Trash.Restored {
+				if err := g.record("restored", struct {
+					Store string `json:"store"`
+					gc.Restored
+				}{s.Store, r}); err != nil {
+					return err
+				}
+			}
+		}
 		if s.Result != nil {
 			for _, k := range s.Result.Skipped {
 				if err := g.record("kept", item{s.Store, k.Key, k.Reason}); err != nil {
@@ -164,6 +174,23 @@ func gcRecords(g *global, rep *gc.Report) error {
 		}
 	}
 	return nil
+}
+
+// printRestored lists the blobs put back from the trash because a session
+// names them, and the blobs a run put back because it could not read the
+// sessions again.
+func printRestored(w io.Writer, s *gc.StoreReport) {
+	if s.Trash != nil {
+		for _, r := range s.Trash.Restored {
+			fmt.Fprintf(w, "restored: %s  %s  (from trash run %s)\n", r.Reason, printable(r.Key), r.Run)
+		}
+		for _, k := range s.Trash.Kept {
+			fmt.Fprintf(w, "kept in trash  %s  %s\n", printable(k.Key), k.Reason)
+		}
+	}
+	if s.PutBack > 0 {
+		fmt.Fprintf(w, "put back %s blobs this run had moved: the sessions could not all be read again after the moves\n", humanize.Comma(s.PutBack))
+	}
 }
 
 // restoreLine is the command that puts a trash run of store back, quoted
@@ -228,6 +255,7 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 	if p.ReferencedCandidates > 0 {
 		fmt.Fprintf(w, "WARNING: %s of these blobs are referenced by sessions: their references will dangle (--keep-referenced keeps them)\n", humanize.Comma(p.ReferencedCandidates))
 	}
+	printRestored(w, r.StoreReport)
 	if r.Refused != "" {
 		fmt.Fprintf(w, "refused: %s\n", r.Refused)
 		if r.Override != "" {

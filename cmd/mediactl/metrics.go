@@ -206,6 +206,10 @@ func gcMetrics(c *cli.Context, rep *gc.Report, view []*gcStoreJSON, took time.Du
 			counts[metrics.Trashed] = res.Trashed
 			counts[metrics.Deleted] = res.Deleted
 			counts[metrics.Failed] = int64(len(res.Failed))
+			counts[metrics.Restored] = 0
+			if v.Trash != nil {
+				counts[metrics.Restored] = int64(len(v.Trash.Restored))
+			}
 		}
 		out = append(out, metrics.Report{
 			Store: metricsStore(c, i, v.Store), DryRun: rep.DryRun, Outcome: v.Outcome,

@@ -75,7 +75,9 @@ type migrateV1 struct {
 			Failed  []struct{ Key, Reason string } `json:"failed"`
 			Left    int64                          `json:"not_attempted"`
 		} `json:"result"`
-		Refused string `json:"refused"`
+		TrashCheck *trashCheckV1 `json:"trash_check"`
+		PutBack    int64         `json:"put_back"`
+		Refused    string        `json:"refused"`
 	} `json:"delete_source"`
 	Notes   []string `json:"notes"`
 	Refused string   `json:"refused"`

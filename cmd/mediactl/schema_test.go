@@ -106,7 +106,25 @@ type gcV1 struct {
 		Override string         `json:"override"`
 		Error    string         `json:"error"`
 		ExitCode int            `json:"exit_code"`
+		// TrashCheck: with --delete and a policy that keeps referenced
+		// blobs, the trash checked against the sessions.
+		TrashCheck *trashCheckV1 `json:"trash_check"`
+		PutBack    int64         `json:"put_back"`
 	} `json:"stores"`
+}
+
+type trashCheckV1 struct {
+	Runs     int64 `json:"runs"`
+	Blobs    int64 `json:"blobs"`
+	Restored []struct {
+		Run    string `json:"run"`
+		Key    string `json:"key"`
+		Size   int64  `json:"size"`
+		Reason string `json:"reason"`
+	} `json:"restored"`
+	Kept     []skipV1 `json:"kept_in_trash"`
+	Complete bool     `json:"complete"`
+	Problems []string `json:"problems"`
 }
 
 type verifyV1 struct {
@@ -209,10 +227,11 @@ type gcRestoreV1 struct {
 
 type gcPurgeV1 struct {
 	envelopeV1
-	Runs    []string `json:"runs"`
-	Blobs   int64    `json:"blobs"`
-	Bytes   int64    `json:"bytes"`
-	Refused string   `json:"refused"`
+	Runs       []string      `json:"runs"`
+	Blobs      int64         `json:"blobs"`
+	Bytes      int64         `json:"bytes"`
+	TrashCheck *trashCheckV1 `json:"trash_check"`
+	Refused    string        `json:"refused"`
 }
 
 type rollbackV1 struct {
@@ -328,9 +347,9 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 	}
 
 	var purged gcPurgeV1
-	runJSON(t, exitOK, &purged, "gc", "purge", "--store", store, "-o", "json")
+	runJSON(t, exitOK, &purged, "gc", "purge", "--store", store, "--sessions", filepath.Join(root, ".forge", "sessions"), "-o", "json")
 	checkEnvelope(t, purged.envelopeV1, "mediactl.gc-purge/v1", exitOK)
-	if purged.Runs == nil {
+	if purged.Runs == nil || purged.TrashCheck == nil || !purged.TrashCheck.Complete || purged.TrashCheck.Restored == nil {
 		t.Fatalf("gc purge: %+v", purged)
 	}
 
@@ -384,7 +403,7 @@ func TestNDJSONEveryCommand(t *testing.T) {
 		{[]string{"verify", "--root", root, "--layout", "forge"}, "mediactl.verify/v1", nil},
 		{[]string{"gc", "--root", root, "--layout", "forge"}, "mediactl.gc/v1", map[string]bool{"candidate": true}},
 		{[]string{"gc", "runs", "--store", store}, "mediactl.gc-runs/v1", nil},
-		{[]string{"gc", "purge", "--store", store}, "mediactl.gc-purge/v1", nil},
+		{[]string{"gc", "purge", "--store", store, "--sessions", filepath.Join(root, ".forge", "sessions")}, "mediactl.gc-purge/v1", nil},
 		{[]string{"migrate", "--root", root, "--layout", "forge", "--to", "file://" + bucket, "--dry-run"}, "mediactl.migrate/v1", nil},
 	}
 	for _, c := range cases {

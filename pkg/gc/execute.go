@@ -22,6 +22,10 @@ type ExecOptions struct {
 	Progress interface{ Add(int64) }
 	// Split names the split a shard's run is part of (trash.Options.Split).
 	Split string
+	// Deferred, with NoTrash, moves the candidates aside into a run and
+	// deletes nothing (trash.Options.Deferred): Run deletes the run once the
+	// sessions were checked again.
+	Deferred bool
 }
 
 // Execute removes the plan's candidates from the locked store, through
@@ -51,6 +55,10 @@ func (p *Plan) Execute(ctx context.Context, l *storelock.Lock, opts ExecOptions)
 		Cutoff:     p.Cutoff,
 		Progress:   opts.Progress,
 		Split:      opts.Split,
+		Deferred:   opts.Deferred,
+		// A run by age removes referenced blobs on purpose: a later check
+		// of the trash against the sessions leaves it alone.
+		Expired: p.Policy == Age && !p.keepReferenced,
 	})
 }
 

@@ -120,6 +120,10 @@ type Options struct {
 	// store. A size cap is refused with a shard, since a cap is a decision
 	// about all the blobs at once (ErrShardedCap).
 	Shard shard.Spec
+
+	// trash, when set, is the store's trash, marked by the plan's own read
+	// of the sessions (runStore checks it before it removes anything).
+	trash *trashIndex
 }
 
 // ErrShardedCap is returned by MakePlan for a size cap on one shard.
@@ -173,6 +177,11 @@ type Plan struct {
 	// folder (its trash, lock, journals): Check refuses the plan, since that
 	// store's trash would be swept as blobs of this one.
 	Nested []string `json:"nested_stores,omitempty"`
+
+	// keepReferenced: the plan keeps every blob a session names (refcount,
+	// or age with KeepReferenced), so a session naming a removed blob is a
+	// reason to put it back.
+	keepReferenced bool
 }
 
 // ErrIncomplete is returned by Execute for a plan that did not read everything.
@@ -212,7 +221,8 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	if fence.IsZero() {
 		fence = time.Now()
 	}
-	p := &Plan{Store: opts.Store.Location(), Policy: opts.Policy, Shard: opts.Shard.String(), Fence: fence, Complete: true, Problems: []string{}, MaxSize: opts.MaxSize}
+	p := &Plan{Store: opts.Store.Location(), Policy: opts.Policy, Shard: opts.Shard.String(), Fence: fence, Complete: true, Problems: []string{}, MaxSize: opts.MaxSize,
+		keepReferenced: opts.Policy == Refcount || opts.KeepReferenced}
 	switch opts.Policy {
 	case Refcount:
 		p.Cutoff = fence.Add(-opts.MinAge)
@@ -221,7 +231,11 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 
 	// Mark: every blob into the index, then every session string marks it.
-	r, err := Mark(ctx, opts.Store, opts.Sessions, MarkOptions{Jobs: opts.Jobs, Companion: opts.Companion, Shard: opts.Shard})
+	mo := MarkOptions{Jobs: opts.Jobs, Companion: opts.Companion, Shard: opts.Shard}
+	if opts.trash != nil {
+		mo.Also = opts.trash.Mark
+	}
+	r, err := Mark(ctx, opts.Store, opts.Sessions, mo)
 	if err != nil {
 		return nil, err
 	}

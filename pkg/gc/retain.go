@@ -52,6 +52,10 @@ type MarkOptions struct {
 	MaxListed   int
 	Progress    scan.Progress
 
+	// Also, when set, sees every session string the rule sees, in the same
+	// read: gc marks its trash with it (see CheckTrash).
+	Also func([]byte)
+
 	// Shard, when sharded, keeps only that shard's blobs in the retention
 	// (a companion goes with its owner's shard, so that the two are decided
 	// together), and only references to them in the scan. Every session is
@@ -174,6 +178,10 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 				_, ok := r.b.idx.Lookup(k)
 				return ok
 			}})
+		}
+		if also := opts.Also; also != nil {
+			own := text
+			text = func(s []byte) { own(s); also(s) }
 		}
 		sr, err := scan.Run(ctx, scan.Options{
 			Sources:     srcs,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -49,6 +50,13 @@ type StoreReport struct {
 	Outcome outcome.Outcome `json:"outcome"`
 	// Refused is the guard that refused the plan, Locked the run holding the
 	// store's lock; Err what made the store's run incomplete.
+	// Trash is the check of the trash against the sessions: the blobs put
+	// back because a session names them (before the moves, and after them,
+	// named during the run).
+	Trash *TrashCheck `json:"trash_check,omitempty"`
+	// PutBack counts the blobs this run moved and put back because the
+	// check after the moves could not read every session.
+	PutBack int64                  `json:"put_back,omitempty"`
 	Refused *RefusedError          `json:"-"`
 	Locked  *storelock.LockedError `json:"-"`
 	Err     error                  `json:"-"`
@@ -136,6 +144,17 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	if opts.CompanionOf != nil {
 		o.Companion = opts.CompanionOf(st)
 	}
+	// What a removing run reads the sessions for anyway also checks the
+	// trash: a blob that a session began to name after the run that trashed
+	// it comes back before anything else is removed.
+	keepsReferenced := o.Policy == "" || o.Policy == Refcount || o.KeepReferenced
+	checkTrash := opts.Delete && keepsReferenced && len(o.Sessions) > 0
+	if checkTrash {
+		if o.trash, err = loadTrash(ctx, st, o.Shard, o.Companion); err != nil {
+			sr.Outcome, sr.Err = outcome.Incomplete, fmt.Errorf("gc: %w", err)
+			return sr, nil
+		}
+	}
 	plan, err := MakePlan(ctx, o)
 	if err != nil {
 		return nil, err
@@ -145,6 +164,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 		sr.Outcome.Worsen(outcome.Interrupted)
 		return sr, nil
 	}
+	phase("planned")
 	var nested *NestedStoreError
 	switch err := plan.Check(opts.Guards); {
 	case errors.As(err, &nested):
@@ -157,6 +177,16 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	case err != nil:
 		return sr, err
 	}
+	if o.trash != nil && plan.Complete {
+		// The plan's read was complete, so its marks on the trash are too.
+		c, err := o.trash.restoreNamed(ctx, lock, "")
+		sr.Trash = c
+		if err != nil {
+			sr.Outcome.Worsen(outcome.Incomplete)
+			sr.Err = err
+			return sr, nil
+		}
+	}
 	if !opts.Delete || sr.Outcome != outcome.OK || plan.Candidates.Len() == 0 {
 		return sr, nil
 	}
@@ -165,7 +195,10 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	if opts.Progress != nil {
 		bar = opts.Progress(st, int64(plan.Candidates.Len()))
 	}
-	eo := ExecOptions{NoTrash: opts.NoTrash, Jobs: opts.Jobs, Split: opts.Split}
+	// Without the trash, the blobs are moved aside first and deleted only
+	// once the sessions were read again: never a delete before that check.
+	deferred := opts.NoTrash && checkTrash
+	eo := ExecOptions{NoTrash: opts.NoTrash, Jobs: opts.Jobs, Split: opts.Split, Deferred: deferred}
 	if bar != nil {
 		eo.Progress = bar
 	}
@@ -188,5 +221,79 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	case len(res.Failed) > 0:
 		sr.Outcome.Worsen(outcome.Incomplete)
 	}
+	phase("moved")
+	if checkTrash && res != nil && res.Run != "" && res.Trashed > 0 && ctx.Err() == nil {
+		reconcile(ctx, lock, sr, o, opts.Jobs, deferred)
+	}
 	return sr, nil
+}
+
+// reconcile reads the sessions again after a run's moves and puts back every
+// blob a session saved meanwhile names: the runtime kept working while the
+// run read, planned and moved (a content-addressed writer re-uses a blob it
+// finds present without writing it). Should the sessions not all be read,
+// every blob the run moved goes back and the run is incomplete. A sweep
+// without the trash (deferred) deletes its run only after that.
+func reconcile(ctx context.Context, lock *storelock.Lock, sr *StoreReport, o Options, jobs int, deferred bool) {
+	res := sr.Result
+	c, err := CheckTrash(ctx, lock, TrashCheckOptions{Sessions: o.Sessions, Jobs: jobs, Companion: o.Companion, Shard: o.Shard, Run: res.Run})
+	if c != nil {
+		if sr.Trash == nil {
+			sr.Trash = c
+		} else {
+			sr.Trash.merge(c)
+		}
+		for _, r := range c.Restored {
+			if r.Run == res.Run {
+				res.Trashed--
+				res.Bytes -= r.Size
+			}
+		}
+	}
+	if err == nil && !c.Complete {
+		err = fmt.Errorf("%w: %s", ErrTrashCheckIncomplete, strings.Join(c.Problems, "; "))
+	}
+	if err != nil {
+		// Unsure: everything this run moved goes back.
+		sr.Outcome.Worsen(outcome.Incomplete)
+		sr.Err = errors.Join(sr.Err, err)
+		back, rerr := trash.Restore(context.WithoutCancel(ctx), lock, res.Run)
+		if back != nil {
+			sr.PutBack = back.Restored
+			res.Trashed -= back.Restored
+			res.Bytes -= back.Bytes
+		}
+		if rerr != nil {
+			sr.Err = errors.Join(sr.Err, fmt.Errorf("gc: put back trash run %s: %w", res.Run, rerr))
+		}
+		return
+	}
+	if !deferred {
+		return
+	}
+	purged, err := trash.PurgeRun(context.WithoutCancel(ctx), lock, res.Run)
+	if purged != nil && len(purged.Runs) > 0 {
+		res.Deleted += purged.Blobs
+		res.Trashed -= purged.Blobs
+	}
+	if err != nil {
+		sr.Outcome.Worsen(outcome.Incomplete)
+		sr.Err = errors.Join(sr.Err, fmt.Errorf("gc: delete the blobs moved aside into %s: %w (%w)", res.Run, err, trash.ErrLeftInRun))
+		return
+	}
+	if res.Trashed == 0 {
+		res.Run = ""
+	}
+}
+
+// phaseHook, set by tests, is called at the boundaries of a store's run
+// ("planned": the sessions were read; "moved": the sweep is over; "reread":
+// the check after the moves read the sessions again), where a live runtime
+// may save a session at any moment.
+var phaseHook func(phase string)
+
+func phase(p string) {
+	if phaseHook != nil {
+		phaseHook(p)
+	}
 }

@@ -1,0 +1,384 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// Why a blob came back from the trash (Restored.Reason).
+const (
+	// NamedDuringRun: a session saved while the run that trashed the blob
+	// was under way names it (a runtime re-used the blob, which it found
+	// present, after the run had read the sessions).
+	NamedDuringRun = "named during the run"
+	// NamedSince: a session saved after the run that trashed the blob
+	// names it; it is put back before anything else is removed.
+	NamedSince = "named since it was trashed"
+)
+
+// Restored is a blob put back from the trash because a session names it.
+type Restored struct {
+	Run    string `json:"run"`
+	Key    string `json:"key"`
+	Size   int64  `json:"size"`
+	Reason string `json:"reason"`
+}
+
+// TrashCheck is what a check of the trash against the sessions did: every
+// blob of every trash run that the retention rule says a session names is
+// put back into the store.
+type TrashCheck struct {
+	Runs     int        `json:"runs"`  // trash runs checked
+	Blobs    int64      `json:"blobs"` // trashed blobs checked
+	Restored []Restored `json:"restored"`
+	// Kept are named blobs whose key holds a blob in the store again (a
+	// writer saved it anew): nothing is missing, and the trashed copy stays.
+	Kept []trash.Skip `json:"kept_in_trash"`
+	// Complete is false when a session could not be read: nothing may then
+	// be removed on this check.
+	Complete bool     `json:"complete"`
+	Problems []string `json:"problems"`
+}
+
+// ErrTrashCheckIncomplete is the error of a removal refused because the check
+// of the trash against the sessions could not read every session.
+var ErrTrashCheckIncomplete = errors.New("the check of the trash against the sessions did not read every session, so nothing may be removed")
+
+// merge adds what another check of the same store did.
+func (c *TrashCheck) merge(o *TrashCheck) {
+	c.Runs = max(c.Runs, o.Runs)
+	c.Blobs = max(c.Blobs, o.Blobs)
+	c.Restored = append(c.Restored, o.Restored...)
+	c.Kept = append(c.Kept, o.Kept...)
+	c.Complete = c.Complete && o.Complete
+	c.Problems = append(c.Problems, o.Problems...)
+}
+
+// trashIndex is a store's trash made ready for one read of the sessions:
+// every trashed blob (of the shard) in an index per kind of run, so that the
+// text of every session marks them as the retention rule marks the store's
+// blobs. Runs whose blobs have proven copies (migrate's) are marked with the
+// copies' names left out, as migrate decided them (MarkOptions.CopiedTo).
+type trashIndex struct {
+	runs   int
+	groups []*trashGroup
+	// companion is the store's companion rule: a sidecar comes back with
+	// its upload, and an upload with its sidecar.
+	companion func(key string) (owner string, ok bool)
+}
+
+type trashGroup struct {
+	idx   *ref.Index
+	blobs []trash.Trashed // by id in idx
+	mark  func([]byte)
+}
+
+// loadTrash lists the trash of st. It returns nil when the trash holds no
+// blob of the shard: there is nothing to check.
+func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion func(string) (string, bool)) (*trashIndex, error) {
+	runs, err := trash.Contents(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	t := &trashIndex{companion: companion}
+	byCopies := map[string]*trashGroup{}
+	longest := map[*trashGroup]int{}
+	var copiedTo = map[*trashGroup][]string{}
+	for _, r := range runs {
+		if r.Record.Expired {
+			continue // removed by age, referenced or not: the policy's choice
+		}
+		counted := false
+		for _, b := range r.Blobs {
+			if !InShard(sh, b.Key, companion) {
+				continue
+			}
+			if !counted {
+				t.runs++
+				counted = true
+			}
+			k := strings.Join(r.Record.CopiedTo, "\n")
+			g := byCopies[k]
+			if g == nil {
+				g = &trashGroup{idx: ref.NewIndex()}
+				byCopies[k] = g
+				copiedTo[g] = nonEmpty(r.Record.CopiedTo)
+				t.groups = append(t.groups, g)
+			}
+			g.idx.Add(b.Key)
+			g.blobs = append(g.blobs, b)
+			longest[g] = max(longest[g], len(b.Key))
+		}
+	}
+	if len(t.groups) == 0 {
+		return nil, nil
+	}
+	for _, g := range t.groups {
+		g.mark = g.idx.Mark
+		if prefixes := copiedTo[g]; len(prefixes) > 0 {
+			keys := make(map[string]bool, len(g.blobs))
+			for _, b := range g.blobs {
+				keys[b.Key] = true
+			}
+			g.mark = markOutside(g.idx.Mark, copyNames{prefixes: prefixes, longest: longest[g], isKey: func(k string) bool { return keys[k] }})
+		}
+	}
+	return t, nil
+}
+
+// blobs is how many trashed blobs t holds.
+func (t *trashIndex) blobs() int64 {
+	var n int64
+	for _, g := range t.groups {
+		n += int64(len(g.blobs))
+	}
+	return n
+}
+
+// Mark marks every trashed blob that s names under the retention rule. It
+// may be called from several goroutines at once, as the scan's Text is.
+func (t *trashIndex) Mark(s []byte) {
+	for _, g := range t.groups {
+		g.mark(s)
+	}
+}
+
+// restoreNamed puts back every marked blob (and its companions), reason
+// NamedDuringRun for the blobs of run thisRun, NamedSince for the others.
+func (t *trashIndex) restoreNamed(ctx context.Context, l *storelock.Lock, thisRun string) (*TrashCheck, error) {
+	c := &TrashCheck{Runs: t.runs, Blobs: t.blobs(), Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}
+	type runKey struct{ run, key string }
+	named := map[runKey]bool{}
+	for _, g := range t.groups {
+		for id, b := range g.blobs {
+			if g.idx.Referenced(id) {
+				named[runKey{b.Run, b.Key}] = true
+			}
+		}
+	}
+	if t.companion != nil && len(named) > 0 {
+		// A group (an upload and its sidecars) is kept when any member is
+		// named, so it comes back whole, from the same run.
+		ownerOf := func(key string) string {
+			if o, ok := t.companion(key); ok && o != "" {
+				return o
+			}
+			return key
+		}
+		namedGroup := map[runKey]bool{}
+		for k := range named {
+			namedGroup[runKey{k.run, ownerOf(k.key)}] = true
+		}
+		for _, g := range t.groups {
+			for _, b := range g.blobs {
+				if namedGroup[runKey{b.Run, ownerOf(b.Key)}] {
+					named[runKey{b.Run, b.Key}] = true
+				}
+			}
+		}
+	}
+	if len(named) == 0 {
+		return c, nil
+	}
+	byRun := map[string][]trash.Trashed{}
+	var order []string
+	for _, g := range t.groups {
+		for _, b := range g.blobs {
+			if !named[runKey{b.Run, b.Key}] {
+				continue
+			}
+			if byRun[b.Run] == nil {
+				order = append(order, b.Run)
+			}
+			byRun[b.Run] = append(byRun[b.Run], b)
+		}
+	}
+	for _, run := range order {
+		blobs := byRun[run]
+		keys := make([]string, len(blobs))
+		size := map[string]int64{}
+		for i, b := range blobs {
+			keys[i], size[b.Key] = b.Key, b.Size
+		}
+		res, err := trash.RestoreKeys(ctx, l, run, keys)
+		if res != nil {
+			reason := NamedSince
+			if run == thisRun {
+				reason = NamedDuringRun
+			}
+			for _, k := range res.Kept {
+				c.Kept = append(c.Kept, trash.Skip{Key: k.Key, Reason: "named by a session; " + k.Reason})
+			}
+			for _, k := range res.Keys {
+				c.Restored = append(c.Restored, Restored{Run: run, Key: k, Size: size[k], Reason: reason})
+			}
+		}
+		if err != nil {
+			return c, fmt.Errorf("gc: put back from trash run %s the blobs sessions name: %w", run, err)
+		}
+	}
+	return c, nil
+}
+
+// TrashCheckOptions configure CheckTrash.
+type TrashCheckOptions struct {
+	Sessions []sessions.Source
+	Jobs     int
+	// Companion is the store's companion rule (see Options.Companion).
+	Companion func(key string) (owner string, ok bool)
+	// Shard limits the check to the trashed blobs of one shard.
+	Shard shard.Spec
+	// Run is the run the caller has just made, if any: its blobs that come
+	// back are reported as NamedDuringRun.
+	Run string
+}
+
+// CheckTrash reads every session and puts back, from every trash run of the
+// locked store, each blob that a session names under the retention rule. It
+// is the reconcile that makes removal safe beside a live runtime: gc runs it
+// after its moves (a session saved during the run may name a blob it moved)
+// and gc purge before it deletes anything. A check that could not read every
+// session is incomplete (Complete false) and puts nothing back on its
+// reading; the caller then removes nothing. With an empty trash it reads
+// nothing.
+func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) (*TrashCheck, error) {
+	if err := l.Held(); err != nil {
+		return nil, err
+	}
+	if len(opts.Sessions) == 0 {
+		return nil, errors.New("gc: checking the trash needs the sessions")
+	}
+	t, err := loadTrash(ctx, l.Store(), opts.Shard, opts.Companion)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	if t == nil {
+		return &TrashCheck{Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}, nil
+	}
+	sr, err := scan.Run(ctx, scan.Options{Sources: opts.Sessions, Jobs: opts.Jobs, Text: t.Mark, CountOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	phase("reread")
+	if problems := scanProblems(sr); len(problems) > 0 || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			problems = append(problems, "interrupted while reading the sessions")
+		}
+		return &TrashCheck{Runs: t.runs, Blobs: t.blobs(), Restored: []Restored{}, Kept: []trash.Skip{}, Complete: false, Problems: problems}, nil
+	}
+	return t.restoreNamed(ctx, l, opts.Run)
+}
+
+// scanProblems are what kept a scan from reading everything.
+func scanProblems(sr *scan.Report) []string {
+	if sr.Complete && !sr.Interrupted {
+		return nil
+	}
+	var out []string
+	for _, pr := range sr.Problems {
+		out = append(out, fmt.Sprintf("session %s: %s", pr.Place, pr.Err))
+	}
+	for _, s := range sr.Sources {
+		if !s.Complete && len(sr.Problems) == 0 {
+			out = append(out, fmt.Sprintf("session source %s was not read completely", s.Source))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "the sessions were not read completely")
+	}
+	return out
+}
+
+// PurgeOptions configure Purge.
+type PurgeOptions struct {
+	// Cutoff: runs that started before it are deleted.
+	Cutoff time.Time
+	// Sessions are read first: a blob of the trash that a session names is
+	// put back, not deleted. Required unless Unchecked.
+	Sessions  []sessions.Source
+	Jobs      int
+	Companion func(key string) (owner string, ok bool)
+	// Unchecked deletes without reading the sessions: only for a store
+	// whose runtimes are stopped and whose sessions name no trashed blob.
+	Unchecked bool
+}
+
+// PurgeReport is what Purge did.
+type PurgeReport struct {
+	// Trash is the check against the sessions (nil when Unchecked).
+	Trash  *TrashCheck        `json:"trash_check,omitempty"`
+	Purged *trash.PurgeResult `json:"purged"`
+}
+
+// ErrPurgeNeedsSessions is Purge's error for options without sessions and
+// without Unchecked.
+var ErrPurgeNeedsSessions = errors.New("gc: a purge reads the sessions first, so that it never deletes a trashed blob a session names")
+
+// Purge deletes for good the trash runs of the locked store that started
+// before Cutoff, after putting back every trashed blob a session names
+// (CheckTrash): a purge is a delete too. A check that could not read every
+// session deletes nothing (ErrTrashCheckIncomplete).
+func Purge(ctx context.Context, l *storelock.Lock, opts PurgeOptions) (*PurgeReport, error) {
+	rep := &PurgeReport{Purged: &trash.PurgeResult{Runs: []string{}}}
+	if !opts.Unchecked {
+		if len(opts.Sessions) == 0 {
+			return rep, ErrPurgeNeedsSessions
+		}
+		c, err := CheckTrash(ctx, l, TrashCheckOptions{Sessions: opts.Sessions, Jobs: opts.Jobs, Companion: opts.Companion})
+		rep.Trash = c
+		if err != nil {
+			return rep, err
+		}
+		if !c.Complete {
+			return rep, fmt.Errorf("%w: %s", ErrTrashCheckIncomplete, strings.Join(c.Problems, "; "))
+		}
+	}
+	res, err := trash.Purge(ctx, l, opts.Cutoff)
+	if res != nil {
+		rep.Purged = res
+	}
+	return rep, err
+}
+
+// TrashMarks is a store's trash made ready to be marked by a read of the
+// sessions that the caller makes anyway (migrate's check before
+// --delete-source, through MarkOptions.Also), so that the trashed blobs a
+// session names are put back before anything else is removed. The zero of
+// a nil *TrashMarks marks nothing and restores nothing.
+type TrashMarks struct{ t *trashIndex }
+
+// LoadTrashMarks lists the trash of st (the blobs of shard sh).
+func LoadTrashMarks(ctx context.Context, st store.Store, sh shard.Spec, companion func(string) (string, bool)) (*TrashMarks, error) {
+	t, err := loadTrash(ctx, st, sh, companion)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	return &TrashMarks{t}, nil
+}
+
+// Mark marks the trashed blobs that s names; safe for concurrent use.
+func (m *TrashMarks) Mark(s []byte) {
+	if m != nil && m.t != nil {
+		m.t.Mark(s)
+	}
+}
+
+// RestoreNamed puts back the trashed blobs the sessions named. Call it only
+// after a read of the sessions that was complete.
+func (m *TrashMarks) RestoreNamed(ctx context.Context, l *storelock.Lock) (*TrashCheck, error) {
+	if m == nil || m.t == nil {
+		return &TrashCheck{Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}, nil
+	}
+	return m.t.restoreNamed(ctx, l, "")
+}
