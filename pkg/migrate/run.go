@@ -118,6 +118,13 @@ type DeleteReport struct {
 	// destination as proven.
 	CopyGone []Problem     `json:"kept_copy_gone"`
 	Result   *trash.Result `json:"result,omitempty"`
+	// TrashCheck is the trash checked against the sessions: the trashed
+	// blobs a session names, put back before the moves (named since their
+	// run) and after them (named during this one).
+	TrashCheck *gc.TrashCheck `json:"trash_check,omitempty"`
+	// PutBack counts the sources this run moved and put back because the
+	// sessions could not all be read again after the moves.
+	PutBack int64 `json:"put_back,omitempty"`
 	// Refused says why nothing was moved.
 	Refused string `json:"refused,omitempty"`
 }
@@ -284,6 +291,8 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		}
 		var ck *CheckReport
 		var ret *gc.Retention
+		var copiedTo []string
+		var marks *gc.TrashMarks
 		if opts.DeleteSource {
 			// One read of the sessions: the precise check and the retention
 			// model that gc uses.
@@ -291,7 +300,14 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 			if l, ok := opts.From.(store.Local); ok {
 				srcDir = l.Dir()
 			}
-			mark := gc.MarkOptions{Jobs: opts.Jobs, CopiedTo: opts.Template.CopyPrefixes(dst, srcDir), Companion: opts.Companion}
+			copiedTo = opts.Template.CopyPrefixes(dst, srcDir)
+			mark := gc.MarkOptions{Jobs: opts.Jobs, CopiedTo: copiedTo, Companion: opts.Companion}
+			// The same read checks the trash: a trashed blob that a session
+			// began to name comes back before any source is removed.
+			if marks, err = trashMarks(ctx, lock, &opts); err != nil {
+				return rep, err
+			}
+			mark.Also = marks.Mark
 			ck, ret, err = CheckRetained(ctx, opts.Sessions, opts.From, res, migrated, opts.MaxListed, mark)
 		} else {
 			ck, err = Check(ctx, opts.Sessions, opts.From, res, migrated, opts.MaxListed)
@@ -307,7 +323,10 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 			rep.Outcome.Worsen(outcome.Found)
 		}
 		if opts.DeleteSource {
-			rep.Delete = deleteSources(ctx, lock, &opts, dst, ck, ret, rep.Outcome)
+			rep.Delete = deleteSources(ctx, lock, &opts, dst, ck, ret, rep.Outcome, copiedTo, marks)
+			if rep.Delete.PutBack > 0 {
+				rep.Outcome.Worsen(outcome.Incomplete)
+			}
 			if rep.Delete.Result != nil && len(rep.Delete.Result.Failed) > 0 {
 				rep.Outcome.Worsen(outcome.Incomplete)
 			}
@@ -403,7 +422,7 @@ func estimateFor(r *Report, j *Journal) *Estimate {
 // deleteSources moves the proven sources that gc's retention model lets go
 // and that no session points at into the trash. It refuses when anything
 // before it was incomplete: a source is only removed on complete knowledge.
-func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, dst store.Store, ck *CheckReport, ret *gc.Retention, so outcome.Outcome) *DeleteReport {
+func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, dst store.Store, ck *CheckReport, ret *gc.Retention, so outcome.Outcome, copiedTo []string, marks *gc.TrashMarks) *DeleteReport {
 	d := &DeleteReport{CopyGone: []Problem{}, MinAge: opts.MinAge.String()}
 	switch {
 	case !ck.Complete || !ret.Complete:
@@ -414,6 +433,21 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 		return d
 	case so == outcome.Incomplete || so == outcome.Interrupted:
 		d.Refused = "an earlier step was incomplete; nothing was deleted (run again)"
+		return d
+	}
+	tl := lock
+	if opts.TrashDir != "" {
+		var err error
+		if tl, err = trash.OpenDir(lock, opts.TrashDir); err != nil {
+			d.Refused = err.Error()
+			return d
+		}
+	}
+	// The read was complete: its marks on the trash are too.
+	c, err := marks.RestoreNamed(ctx, tl)
+	d.TrashCheck = c
+	if err != nil {
+		d.Refused = err.Error()
 		return d
 	}
 	sel, err := SelectDeletable(ctx, opts.Journal, dst, ck, ret, ret.Started.Add(-opts.MinAge), opts.Jobs)
@@ -429,21 +463,20 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 	if len(sel.Candidates) == 0 {
 		return d
 	}
-	tl := lock
-	if opts.TrashDir != "" {
-		var err error
-		if tl, err = trash.OpenDir(lock, opts.TrashDir); err != nil {
-			d.Refused = err.Error()
-			return d
-		}
-	}
 	var bar RunProgress
 	if opts.DeleteProgress != nil {
 		bar = opts.DeleteProgress(int64(len(sel.Candidates)))
 	}
 	// The run is journaled before its first move, so that a rollback after
 	// a kill in the middle of the moves finds it (and the count after them).
-	to := trash.Options{Started: func(run string) error { return opts.Journal.Trashed(run, 0, opts.TrashDir) }}
+	// The run's record names the copies, so that a later check of the trash
+	// against the sessions (gc, gc purge) reads text naming a copy as gc's
+	// retention read it here: not as naming the source.
+	to := trash.Options{
+		Started:  func(run string) error { return opts.Journal.Trashed(run, 0, opts.TrashDir) },
+		Command:  "migrate",
+		CopiedTo: copiedTo,
+	}
 	if bar != nil {
 		to.Progress = bar
 	}
@@ -460,5 +493,64 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 			d.Refused = err.Error()
 		}
 	}
+	if res != nil && res.Run != "" && res.Trashed > 0 && ctx.Err() == nil {
+		recheckTrash(ctx, tl, opts, d)
+	}
 	return d
+}
+
+// trashMarks is the trash of the source store (or of --trash-dir), ready to
+// be marked by the check's read of the sessions; nil when the trash folder
+// is not there yet.
+func trashMarks(ctx context.Context, lock *storelock.Lock, opts *RunOptions) (*gc.TrashMarks, error) {
+	st := lock.Store()
+	if opts.TrashDir != "" {
+		tl, err := trash.OpenDir(lock, opts.TrashDir)
+		if err != nil {
+			return nil, nil // refused with the reason when sources are deleted
+		}
+		st = tl.Store()
+	}
+	return gc.LoadTrashMarks(ctx, st, shard.Spec{}, opts.Companion)
+}
+
+// recheckTrash reads the sessions again after the sources were moved and
+// puts back every trashed blob a session saved meanwhile names; should the
+// sessions not all be read, every source this run moved goes back.
+func recheckTrash(ctx context.Context, tl *storelock.Lock, opts *RunOptions, d *DeleteReport) {
+	res := d.Result
+	c, err := gc.CheckTrash(ctx, tl, gc.TrashCheckOptions{Sessions: opts.Sessions, Jobs: opts.Jobs, Companion: opts.Companion, Run: res.Run})
+	if c != nil {
+		if d.TrashCheck == nil {
+			d.TrashCheck = c
+		} else {
+			d.TrashCheck.Runs, d.TrashCheck.Blobs = c.Runs, c.Blobs
+			d.TrashCheck.Restored = append(d.TrashCheck.Restored, c.Restored...)
+			d.TrashCheck.Kept = append(d.TrashCheck.Kept, c.Kept...)
+			d.TrashCheck.Complete = d.TrashCheck.Complete && c.Complete
+			d.TrashCheck.Problems = append(d.TrashCheck.Problems, c.Problems...)
+		}
+		for _, r := range c.Restored {
+			if r.Run == res.Run {
+				res.Trashed--
+				res.Bytes -= r.Size
+			}
+		}
+	}
+	if err == nil && !c.Complete {
+		err = fmt.Errorf("%w: %s", gc.ErrTrashCheckIncomplete, strings.Join(c.Problems, "; "))
+	}
+	if err == nil {
+		return
+	}
+	back, rerr := trash.Restore(context.WithoutCancel(ctx), tl, res.Run)
+	if back != nil {
+		d.PutBack = back.Restored
+		res.Trashed -= back.Restored
+		res.Bytes -= back.Bytes
+	}
+	d.Refused = err.Error() + "; every source this run moved was put back"
+	if rerr != nil {
+		d.Refused += fmt.Sprintf(" (except: %v)", rerr)
+	}
 }
