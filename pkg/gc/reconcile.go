@@ -242,7 +242,16 @@ type TrashCheckOptions struct {
 	// Run is the run the caller has just made, if any: its blobs that come
 	// back are reported as NamedDuringRun.
 	Run string
+	// ChangedSince, when set, reads only what may have changed since then
+	// (sessions.ChangedSince): for a check right after a complete read of
+	// the sessions that began after it. Zero reads everything.
+	ChangedSince time.Time
 }
+
+// RereadMargin is how long before a complete read of the sessions the check
+// after the moves starts looking for changes: a file system's clock (a
+// network one's) may be behind this host's by up to this much.
+const RereadMargin = 10 * time.Minute
 
 // CheckTrash reads every session and puts back, from every trash run of the
 // locked store, each blob that a session names under the retention rule. It
@@ -266,7 +275,14 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 	if t == nil {
 		return &TrashCheck{Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}, nil
 	}
-	sr, err := scan.Run(ctx, scan.Options{Sources: opts.Sessions, Jobs: opts.Jobs, Text: t.Mark, CountOnly: true})
+	srcs := opts.Sessions
+	if !opts.ChangedSince.IsZero() {
+		srcs = make([]sessions.Source, len(opts.Sessions))
+		for i, src := range opts.Sessions {
+			srcs[i] = sessions.ChangedSince(src, opts.ChangedSince)
+		}
+	}
+	sr, err := scan.Run(ctx, scan.Options{Sources: srcs, Jobs: opts.Jobs, Text: t.Mark, CountOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -147,6 +148,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	// What a removing run reads the sessions for anyway also checks the
 	// trash: a blob that a session began to name after the run that trashed
 	// it comes back before anything else is removed.
+	readStart := time.Now()
 	keepsReferenced := o.Policy == "" || o.Policy == Refcount || o.KeepReferenced
 	checkTrash := opts.Delete && keepsReferenced && len(o.Sessions) > 0
 	if checkTrash {
@@ -223,7 +225,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	}
 	phase("moved")
 	if checkTrash && res != nil && res.Run != "" && res.Trashed > 0 && ctx.Err() == nil {
-		reconcile(ctx, lock, sr, o, opts.Jobs, deferred)
+		reconcile(ctx, lock, sr, o, opts.Jobs, deferred, readStart.Add(-RereadMargin))
 	}
 	return sr, nil
 }
@@ -234,9 +236,9 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 // finds present without writing it). Should the sessions not all be read,
 // every blob the run moved goes back and the run is incomplete. A sweep
 // without the trash (deferred) deletes its run only after that.
-func reconcile(ctx context.Context, lock *storelock.Lock, sr *StoreReport, o Options, jobs int, deferred bool) {
+func reconcile(ctx context.Context, lock *storelock.Lock, sr *StoreReport, o Options, jobs int, deferred bool, since time.Time) {
 	res := sr.Result
-	c, err := CheckTrash(ctx, lock, TrashCheckOptions{Sessions: o.Sessions, Jobs: jobs, Companion: o.Companion, Shard: o.Shard, Run: res.Run})
+	c, err := CheckTrash(ctx, lock, TrashCheckOptions{Sessions: o.Sessions, Jobs: jobs, Companion: o.Companion, Shard: o.Shard, Run: res.Run, ChangedSince: since})
 	if c != nil {
 		if sr.Trash == nil {
 			sr.Trash = c

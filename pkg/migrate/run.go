@@ -293,6 +293,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		var ret *gc.Retention
 		var copiedTo []string
 		var marks *gc.TrashMarks
+		checkStart := time.Now()
 		if opts.DeleteSource {
 			// One read of the sessions: the precise check and the retention
 			// model that gc uses.
@@ -323,7 +324,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 			rep.Outcome.Worsen(outcome.Found)
 		}
 		if opts.DeleteSource {
-			rep.Delete = deleteSources(ctx, lock, &opts, dst, ck, ret, rep.Outcome, copiedTo, marks)
+			rep.Delete = deleteSources(ctx, lock, &opts, dst, ck, ret, rep.Outcome, copiedTo, marks, checkStart)
 			if rep.Delete.PutBack > 0 {
 				rep.Outcome.Worsen(outcome.Incomplete)
 			}
@@ -422,7 +423,7 @@ func estimateFor(r *Report, j *Journal) *Estimate {
 // deleteSources moves the proven sources that gc's retention model lets go
 // and that no session points at into the trash. It refuses when anything
 // before it was incomplete: a source is only removed on complete knowledge.
-func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, dst store.Store, ck *CheckReport, ret *gc.Retention, so outcome.Outcome, copiedTo []string, marks *gc.TrashMarks) *DeleteReport {
+func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, dst store.Store, ck *CheckReport, ret *gc.Retention, so outcome.Outcome, copiedTo []string, marks *gc.TrashMarks, checkStart time.Time) *DeleteReport {
 	d := &DeleteReport{CopyGone: []Problem{}, MinAge: opts.MinAge.String()}
 	switch {
 	case !ck.Complete || !ret.Complete:
@@ -494,7 +495,7 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 		}
 	}
 	if res != nil && res.Run != "" && res.Trashed > 0 && ctx.Err() == nil {
-		recheckTrash(ctx, tl, opts, d)
+		recheckTrash(ctx, tl, opts, d, checkStart.Add(-gc.RereadMargin))
 	}
 	return d
 }
@@ -517,9 +518,9 @@ func trashMarks(ctx context.Context, lock *storelock.Lock, opts *RunOptions) (*g
 // recheckTrash reads the sessions again after the sources were moved and
 // puts back every trashed blob a session saved meanwhile names; should the
 // sessions not all be read, every source this run moved goes back.
-func recheckTrash(ctx context.Context, tl *storelock.Lock, opts *RunOptions, d *DeleteReport) {
+func recheckTrash(ctx context.Context, tl *storelock.Lock, opts *RunOptions, d *DeleteReport, since time.Time) {
 	res := d.Result
-	c, err := gc.CheckTrash(ctx, tl, gc.TrashCheckOptions{Sessions: opts.Sessions, Jobs: opts.Jobs, Companion: opts.Companion, Run: res.Run})
+	c, err := gc.CheckTrash(ctx, tl, gc.TrashCheckOptions{Sessions: opts.Sessions, Jobs: opts.Jobs, Companion: opts.Companion, Run: res.Run, ChangedSince: since})
 	if c != nil {
 		if d.TrashCheck == nil {
 			d.TrashCheck = c

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -89,6 +90,9 @@ import (
 type filesSource struct {
 	spec    string
 	exclude []string // path.Match patterns, checked valid by Open
+	// since, when not 0, reads only the documents changed at or after it
+	// (Unix ns; see ChangedSince).
+	since int64
 }
 
 // filesRelists bounds how many times a folder is listed again after its walk.
@@ -635,6 +639,9 @@ func (w *filesWalk) entry(dir, dirRel, name string, ancestors []fileKey) error {
 	}
 	if _, done := w.read[key]; done {
 		return nil // this version was read under another name (a hard link)
+	}
+	if w.s.since != 0 && before(fi, time.Unix(0, w.s.since)) {
+		return nil // read whole before, and not changed since (ChangedSince)
 	}
 	// A document found new (or replaced) in this listing: read, or a problem.
 	if fi.Size() == 0 && (f.oneJSON || f.comp != plain) {

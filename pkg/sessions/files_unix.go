@@ -58,3 +58,12 @@ func openFile(path string) (*os.File, error) {
 func dirWritable(dir string) bool {
 	return syscall.Access(dir, 2 /* W_OK */) == nil
 }
+
+// changeTimeOf is a file's change time (ns), where the system gives it.
+func changeTimeOf(fi fs.FileInfo) (int64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return changeTime(fi, st), true
+}
