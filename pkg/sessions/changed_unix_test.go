@@ -35,6 +35,7 @@ func TestChangedSinceFiles(t *testing.T) {
 	time.Sleep(time.Second)
 	src := openFiles(t, dir)
 	since := time.Now().Add(-500 * time.Millisecond)
+	walkAll(t, src) // the complete read the check follows
 	items, _ := walkAll(t, ChangedSince(src, since))
 	if docs := documents(items); len(docs) != 0 {
 		t.Fatalf("nothing changed since, and read %v", docs)
@@ -73,6 +74,10 @@ func TestChangedSinceFiles(t *testing.T) {
 	if items, _ := walkAll(t, src); len(documents(items)) != 5 {
 		t.Fatalf("the source read %v", documents(items))
 	}
+	// A source never read whole is read whole.
+	if items, _ := walkAll(t, ChangedSince(openFiles(t, dir), since)); len(documents(items)) != 5 {
+		t.Fatalf("a source never read whole read %v", documents(items))
+	}
 }
 
 // TestChangedSinceSQLite: a database in WAL mode is read whole again when a
@@ -102,5 +107,74 @@ func TestChangedSinceSQLite(t *testing.T) {
 	}
 	if n := rows(); n != 2 {
 		t.Fatalf("a row committed since: %d rows read, want the whole table (2)", n)
+	}
+}
+
+// TestChangedSinceMovedIn: what is new in the folder may be old files with
+// their old times: a folder of sessions renamed in (its files keep their
+// change times), a link made to an old file or folder, the whole folder
+// swapped for another. All of it is read again.
+func TestChangedSinceMovedIn(t *testing.T) {
+	old := time.Now().Add(-48 * time.Hour)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "sessions")
+	elsewhere := t.TempDir()
+	mk := func(p string) {
+		writeFile(t, p, `{"n":1}`)
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(filepath.Join(dir, "acme", "quiet.json"))
+	mk(filepath.Join(dir, "top.json"))
+	mk(filepath.Join(elsewhere, "archive", "t-7.json"))
+	mk(filepath.Join(elsewhere, "archive", "deep", "t-8.json"))
+	mk(filepath.Join(elsewhere, "linked.json"))
+	mk(filepath.Join(elsewhere, "linkdir", "t-9.json"))
+	time.Sleep(time.Second)
+	src := openFiles(t, dir)
+	if items, _ := walkAll(t, src); len(documents(items)) != 2 {
+		t.Fatalf("first read: %v", documents(items))
+	}
+	since := time.Now().Add(-500 * time.Millisecond)
+	read := func() []string {
+		items, _ := walkAll(t, ChangedSince(src, since))
+		var got []string
+		for _, d := range documents(items) {
+			rel, _ := filepath.Rel(dir, d)
+			got = append(got, filepath.ToSlash(rel))
+		}
+		slices.Sort(got)
+		return got
+	}
+	if got := read(); len(got) != 0 {
+		t.Fatalf("nothing changed, and read %v", got)
+	}
+	if err := os.Rename(filepath.Join(elsewhere, "archive"), filepath.Join(dir, "acme", "archive")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "linked.json"), filepath.Join(dir, "linked.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "linkdir"), filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	// acme changed (a folder came in): all of it is read, quiet.json too.
+	want := []string{"acme/archive/deep/t-8.json", "acme/archive/t-7.json", "acme/quiet.json", "linkdir/t-9.json", "linked.json"}
+	if got := read(); !slices.Equal(got, want) {
+		t.Fatalf("read again %v, want %v", got, want)
+	}
+
+	// The whole folder swapped for another of old files.
+	other := filepath.Join(parent, "sessions.new")
+	mk(filepath.Join(other, "swapped.json"))
+	if err := os.Rename(dir, filepath.Join(parent, "sessions.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); !slices.Equal(got, []string{"swapped.json"}) {
+		t.Fatalf("after the folder was swapped, read again %v", got)
 	}
 }

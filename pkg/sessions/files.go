@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -93,6 +94,29 @@ type filesSource struct {
 	// since, when not 0, reads only the documents changed at or after it
 	// (Unix ns; see ChangedSince).
 	since int64
+	// lastRoot is the top folder's identity as the last whole walk found
+	// it, shared with the sources ChangedSince makes: a top folder swapped
+	// for another since is read whole.
+	lastRoot *rootMemo
+}
+
+// rootMemo remembers a folder's identity across walks.
+type rootMemo struct {
+	mu  sync.Mutex
+	key fileKey
+	set bool
+}
+
+func (m *rootMemo) remember(k fileKey) {
+	m.mu.Lock()
+	m.key, m.set = k, true
+	m.mu.Unlock()
+}
+
+func (m *rootMemo) is(k fileKey) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.set && m.key == k
 }
 
 // filesRelists bounds how many times a folder is listed again after its walk.
@@ -281,6 +305,16 @@ func (s *filesSource) Walk(ctx context.Context, fn func(Item) error) (Counts, er
 		return c, fn(s.document(root, fi, f, true, false))
 	}
 	w := newFilesWalk(s, ctx, fn, &c)
+	if id, err := fileIdentity(fi, root); err == nil && s.lastRoot != nil {
+		switch {
+		case s.since == 0:
+			s.lastRoot.remember(id)
+		case !s.lastRoot.is(id):
+			w.since = 0 // another folder than the one read whole: read it whole
+		}
+	} else {
+		w.since = 0
+	}
 	for pass := 0; ; pass++ {
 		w.pass, w.changes = pass, 0
 		w.visited = map[fileKey]bool{}
@@ -396,11 +430,19 @@ type filesWalk struct {
 	seen    map[uint64]entryState // a path's hash → what the latest listing saw there
 	read    map[docKey]struct{}   // versions of files yielded as documents (read once)
 	visited map[fileKey]bool      // folders entered in this pass
+
+	// since is the source's since while the walk is in a part of the tree
+	// that may hold unchanged documents; 0 below a folder that changed (one
+	// moved in keeps its files' old times: all of it is read).
+	since int64
+	// freshEntry says the entry being entered as a folder changed itself
+	// (a link made, a folder renamed in) since since.
+	freshEntry bool
 }
 
 func newFilesWalk(s *filesSource, ctx context.Context, fn func(Item) error, c *Counts) *filesWalk {
 	return &filesWalk{s: s, ctx: ctx, fn: fn, c: c, seed: maphash.MakeSeed(),
-		seen: map[uint64]entryState{}, read: map[docKey]struct{}{}}
+		seen: map[uint64]entryState{}, read: map[docKey]struct{}{}, since: s.since}
 }
 
 // pathHash is what seen is keyed by. Every shard of a sharded run walks every
@@ -495,6 +537,8 @@ func (w *filesWalk) unread(p, reason string) error {
 // dir walks the folder at p (rel: its slash path below the root, "" for the
 // root). ancestors are the folders on the way to it, for loop detection.
 func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
+	fresh := w.freshEntry
+	w.freshEntry = false
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -545,6 +589,13 @@ func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
 		return nil
 	}
 	w.visited[id] = true
+	if w.since != 0 && rel != "" && (fresh || !before(fi, time.Unix(0, w.since))) {
+		// A folder that changed since (entries added or removed, or the
+		// folder itself renamed or linked in): its files may be old files
+		// new here, with their old times. Read all of it.
+		defer func(since int64) { w.since = since }(w.since)
+		w.since = 0
+	}
 	// Names only: each entry is lstat'ed when its turn comes anyway, and a
 	// large folder's listing is held while it is walked (a name is ~16 bytes
 	// beside its string; a DirEntry ~100).
@@ -590,7 +641,11 @@ func (w *filesWalk) entry(dir, dirRel, name string, ancestors []fileKey) error {
 		}
 		return w.problem(p, err)
 	}
+	// Whether the entry itself changed since (a link made, a file or folder
+	// renamed in): what it leads to may be old.
+	entryChanged := w.since != 0 && !before(fi, time.Unix(0, w.since))
 	if fi.IsDir() {
+		w.freshEntry = entryChanged
 		return w.dir(p, rel, ancestors)
 	}
 	linked := fi.Mode()&fs.ModeSymlink != 0
@@ -599,6 +654,7 @@ func (w *filesWalk) entry(dir, dirRel, name string, ancestors []fileKey) error {
 			return w.linkProblem(p, err)
 		}
 		if fi.IsDir() {
+			w.freshEntry = entryChanged
 			return w.dir(p, rel, ancestors)
 		}
 	}
@@ -640,7 +696,7 @@ func (w *filesWalk) entry(dir, dirRel, name string, ancestors []fileKey) error {
 	if _, done := w.read[key]; done {
 		return nil // this version was read under another name (a hard link)
 	}
-	if w.s.since != 0 && before(fi, time.Unix(0, w.s.since)) {
+	if w.since != 0 && !entryChanged && before(fi, time.Unix(0, w.since)) {
 		return nil // read whole before, and not changed since (ChangedSince)
 	}
 	// A document found new (or replaced) in this listing: read, or a problem.

@@ -132,7 +132,7 @@ func Open(ctx context.Context, spec string, opts Options) (Source, error) {
 	if err := checkExclude(opts.Exclude); err != nil {
 		return nil, usagef("%v", err)
 	}
-	return &filesSource{spec: spec, exclude: opts.Exclude}, nil
+	return &filesSource{spec: spec, exclude: opts.Exclude, lastRoot: &rootMemo{}}, nil
 }
 
 func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
