@@ -56,6 +56,8 @@ the store's lock (exit 4, also for a dry run). A store that contains another sto
 			&cli.BoolFlag{Name: "dry-run", Usage: "show the plan and change nothing: the default, said explicitly (contradicts --delete)"},
 			trashDirFlag(""),
 			&cli.BoolFlag{Name: "no-trash", Usage: "delete permanently instead of moving into the trash (not reversible)"},
+			&cli.StringFlag{Name: "grace", Value: "24h", Usage: "on a bucket, --delete marks the planned blobs and a later --delete deletes those still unreferenced and unchanged this long after they were marked (e.g. 24h, 2d)"},
+			&cli.BoolFlag{Name: "copy-to-trash", Usage: "on a bucket, copy the planned blobs into the trash and delete them now instead of marking them (out of sight at once; a copy per blob)"},
 			&cli.StringFlag{Name: "max-delete", Value: "50%", Usage: "refuse a plan that removes more than this many blobs, or this percentage of the store"},
 			&cli.BoolFlag{Name: "allow-no-references", Usage: "proceed although the sessions refer to none of a store's blobs (usually a wrong --sessions path)"},
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan as JSON to this file", EnvVars: envVar("plan-out")},
@@ -233,5 +235,12 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 	}
 	o.Guards.AllowNoReferences = c.Bool("allow-no-references")
 	o.Jobs = c.Int("jobs")
+	if o.Grace, err = gc.ParseAge(c.String("grace")); err != nil || o.Grace <= 0 {
+		return o, usageErr("write a duration such as 24h or 2d", "bad --grace %q", c.String("grace"))
+	}
+	o.CopyToTrash = c.Bool("copy-to-trash")
+	if o.CopyToTrash && o.NoTrash {
+		return o, usageErr("drop one of them", "--copy-to-trash and --no-trash contradict each other")
+	}
 	return o, nil
 }

@@ -58,7 +58,10 @@ func trashCommands() []*cli.Command {
 type restoreDocument struct {
 	envelope
 	*trash.RestoreResult
-	Refused string `json:"refused,omitempty"`
+	// Unmarked counts the blobs of a mark run (on a bucket) that are no
+	// longer marked for deletion.
+	Unmarked int64  `json:"unmarked,omitempty"`
+	Refused  string `json:"refused,omitempty"`
 }
 
 func runGCRestore(c *cli.Context) error {
@@ -71,7 +74,19 @@ func runGCRestore(c *cli.Context) error {
 	}
 	run := c.Args().First()
 	doc := restoreDocument{RestoreResult: &trash.RestoreResult{Run: run, Kept: []trash.Skip{}}}
+	marks := false
 	o, err := withTrashLock(c, g, "mediactl gc restore", func(l *storelock.Lock) (outcome.Outcome, error) {
+		if trash.IsMarkRun(c.Context, l.Store(), run) {
+			// A bucket's deferred delete: the blobs are in the store; the
+			// restore is dropping their marks.
+			marks = true
+			n, err := trash.Unmark(c.Context, l, run)
+			doc.Unmarked = n
+			if err != nil {
+				return outcome.Incomplete, err
+			}
+			return outcome.OK, nil
+		}
 		res, err := trash.Restore(c.Context, l, run)
 		var noRun *trash.NoRunError
 		switch {
@@ -99,6 +114,10 @@ func runGCRestore(c *cli.Context) error {
 	}
 	if doc.Refused != "" {
 		fmt.Fprintf(g.stdout, "refused: %s\n", doc.Refused)
+		return ended(o)
+	}
+	if marks {
+		fmt.Fprintf(g.stdout, "unmarked %s blobs of run %s: no run will delete them on its marks\n", humanize.Comma(doc.Unmarked), run)
 		return ended(o)
 	}
 	res := doc.RestoreResult
@@ -191,10 +210,22 @@ func runGCPurge(c *cli.Context) error {
 	return ended(o)
 }
 
+// markRunJSON is a mark run (a bucket's deferred deletes) in gc runs.
+type markRunJSON struct {
+	Run   string    `json:"run"`
+	Time  time.Time `json:"time"`
+	Blobs int64     `json:"blobs"`
+	Bytes int64     `json:"bytes"`
+	Shard string    `json:"shard,omitempty"`
+}
+
 type runsDocument struct {
 	envelope
 	Store string      `json:"store"`
 	Runs  []trash.Run `json:"runs"`
+	// Marks are the mark runs of a bucket: blobs still in the store, marked
+	// for a later gc --delete.
+	Marks []markRunJSON `json:"marks,omitempty"`
 	// Splits are the sharded runs, grouped by the split they belong to.
 	Splits []trash.Split `json:"splits"`
 }
@@ -213,12 +244,31 @@ func runGCRuns(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	markRuns, err := trash.Marks(c.Context, st)
+	if err != nil {
+		return err
+	}
+	var marks []markRunJSON
+	for _, m := range markRuns {
+		mj := markRunJSON{Run: m.Run, Time: m.Time, Blobs: int64(len(m.Marks)), Shard: m.Shard}
+		for _, b := range m.Marks {
+			mj.Bytes += b.Size
+		}
+		marks = append(marks, mj)
+	}
 	if g.output != "text" {
 		splits := trash.Splits(runs)
 		if splits == nil {
 			splits = []trash.Split{}
 		}
-		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs, Splits: splits})
+		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs, Splits: splits, Marks: marks})
+	}
+	for _, m := range marks {
+		line := fmt.Sprintf("%s  %s blobs  %s  marked (still in the store)", m.Run, humanize.Comma(m.Blobs), humanize.IBytes(uint64(m.Bytes)))
+		if m.Shard != "" {
+			line += "  (shard " + m.Shard + ")"
+		}
+		fmt.Fprintln(g.stdout, line)
 	}
 	for _, r := range runs {
 		line := fmt.Sprintf("%s  %s blobs  %s", r.Run, humanize.Comma(r.Blobs), humanize.IBytes(uint64(r.Bytes)))

@@ -176,6 +176,35 @@ func gcRecords(g *global, rep *gc.Report) error {
 	return nil
 }
 
+// printMarks says what a run on a bucket marked and deleted.
+func printMarks(w io.Writer, r *gcStoreJSON, m *gc.MarkReport, trashDir string, quiet bool) {
+	for _, s := range m.Unmarked {
+		fmt.Fprintf(w, "unmarked  %s  %s\n", printable(s.Key), s.Reason)
+	}
+	if d := m.Deleted; d != nil {
+		for _, s := range d.Skipped {
+			fmt.Fprintf(w, "kept      %s  %s\n", printable(s.Key), s.Reason)
+		}
+		for _, s := range d.Failed {
+			fmt.Fprintf(w, "failed    %s  %s\n", printable(s.Key), printable(s.Reason))
+		}
+		fmt.Fprintf(w, "deleted %s blobs (%s) marked more than %s ago, unreferenced and unchanged since\n", humanize.Comma(d.Deleted), humanize.IBytes(uint64(d.Bytes)), m.Grace)
+		if d.NotAttempted > 0 {
+			fmt.Fprintf(w, "left %s marked blobs in the store, not attempted\n", humanize.Comma(d.NotAttempted))
+		}
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "failed: %s\n", printable(r.Error))
+	}
+	if m.Run != "" {
+		fmt.Fprintf(w, "marked %s blobs (%s) for deletion by a run %s or more from now, run %s; undo with: %s\n",
+			humanize.Comma(m.Marked), humanize.IBytes(uint64(m.MarkedBytes)), m.Grace, m.Run, printable(restoreLine(r.Store, trashDir, m.Run)))
+	}
+	if m.Pending > 0 && !quiet {
+		fmt.Fprintf(w, "%s candidates were marked by an earlier run already\n", humanize.Comma(m.Pending))
+	}
+}
+
 // printRestored lists the blobs put back from the trash because a session
 // names them, and the blobs a run put back because it could not read the
 // sessions again.
@@ -261,6 +290,10 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 		if r.Override != "" {
 			fmt.Fprintf(w, "  to go ahead anyway, add %s\n", r.Override)
 		}
+		return
+	}
+	if m := r.Marks; m != nil {
+		printMarks(w, r, m, trashDir, quiet)
 		return
 	}
 	if res := r.Result; res != nil {

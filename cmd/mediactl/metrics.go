@@ -210,6 +210,15 @@ func gcMetrics(c *cli.Context, rep *gc.Report, view []*gcStoreJSON, took time.Du
 			if v.Trash != nil {
 				counts[metrics.Restored] = int64(len(v.Trash.Restored))
 			}
+			if m := v.Marks; m != nil {
+				counts[metrics.Marked] = m.Marked
+				if m.Deleted != nil {
+					counts[metrics.Deleted] += m.Deleted.Deleted
+					counts[metrics.Removed] += m.Deleted.Deleted
+					counts[metrics.RemovedBytes] += m.Deleted.Bytes
+					counts[metrics.Failed] += int64(len(m.Deleted.Failed))
+				}
+			}
 		}
 		out = append(out, metrics.Report{
 			Store: metricsStore(c, i, v.Store), DryRun: rep.DryRun, Outcome: v.Outcome,

@@ -174,7 +174,7 @@ func onCommandLine(args []string, names []string) bool {
 // shorter age, a smaller cap, a purge of younger runs) unseen in a quiet
 // cron run.
 var destructiveFlags = []string{"delete", "no-trash", "max-delete", "allow-no-references", "delete-source", "overwrite",
-	"policy", "min-age", "max-age", "max-size", "keep-within"}
+	"policy", "min-age", "max-age", "max-size", "keep-within", "grace", "copy-to-trash", "runtime-stopped"}
 
 // noteEnvironment tells the operator which settings came from the
 // environment, and which variables were ignored: a variable left in a shell

@@ -110,6 +110,16 @@ type gcV1 struct {
 		// blobs, the trash checked against the sessions.
 		TrashCheck *trashCheckV1 `json:"trash_check"`
 		PutBack    int64         `json:"put_back"`
+		// Marks: on a bucket, the deferred deletes (docs/gc.md).
+		Marks *struct {
+			Run         string         `json:"run"`
+			Marked      int64          `json:"marked"`
+			MarkedBytes int64          `json:"marked_bytes"`
+			Pending     int64          `json:"pending"`
+			Grace       string         `json:"grace"`
+			Deleted     *trashResultV1 `json:"deleted"`
+			Unmarked    []skipV1       `json:"unmarked"`
+		} `json:"marks"`
 	} `json:"stores"`
 }
 
@@ -200,6 +210,13 @@ type gcRunsV1 struct {
 		Bytes int64     `json:"bytes"`
 		Shard string    `json:"shard,omitempty"`
 	} `json:"runs"`
+	Marks []struct {
+		Run   string    `json:"run"`
+		Time  time.Time `json:"time"`
+		Blobs int64     `json:"blobs"`
+		Bytes int64     `json:"bytes"`
+		Shard string    `json:"shard,omitempty"`
+	} `json:"marks"`
 	Splits []struct {
 		N    int `json:"n"`
 		Runs []struct {
@@ -442,5 +459,35 @@ func TestNDJSONEveryCommand(t *testing.T) {
 				t.Errorf("%v: no %q record", c.args, typ)
 			}
 		}
+	}
+}
+
+// TestSchemaOfBucketMarks: gc --delete on a bucket reports its marks as
+// documented, and gc runs lists the mark run.
+func TestSchemaOfBucketMarks(t *testing.T) {
+	bucket, sessions := t.TempDir(), t.TempDir()
+	old := time.Now().Add(-72 * time.Hour)
+	for _, name := range []string{"used.png", "orphan.png"} {
+		p := filepath.Join(bucket, name)
+		if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(sessions, "s.json"), []byte(`{"parts":[{"uri":"used.png"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var done gcV1
+	runJSON(t, exitOK, &done, "gc", "--store", "file://"+bucket, "--sessions", sessions, "--delete", "--max-delete", "100%", "-o", "json")
+	m := done.Stores[0].Marks
+	if m == nil || m.Marked != 1 || m.Run == "" || m.Grace != "1d" || m.Unmarked == nil || done.Stores[0].Result != nil {
+		t.Fatalf("marks: %+v", done.Stores[0])
+	}
+	var runs gcRunsV1
+	runJSON(t, exitOK, &runs, "gc", "runs", "--store", "file://"+bucket, "-o", "json")
+	if len(runs.Marks) != 1 || runs.Marks[0].Run != m.Run || runs.Marks[0].Blobs != 1 {
+		t.Fatalf("gc runs: %+v", runs)
 	}
 }

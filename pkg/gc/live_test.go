@@ -389,13 +389,14 @@ func TestExpiredRunsStayTrashed(t *testing.T) {
 	}
 }
 
-// TestLiveWriterEveryStore: a session saved after gc read the sessions
-// names a planned blob, on every kind of store: the blob is back at the end.
-func TestLiveWriterEveryStore(t *testing.T) {
-	type kind struct {
-		name string
-		open func(t *testing.T) store.Store
-	}
+// storeKind is a kind of store the live tests run on.
+type storeKind struct {
+	name   string
+	bucket bool
+	open   func(t *testing.T) store.Store
+}
+
+func storeKinds() []storeKind {
 	bucket := func(url func(t *testing.T) string) func(t *testing.T) store.Store {
 		return func(t *testing.T) store.Store {
 			st, err := store.Open(context.Background(), url(t))
@@ -404,14 +405,14 @@ func TestLiveWriterEveryStore(t *testing.T) {
 			return st
 		}
 	}
-	kinds := []kind{
-		{"local", func(t *testing.T) store.Store {
+	return []storeKind{
+		{"local", false, func(t *testing.T) store.Store {
 			st, err := store.Open(context.Background(), t.TempDir())
 			must(t, err)
 			t.Cleanup(func() { st.Close() })
 			return st
 		}},
-		{"trash-dir", func(t *testing.T) store.Store {
+		{"trash-dir", false, func(t *testing.T) store.Store {
 			root := t.TempDir()
 			must(t, os.MkdirAll(filepath.Join(root, "inbound"), 0o700))
 			st, err := store.OpenLocal(filepath.Join(root, "inbound"))
@@ -421,53 +422,188 @@ func TestLiveWriterEveryStore(t *testing.T) {
 			must(t, err)
 			return td
 		}},
-		{"file bucket", bucket(func(t *testing.T) string { return "file://" + t.TempDir() })},
-		{"s3", bucket(func(t *testing.T) string { return storetest.StartS3(t, nil).Bucket(t, "media") })},
-		{"gcs", bucket(func(t *testing.T) string { return storetest.StartGCS(t).Bucket(t, "media") })},
-		{"azure", bucket(func(t *testing.T) string { return storetest.StartAzurite(t).Container(t, "media") })},
-		{"seaweedfs", bucket(func(t *testing.T) string { return storetest.SeaweedFS(t).Bucket(t, "media") })},
+		{"file bucket", true, bucket(func(t *testing.T) string { return "file://" + t.TempDir() })},
+		{"s3", true, bucket(func(t *testing.T) string { return storetest.StartS3(t, nil).Bucket(t, "media") })},
+		{"gcs", true, bucket(func(t *testing.T) string { return storetest.StartGCS(t).Bucket(t, "media") })},
+		{"azure", true, bucket(func(t *testing.T) string { return storetest.StartAzurite(t).Container(t, "media") })},
+		{"seaweedfs", true, bucket(func(t *testing.T) string { return storetest.SeaweedFS(t).Bucket(t, "media") })},
 	}
-	for _, k := range kinds {
+}
+
+// liveStore is a store of three blobs (used, reused, orphan) and a folder of
+// sessions, one naming used.
+type liveStore struct {
+	st   store.Store
+	keys map[string]string
+	dir  string
+	src  sessions.Source
+}
+
+func newLiveStore(t *testing.T, k storeKind) *liveStore {
+	ctx := context.Background()
+	l := &liveStore{st: k.open(t), keys: map[string]string{}, dir: t.TempDir()}
+	for _, c := range []string{"used", "reused", "orphan"} {
+		l.keys[c] = name(c)
+		must(t, l.st.Put(ctx, l.keys[c], strings.NewReader(c), store.PutOptions{}))
+	}
+	l.save(t, "t-1.json", "used")
+	src, err := sessions.Open(ctx, l.dir, sessions.Options{})
+	must(t, err)
+	t.Cleanup(func() { src.Close() })
+	l.src = src
+	return l
+}
+
+// save saves a session naming the blob c, as forge names it.
+func (l *liveStore) save(t *testing.T, file, c string) {
+	must(t, os.WriteFile(filepath.Join(l.dir, file), []byte(`{"messages":[`+liveTurn("/srv/agent/.forge/files/inbound/"+l.keys[c])+`]}`), 0o600))
+}
+
+func (l *liveStore) has(t *testing.T, c string) bool {
+	_, err := l.st.Stat(context.Background(), l.keys[c])
+	if err != nil && !errors.Is(err, store.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// The blobs were written just now: runs are planned three days ahead, so
+// that all three are old enough.
+func (l *liveStore) run(t *testing.T, o gc.RunOptions) *gc.StoreReport {
+	t.Helper()
+	o.Options.Sessions = []sessions.Source{l.src}
+	o.Options.Now = time.Now().Add(72 * time.Hour)
+	o.Stores = []store.Store{l.st}
+	o.Delete = true
+	rep, err := gc.Run(context.Background(), o)
+	must(t, err)
+	return rep.Stores[0]
+}
+
+// TestLiveWriterEveryStore: a session saved after gc read the sessions
+// names a planned blob, on every kind of store (buckets with the copy
+// trash): the blob is back at the end.
+func TestLiveWriterEveryStore(t *testing.T) {
+	for _, k := range storeKinds() {
 		t.Run(k.name, func(t *testing.T) {
-			ctx := context.Background()
-			st := k.open(t)
-			keys := map[string]string{}
-			for _, c := range []string{"used", "reused", "orphan"} {
-				keys[c] = name(c)
-				must(t, st.Put(ctx, keys[c], strings.NewReader(c), store.PutOptions{}))
-			}
-			dir := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(dir, "t-1.json"), []byte(`{"messages":[`+liveTurn("/srv/agent/.forge/files/inbound/"+keys["used"])+`]}`), 0o600))
-			src, err := sessions.Open(ctx, dir, sessions.Options{})
-			must(t, err)
-			defer src.Close()
+			l := newLiveStore(t, k)
 			defer gc.SetPhaseHook(func(p string) {
 				if p == "planned" {
-					must(t, os.WriteFile(filepath.Join(dir, "t-2.json"), []byte(`{"messages":[`+liveTurn("/srv/agent/.forge/files/inbound/"+keys["reused"])+`]}`), 0o600))
+					l.save(t, "t-2.json", "reused")
 				}
 			})()
-			// The blobs were written just now: the run is planned three
-			// days ahead, so that all three are old enough.
-			rep, err := gc.Run(ctx, gc.RunOptions{Options: gc.Options{Sessions: []sessions.Source{src}, Now: time.Now().Add(72 * time.Hour)}, Stores: []store.Store{st}, Delete: true})
-			must(t, err)
-			s := rep.Stores[0]
-			if rep.Outcome != outcome.OK {
-				t.Fatalf("outcome %v: %v", rep.Outcome, s.Err)
+			s := l.run(t, gc.RunOptions{CopyToTrash: true})
+			if s.Outcome != outcome.OK {
+				t.Fatalf("outcome %v: %v", s.Outcome, s.Err)
 			}
-			if got := restoredKeys(s, gc.NamedDuringRun); len(got) != 1 || got[0] != keys["reused"] {
-				t.Fatalf("restored %v, want [%s]", got, keys["reused"])
+			if got := restoredKeys(s, gc.NamedDuringRun); len(got) != 1 || got[0] != l.keys["reused"] {
+				t.Fatalf("restored %v, want [%s]", got, l.keys["reused"])
 			}
-			for _, c := range []string{"used", "reused"} {
-				rc, err := st.Open(ctx, keys[c])
-				if err != nil {
-					t.Errorf("%s: %v", c, err)
-					continue
-				}
-				rc.Close()
-			}
-			if _, err := st.Stat(ctx, keys["orphan"]); !errors.Is(err, store.ErrNotExist) {
-				t.Errorf("the orphan: %v", err)
+			if !l.has(t, "used") || !l.has(t, "reused") || l.has(t, "orphan") {
+				t.Errorf("used %v, reused %v, orphan %v; want true, true, false", l.has(t, "used"), l.has(t, "reused"), l.has(t, "orphan"))
 			}
 		})
+	}
+}
+
+// TestBucketMarks: on a bucket, gc --delete marks its candidates and deletes
+// nothing; a later run deletes a marked blob only when it is still
+// unreferenced and unchanged past the grace, and when no session saved
+// during that run names it. gc restore of a mark run drops the marks.
+func TestBucketMarks(t *testing.T) {
+	for _, k := range storeKinds() {
+		if !k.bucket {
+			continue
+		}
+		t.Run(k.name, func(t *testing.T) {
+			ctx := context.Background()
+			l := newLiveStore(t, k)
+			extra := name("rewritten")
+			must(t, l.st.Put(ctx, extra, strings.NewReader("rewritten"), store.PutOptions{}))
+			named := name("named-late")
+			must(t, l.st.Put(ctx, named, strings.NewReader("named-late"), store.PutOptions{}))
+			l.keys["named-late"] = named
+
+			s := l.run(t, gc.RunOptions{})
+			m := s.Marks
+			if s.Outcome != outcome.OK || m == nil || m.Marked != 4 || m.Deleted != nil || s.Result != nil {
+				t.Fatalf("first run: %v %+v %+v", s.Outcome, m, s.Err)
+			}
+			for _, c := range []string{"used", "reused", "orphan", "named-late"} {
+				if !l.has(t, c) {
+					t.Fatalf("%s left the store on a run that only marks", c)
+				}
+			}
+			// A second run within the grace marks nothing anew.
+			s = l.run(t, gc.RunOptions{})
+			if s.Marks == nil || s.Marks.Marked != 0 || s.Marks.Pending != 4 || s.Marks.Deleted != nil {
+				t.Fatalf("run within the grace: %+v", s.Marks)
+			}
+
+			// Meanwhile the runtime names reused, and writes extra again.
+			l.save(t, "t-2.json", "reused")
+			time.Sleep(1100 * time.Millisecond) // another second: another time on every service
+			must(t, l.st.Put(ctx, extra, strings.NewReader("rewritten"), store.PutOptions{}))
+			defer gc.SetPhaseHook(func(p string) {
+				if p == "planned" {
+					l.save(t, "t-3.json", "named-late")
+				}
+			})()
+			s = l.run(t, gc.RunOptions{Grace: time.Nanosecond})
+			m = s.Marks
+			if s.Outcome != outcome.OK || m == nil || m.Deleted == nil || m.Deleted.Deleted != 1 {
+				t.Fatalf("run past the grace: %v %v %+v", s.Outcome, s.Err, m)
+			}
+			why := map[string]string{}
+			for _, u := range m.Unmarked {
+				why[u.Key] = u.Reason
+			}
+			if why[l.keys["reused"]] == "" || why[extra] != "changed since it was marked" || why[named] != gc.NamedDuringRun || len(why) != 3 {
+				t.Errorf("unmarked %v", m.Unmarked)
+			}
+			if l.has(t, "orphan") || !l.has(t, "reused") || !l.has(t, "used") || !l.has(t, "named-late") {
+				t.Errorf("orphan %v reused %v used %v named-late %v; want only the orphan gone", l.has(t, "orphan"), l.has(t, "reused"), l.has(t, "used"), l.has(t, "named-late"))
+			}
+			if _, err := l.st.Stat(ctx, extra); err != nil {
+				t.Errorf("the blob written again: %v", err)
+			}
+			// extra is a candidate again (old by the plan's clock) and is
+			// marked anew; restore drops that run's marks.
+			runs, err := trash.Marks(ctx, l.st)
+			must(t, err)
+			if len(runs) != 1 || len(runs[0].Marks) != 1 || runs[0].Marks[0].Key != extra || runs[0].Run != m.Run {
+				t.Fatalf("marks after the run: %+v (this run's %q)", runs, m.Run)
+			}
+			n, err := trash.Unmark(ctx, locktest.Of(t, l.st), m.Run)
+			must(t, err)
+			if runs, _ := trash.Marks(ctx, l.st); n != 1 || len(runs) != 0 {
+				t.Fatalf("unmark: %d, left %+v", n, runs)
+			}
+		})
+	}
+}
+
+// TestBucketMarksRereadIncomplete: a marked blob is not deleted when the
+// sessions that changed cannot all be read again; its marks stay.
+func TestBucketMarksRereadIncomplete(t *testing.T) {
+	l := newLiveStore(t, storeKinds()[3]) // s3
+	s := l.run(t, gc.RunOptions{})
+	if s.Marks == nil || s.Marks.Marked != 2 {
+		t.Fatalf("first run: %+v", s.Marks)
+	}
+	defer gc.SetPhaseHook(func(p string) {
+		if p == "planned" {
+			must(t, os.WriteFile(filepath.Join(l.dir, "cut.json"), []byte(`{"messages":[`), 0o600))
+		}
+	})()
+	s = l.run(t, gc.RunOptions{Grace: time.Nanosecond})
+	if s.Outcome != outcome.Incomplete || !errors.Is(s.Err, gc.ErrTrashCheckIncomplete) {
+		t.Fatalf("outcome %v, %v", s.Outcome, s.Err)
+	}
+	if !l.has(t, "orphan") || !l.has(t, "reused") {
+		t.Fatal("a marked blob was deleted on a read that was not complete")
+	}
+	if runs, _ := trash.Marks(context.Background(), l.st); len(runs) != 1 {
+		t.Fatalf("marks %+v", runs)
 	}
 }

@@ -35,6 +35,12 @@ type RunOptions struct {
 	// Split names the split a shard's run is part of, so that its trash
 	// run says so (trash.Options.Split); "" for none.
 	Split string
+	// On a bucket, Delete marks the candidates and deletes the ones earlier
+	// runs marked (see MarkReport) unless CopyToTrash asks for the copy
+	// trash, which takes the blobs out of sight at once. Grace is how long a
+	// blob stays marked before a run may delete it (0: DefaultGrace).
+	CopyToTrash bool
+	Grace       time.Duration
 }
 
 // Progress is told about each blob removed, and finished when a store is done.
@@ -57,7 +63,9 @@ type StoreReport struct {
 	Trash *TrashCheck `json:"trash_check,omitempty"`
 	// PutBack counts the blobs this run moved and put back because the
 	// check after the moves could not read every session.
-	PutBack int64                  `json:"put_back,omitempty"`
+	PutBack int64 `json:"put_back,omitempty"`
+	// Marks is what a run on a bucket marked and deleted (deferred deletes).
+	Marks   *MarkReport            `json:"marks,omitempty"`
 	Refused *RefusedError          `json:"-"`
 	Locked  *storelock.LockedError `json:"-"`
 	Err     error                  `json:"-"`
@@ -76,6 +84,9 @@ func (r *Report) Done() int64 {
 	for _, s := range r.Stores {
 		if s.Result != nil {
 			n += s.Result.Trashed + s.Result.Deleted
+		}
+		if s.Marks != nil && s.Marks.Deleted != nil {
+			n += s.Marks.Deleted.Deleted
 		}
 	}
 	return n
@@ -188,6 +199,10 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 			sr.Err = err
 			return sr, nil
 		}
+	}
+	if opts.Delete && sr.Outcome == outcome.OK && marking(st, opts, keepsReferenced) {
+		runMarks(ctx, lock, sr, plan, o, opts, readStart)
+		return sr, nil
 	}
 	if !opts.Delete || sr.Outcome != outcome.OK || plan.Candidates.Len() == 0 {
 		return sr, nil

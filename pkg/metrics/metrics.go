@@ -66,6 +66,7 @@ const (
 	StillLocal     Gauge = "mediactl_still_local_references"
 	Quarantined    Gauge = "mediactl_quarantined_blobs"
 	Restored       Gauge = "mediactl_restored_blobs"
+	Marked         Gauge = "mediactl_marked_blobs"
 	exitCode       Gauge = "mediactl_exit_code"
 	duration       Gauge = "mediactl_duration_seconds"
 	runOutcome     Gauge = "mediactl_outcome"
@@ -104,6 +105,7 @@ var help = map[Gauge]string{
 	Problems:     "Sources, documents or listings the run could not read in full.",
 	StillLocal:   "Session references still pointing at local copies of migrated blobs.",
 	Quarantined:  "Corrupt blobs moved to the quarantine.",
+	Marked:       "Blobs a run on a bucket marked for a later run to delete (gc --delete).",
 	Restored:     "Trashed blobs the run put back because a session names them (one saved during the run, or since the run that trashed them).",
 	exitCode:     "Exit code of the run.",
 	duration:     "Duration of the run in seconds.",

@@ -48,6 +48,10 @@ type Item struct {
 	Key     string
 	Size    int64
 	ModTime time.Time
+	// ETag, when set, is the bucket object's tag as the caller saw it: a
+	// blob whose tag the check finds different stays (written again, even
+	// with the same size and within the same second).
+	ETag string
 }
 
 // Items is a list of blobs, read one at a time so that a caller holding a
@@ -241,7 +245,13 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	err = m.finish(ctx, err)
 	if res.Trashed == 0 && in != nil {
 		// Nothing is left in the run: no run is left, not even its record.
-		if derr := removeRecord(context.WithoutCancel(ctx), in, run); derr != nil {
+		switch derr := removeRecord(context.WithoutCancel(ctx), in, run); {
+		case derr == nil:
+		case errors.Is(derr, store.ErrNotRegular), errors.Is(derr, store.ErrUnsafePath):
+			// The run's folder is no longer ours to go into (a link was
+			// swapped in): nothing of it is removed through it, and an
+			// empty run holds no blob.
+		default:
 			err = errors.Join(err, fmt.Errorf("trash: remove the record of the empty run %s: %w", run, derr))
 		}
 	}
@@ -646,6 +656,8 @@ func (m *mover) stillGoes(it Item, now store.Entry, err error) (string, error) {
 	case !now.Regular():
 		return "no longer a regular file", nil
 	case now.Size != it.Size || !sameTime(m.st, now.ModTime, it.ModTime):
+		return reasonChanged, nil
+	case it.ETag != "" && now.ETag != "" && now.ETag != it.ETag:
 		return reasonChanged, nil
 	case !m.opts.Cutoff.IsZero() && !now.ModTime.Before(m.opts.Cutoff):
 		return "modified after the cutoff", nil
