@@ -12,9 +12,12 @@
 #    copies, made before any timing):
 #      rclone delete w:COPY --checkers 8                              (4,000 removed)
 #      mediactl gc --store s3://COPY?… --sessions S --min-age 0 --delete --no-trash
-#      mediactl gc --store s3://COPY?… --sessions S --min-age 0 --delete   (the trash)
+#      mediactl gc --store s3://COPY?… --sessions S --min-age 0 --delete --copy-to-trash
+#      mediactl gc --store s3://COPY?… --sessions S --min-age 0 --delete   (marks only)
+#      mediactl gc … --delete --grace 1s, on that copy a second later (deletes the marked)
 #    (3,990 removed each: the 10 referenced blobs must still be there, and with the
-#    trash the 3,990 others must be in .mediactl/trash), and on the seed bucket
+#    trash the 3,990 others must be in .mediactl/trash; after the marking run all
+#    4,000 are still there), and on the seed bucket
 #      rclone hashsum sha256 --download --checkers 8 w:SEED
 #      mediactl verify --store s3://SEED?…                            (full download)
 #    the tools taking turns to go first, each timed under /usr/bin/time (wall time,
@@ -108,7 +111,7 @@ gc_args() {
 
 for ((i = 1; i <= RUNS; i++)); do
   copies=()
-  for tool in rclone-delete gc-notrash gc-trash server; do
+  for tool in rclone-delete gc-notrash gc-trash server gc-mark; do
     b="bench-bucket-$tool-$run_id-$i"
     bench_buckets+=("$b")
     copies+=("$b")
@@ -118,20 +121,24 @@ for ((i = 1; i <= RUNS; i++)); do
     [ "$(count "$b")" = $N ] || die "$b, a copy of $seed, does not hold $N blobs"
   done
   echo "bench/bucket.sh: run $i of $RUNS" >&2
-  order=(0 1 2 3)
-  ((i % 2)) || order=(3 2 1 0)
+  order=(0 1 2 3 4)
+  ((i % 2)) || order=(4 3 2 1 0)
   for k in "${order[@]}"; do
     case $k in
       0) timed rclone-delete "$i" env -u AWS_CA_BUNDLE rclone --config /dev/null delete "w:${copies[0]}" --checkers 8 ;;
       1) timed gc-notrash "$i" "$bin" $(gc_args "${copies[1]}") --no-trash ;;
-      2) timed gc-trash "$i" "$bin" $(gc_args "${copies[2]}") ;;
+      2) timed gc-trash "$i" "$bin" $(gc_args "${copies[2]}") --copy-to-trash ;;
+      4) timed gc-mark "$i" "$bin" $(gc_args "${copies[4]}")
+         [ "$(rclone lsf -R --files-only "w:${copies[4]}" --exclude '.mediactl/**' | wc -l)" = $N ] || die "the marking run removed blobs from ${copies[4]}"
+         sleep 1.1
+         timed gc-marked-delete "$i" "$bin" $(gc_args "${copies[4]}") --grace 1s ;;
       3) timed server-copy "$i" "$BENCH_DIR/s3rate" -endpoint "$endpoint" -bucket "${copies[3]}" -op copy
          timed server-delete "$i" "$BENCH_DIR/s3rate" -endpoint "$endpoint" -bucket "${copies[3]}" -op delete ;;
     esac
   done
   # What is left: nothing after rclone, the 10 referenced blobs after gc.
   [ "$(count "${copies[0]}")" = 0 ] || die "rclone delete left blobs in ${copies[0]}"
-  for b in "${copies[1]}" "${copies[2]}"; do
+  for b in "${copies[1]}" "${copies[2]}" "${copies[4]}"; do
     left=$(rclone lsf "w:$b" --exclude '.mediactl/**' | sort)
     [ "$left" = "$(printf '%s\n' "${kept[@]}")" ] || die "gc left in $b: $(wc -l <<<"$left") blobs, not the ${#kept[@]} referenced ones"
   done
@@ -159,7 +166,7 @@ python3 - "$results" $N ${#kept[@]} "$RUNS" "$(nproc)" "$(env -u AWS_CA_BUNDLE r
 import json, statistics, sys
 results, n, kept, runs, cpus, rversion, jobs = sys.argv[1:]
 n, kept = int(n), int(kept)
-removed = {"rclone-delete": n, "gc-notrash": n - kept, "gc-trash": n - kept, "rclone-hashsum": n, "verify": n,
+removed = {"rclone-delete": n, "gc-notrash": n - kept, "gc-trash": n - kept, "gc-mark": n - kept, "gc-marked-delete": n - kept, "rclone-hashsum": n, "verify": n,
            "server-copy": n, "server-delete": n, "server-get": n}
 rows = {}
 for line in open(results):
@@ -170,13 +177,14 @@ med = {k: statistics.median(r["objects_per_s"] for r in v) for k, v in rows.item
 rss = {k: max(r["peak_rss_kib"] for r in v) for k, v in rows.items()}
 print(f"bucket benchmark ({cpus} CPUs), SeaweedFS on 127.0.0.1, {n} objects of 100 KiB, median of {runs} runs, mediactl --jobs {jobs}")
 print(f"  {rversion}")
-for k in ["rclone-delete", "gc-notrash", "gc-trash", "rclone-hashsum", "verify", "server-delete", "server-copy", "server-get"]:
+for k in ["rclone-delete", "gc-notrash", "gc-trash", "gc-mark", "gc-marked-delete", "rclone-hashsum", "verify", "server-delete", "server-copy", "server-get"]:
     secs = statistics.median(r["seconds"] for r in rows[k])
     each = ", ".join("%.2f" % r["seconds"] for r in rows[k])
     print(f"    {k:15s} {secs:7.2f} s  {med[k]:7.0f} objects/s  peak RSS {rss[k] // 1024} MiB   (runs: {each} s)")
 ratios = {
     "gc --no-trash / rclone delete": (med["gc-notrash"] / med["rclone-delete"], 3.0),
     "gc (trash) / rclone delete": (med["gc-trash"] / med["rclone-delete"], 1.0),
+    "gc (marks) / rclone delete": (med["gc-mark"] / med["rclone-delete"], 3.0),
     "verify / rclone hashsum --download": (med["verify"] / med["rclone-hashsum"], 2.0),
 }
 for k, (r, target) in ratios.items():
@@ -187,6 +195,7 @@ trash = statistics.median(n / (c["seconds"] + d["seconds"]) for c, d in zip(rows
 ceilings = {
     "gc --no-trash": (med["gc-notrash"], med["server-delete"], "DeleteObjects"),
     "gc (trash)": (med["gc-trash"], trash, "CopyObject, then DeleteObjects"),
+    "gc (marked, deleted)": (med["gc-marked-delete"], med["server-delete"], "DeleteObjects; the run also lists and reads the sessions"),
     "verify": (med["verify"], med["server-get"], "GetObject + sha256"),
 }
 print("  the server's own rate (bench/s3rate, the bare SDK), and mediactl's share of it:")

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -605,5 +606,46 @@ func TestBucketMarksRereadIncomplete(t *testing.T) {
 	}
 	if runs, _ := trash.Marks(context.Background(), l.st); len(runs) != 1 {
 		t.Fatalf("marks %+v", runs)
+	}
+}
+
+// TestTrashCheckRestoresCompanions: an upload that a session names again
+// comes back from the trash with its sidecar (coffer's metadata beside an
+// upload), and a named sidecar brings its upload.
+func TestTrashCheckRestoresCompanions(t *testing.T) {
+	f := newFixture(t)
+	up := f.blob(t, "upload", 72*time.Hour)
+	side := up + ".meta.json"
+	must(t, os.WriteFile(filepath.Join(f.inbound, side), []byte(`{"name":"scan.png"}`), 0o600))
+	old := time.Now().Add(-72 * time.Hour)
+	must(t, os.Chtimes(filepath.Join(f.inbound, side), old, old))
+	used := f.blob(t, "used", 72*time.Hour)
+	f.session(t, "s.json", used)
+	companion := func(store.Store) func(string) (string, bool) {
+		return func(key string) (string, bool) {
+			if owner, ok := strings.CutSuffix(key, ".meta.json"); ok {
+				return owner, true
+			}
+			return "", false
+		}
+	}
+	opts := gc.RunOptions{Options: gc.Options{Sessions: []sessions.Source{f.src}}, Stores: []store.Store{f.st}, Delete: true, CompanionOf: companion, Guards: gc.Guards{MaxDeletePercent: 100}}
+	rep, err := gc.Run(context.Background(), opts)
+	must(t, err)
+	if rep.Outcome != outcome.OK || rep.Stores[0].Result.Trashed != 2 {
+		t.Fatalf("first run: %v %+v", rep.Outcome, rep.Stores[0].Result)
+	}
+	f.session(t, "t.json", used, up)
+	rep, err = gc.Run(context.Background(), opts)
+	must(t, err)
+	got := restoredKeys(rep.Stores[0], gc.NamedSince)
+	slices.Sort(got)
+	if want := []string{up, side}; !slices.Equal(got, want) {
+		t.Fatalf("restored %v, want %v", got, want)
+	}
+	for _, k := range []string{up, side} {
+		if _, err := os.Stat(filepath.Join(f.inbound, k)); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
 	}
 }

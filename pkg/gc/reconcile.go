@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,9 +70,11 @@ func (c *TrashCheck) merge(o *TrashCheck) {
 // every trashed blob (of the shard) in an index per kind of run, so that the
 // text of every session marks them as the retention rule marks the store's
 // blobs. Runs whose blobs have proven copies (migrate's) are marked with the
-// copies' names left out, as migrate decided them (MarkOptions.CopiedTo).
+// copies' names left out, as migrate decided them (MarkOptions.CopiedTo). A
+// trashed blob costs its key in the index (a content-addressed one its
+// digest) and 12 bytes: a trash may hold millions.
 type trashIndex struct {
-	runs   int
+	runs   []string // the runs checked
 	groups []*trashGroup
 	// companion is the store's companion rule: a sidecar comes back with
 	// its upload, and an upload with its sidecar.
@@ -79,47 +82,53 @@ type trashIndex struct {
 }
 
 type trashGroup struct {
-	idx   *ref.Index
-	blobs []trash.Trashed // by id in idx
-	mark  func([]byte)
+	idx     *ref.Index
+	run     []uint32 // by id in idx: the blob's run, an index into trashIndex.runs
+	size    []int64  // by id
+	mark    func([]byte)
+	keys    map[string]bool // the keys, for copy names; only with copies
+	longest int
 }
 
 // loadTrash lists the trash of st. It returns nil when the trash holds no
 // blob of the shard: there is nothing to check.
 func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion func(string) (string, bool)) (*trashIndex, error) {
-	runs, err := trash.Contents(ctx, st)
-	if err != nil {
-		return nil, err
-	}
 	t := &trashIndex{companion: companion}
 	byCopies := map[string]*trashGroup{}
-	longest := map[*trashGroup]int{}
-	var copiedTo = map[*trashGroup][]string{}
-	for _, r := range runs {
-		if r.Record.Expired {
-			continue // removed by age, referenced or not: the policy's choice
+	copiedTo := map[*trashGroup][]string{}
+	runID := map[string]uint32{}
+	err := trash.EachTrashed(ctx, st, func(rec trash.RunRecord, b trash.Trashed) error {
+		if rec.Expired || !InShard(sh, b.Key, companion) {
+			return nil // removed by age, referenced or not: the policy's choice
 		}
-		counted := false
-		for _, b := range r.Blobs {
-			if !InShard(sh, b.Key, companion) {
-				continue
-			}
-			if !counted {
-				t.runs++
-				counted = true
-			}
-			k := strings.Join(r.Record.CopiedTo, "\n")
-			g := byCopies[k]
-			if g == nil {
-				g = &trashGroup{idx: ref.NewIndex()}
-				byCopies[k] = g
-				copiedTo[g] = nonEmpty(r.Record.CopiedTo)
-				t.groups = append(t.groups, g)
-			}
-			g.idx.Add(b.Key)
-			g.blobs = append(g.blobs, b)
-			longest[g] = max(longest[g], len(b.Key))
+		id, ok := runID[b.Run]
+		if !ok {
+			id = uint32(len(t.runs))
+			runID[b.Run] = id
+			t.runs = append(t.runs, b.Run)
 		}
+		k := strings.Join(rec.CopiedTo, "\n")
+		g := byCopies[k]
+		if g == nil {
+			g = &trashGroup{idx: ref.NewIndex()}
+			byCopies[k] = g
+			if prefixes := nonEmpty(rec.CopiedTo); len(prefixes) > 0 {
+				copiedTo[g] = prefixes
+				g.keys = map[string]bool{}
+			}
+			t.groups = append(t.groups, g)
+		}
+		g.idx.Add(b.Key)
+		g.run = append(g.run, id)
+		g.size = append(g.size, b.Size)
+		if g.keys != nil {
+			g.keys[b.Key] = true
+			g.longest = max(g.longest, len(b.Key))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(t.groups) == 0 {
 		return nil, nil
@@ -127,11 +136,8 @@ func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion fun
 	for _, g := range t.groups {
 		g.mark = g.idx.Mark
 		if prefixes := copiedTo[g]; len(prefixes) > 0 {
-			keys := make(map[string]bool, len(g.blobs))
-			for _, b := range g.blobs {
-				keys[b.Key] = true
-			}
-			g.mark = markOutside(g.idx.Mark, copyNames{prefixes: prefixes, longest: longest[g], isKey: func(k string) bool { return keys[k] }})
+			keys := g.keys
+			g.mark = markOutside(g.idx.Mark, copyNames{prefixes: prefixes, longest: g.longest, isKey: func(k string) bool { return keys[k] }})
 		}
 	}
 	return t, nil
@@ -141,7 +147,7 @@ func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion fun
 func (t *trashIndex) blobs() int64 {
 	var n int64
 	for _, g := range t.groups {
-		n += int64(len(g.blobs))
+		n += int64(g.idx.Len())
 	}
 	return n
 }
@@ -157,13 +163,16 @@ func (t *trashIndex) Mark(s []byte) {
 // restoreNamed puts back every marked blob (and its companions), reason
 // NamedDuringRun for the blobs of run thisRun, NamedSince for the others.
 func (t *trashIndex) restoreNamed(ctx context.Context, l *storelock.Lock, thisRun string) (*TrashCheck, error) {
-	c := &TrashCheck{Runs: t.runs, Blobs: t.blobs(), Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}
-	type runKey struct{ run, key string }
+	c := &TrashCheck{Runs: len(t.runs), Blobs: t.blobs(), Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}
+	type runKey struct {
+		run uint32
+		key string
+	}
 	named := map[runKey]bool{}
 	for _, g := range t.groups {
-		for id, b := range g.blobs {
+		for id := range g.idx.Len() {
 			if g.idx.Referenced(id) {
-				named[runKey{b.Run, b.Key}] = true
+				named[runKey{g.run[id], g.idx.Key(id)}] = true
 			}
 		}
 	}
@@ -181,9 +190,10 @@ func (t *trashIndex) restoreNamed(ctx context.Context, l *storelock.Lock, thisRu
 			namedGroup[runKey{k.run, ownerOf(k.key)}] = true
 		}
 		for _, g := range t.groups {
-			for _, b := range g.blobs {
-				if namedGroup[runKey{b.Run, ownerOf(b.Key)}] {
-					named[runKey{b.Run, b.Key}] = true
+			for id := range g.idx.Len() {
+				key := g.idx.Key(id)
+				if namedGroup[runKey{g.run[id], ownerOf(key)}] {
+					named[runKey{g.run[id], key}] = true
 				}
 			}
 		}
@@ -191,26 +201,29 @@ func (t *trashIndex) restoreNamed(ctx context.Context, l *storelock.Lock, thisRu
 	if len(named) == 0 {
 		return c, nil
 	}
-	byRun := map[string][]trash.Trashed{}
-	var order []string
+	byRun := map[uint32]map[string]int64{}
 	for _, g := range t.groups {
-		for _, b := range g.blobs {
-			if !named[runKey{b.Run, b.Key}] {
+		for id := range g.idx.Len() {
+			k := runKey{g.run[id], g.idx.Key(id)}
+			if !named[k] {
 				continue
 			}
-			if byRun[b.Run] == nil {
-				order = append(order, b.Run)
+			if byRun[k.run] == nil {
+				byRun[k.run] = map[string]int64{}
 			}
-			byRun[b.Run] = append(byRun[b.Run], b)
+			byRun[k.run][k.key] = g.size[id]
 		}
 	}
-	for _, run := range order {
-		blobs := byRun[run]
-		keys := make([]string, len(blobs))
-		size := map[string]int64{}
-		for i, b := range blobs {
-			keys[i], size[b.Key] = b.Key, b.Size
+	for ri, run := range t.runs {
+		size := byRun[uint32(ri)]
+		if len(size) == 0 {
+			continue
 		}
+		keys := make([]string, 0, len(size))
+		for k := range size {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 		res, err := trash.RestoreKeys(ctx, l, run, keys)
 		if res != nil {
 			reason := NamedSince
@@ -291,7 +304,7 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 		if ctx.Err() != nil {
 			problems = append(problems, "interrupted while reading the sessions")
 		}
-		return &TrashCheck{Runs: t.runs, Blobs: t.blobs(), Restored: []Restored{}, Kept: []trash.Skip{}, Complete: false, Problems: problems}, nil
+		return &TrashCheck{Runs: len(t.runs), Blobs: t.blobs(), Restored: []Restored{}, Kept: []trash.Skip{}, Complete: false, Problems: problems}, nil
 	}
 	return t.restoreNamed(ctx, l, opts.Run)
 }

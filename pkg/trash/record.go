@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -46,59 +45,39 @@ type Trashed struct {
 	ModTime time.Time
 }
 
-// RunContents is one run with its record and its blobs.
-type RunContents struct {
-	Run    string
-	Time   time.Time
-	Record RunRecord
-	Blobs  []Trashed
-}
-
-// Contents lists every run in the store's trash with its record and blobs,
-// oldest run first, each run's blobs in key order. A run without a record
-// (made before runs carried one) reads as a sweep's. Reading needs no lock.
-func Contents(ctx context.Context, st store.Store) ([]RunContents, error) {
+// EachTrashed calls fn for every blob of every run in the store's trash,
+// with its run's record, run by run in the order of their names, without
+// holding them all: a trash may hold millions. A run without a record (made
+// before runs carried one) reads as a sweep's. Reading needs no lock.
+func EachTrashed(ctx context.Context, st store.Store, fn func(rec RunRecord, b Trashed) error) error {
 	in, ok := store.AsInternal(st)
 	if !ok {
-		return nil, nil
-	}
-	byRun := map[string]*RunContents{}
-	err := in.ListInternal(ctx, Dir+"/", func(e store.Entry) error {
-		run, name, ok := strings.Cut(strings.TrimPrefix(e.Key, Dir+"/"), "/")
-		if !ok {
-			return nil
-		}
-		r := byRun[run]
-		if r == nil {
-			n, ok := parseRun(run)
-			if !ok {
-				return nil // not a run of mediactl's
-			}
-			r = &RunContents{Run: run, Time: n.time, Record: RunRecord{Command: "gc"}}
-			byRun[run] = r
-		}
-		if !reserved(name) {
-			r.Blobs = append(r.Blobs, Trashed{Run: run, Key: name, Size: e.Size, ModTime: e.ModTime})
-		}
 		return nil
-	})
+	}
+	runs, err := Runs(ctx, st)
 	if err != nil {
-		return nil, fmt.Errorf("trash: list %s: %w", st.Location(), err)
+		return fmt.Errorf("trash: list %s: %w", st.Location(), err)
 	}
-	out := make([]RunContents, 0, len(byRun))
-	for _, r := range byRun {
-		rec, err := readRecord(ctx, in, r.Run)
+	for _, r := range runs {
+		rec := RunRecord{Command: "gc"}
+		if got, err := readRecord(ctx, in, r.Run); err != nil {
+			return err
+		} else if got != nil {
+			rec = *got
+		}
+		prefix := Dir + "/" + r.Run + "/"
+		err := in.ListInternal(ctx, prefix, func(e store.Entry) error {
+			name := strings.TrimPrefix(e.Key, prefix)
+			if reserved(name) {
+				return nil
+			}
+			return fn(rec, Trashed{Run: r.Run, Key: name, Size: e.Size, ModTime: e.ModTime})
+		})
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("trash: list run %s of %s: %w", r.Run, st.Location(), err)
 		}
-		if rec != nil {
-			r.Record = *rec
-		}
-		sort.Slice(r.Blobs, func(i, j int) bool { return r.Blobs[i].Key < r.Blobs[j].Key })
-		out = append(out, *r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Run < out[j].Run })
-	return out, nil
+	return nil
 }
 
 // readRecord reads a run's record; nil when the run has none.
