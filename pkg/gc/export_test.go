@@ -1,8 +1,17 @@
 package gc
 
+import "time"
+
 // SetPhaseHook calls f at each boundary of a store's run (see phaseHook)
 // until the returned function is called.
 func SetPhaseHook(f func(phase string)) (reset func()) {
 	phaseHook = f
 	return func() { phaseHook = nil }
+}
+
+// SetRereadMargin sets the margin of the check after the moves (see
+// RereadMargin), so that a test's sessions can be older than it.
+func SetRereadMargin(d time.Duration) (reset func()) {
+	rereadMargin = d
+	return func() { rereadMargin = RereadMargin }
 }

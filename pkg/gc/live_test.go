@@ -610,21 +610,31 @@ func TestBucketMarksRereadIncomplete(t *testing.T) {
 }
 
 // TestTrashCheckRestoresCompanions: an upload that a session names again
-// comes back from the trash with its sidecar (coffer's metadata beside an
-// upload), and a named sidecar brings its upload.
+// comes back from the trash with its sidecar (coffer's "<id>.json" beside
+// "<id>.<ext>"), in a later process, whose companion rule, like coffer's
+// layout, answers from the store's folder, where neither is any more.
 func TestTrashCheckRestoresCompanions(t *testing.T) {
 	f := newFixture(t)
-	up := f.blob(t, "upload", 72*time.Hour)
-	side := up + ".meta.json"
-	must(t, os.WriteFile(filepath.Join(f.inbound, side), []byte(`{"name":"scan.png"}`), 0o600))
 	old := time.Now().Add(-72 * time.Hour)
-	must(t, os.Chtimes(filepath.Join(f.inbound, side), old, old))
+	const id = "4f1c2a7e9b0d4a55a1c2d3e4f5a6b7c8"
+	up, side := id+".png", id+".json"
+	for k, content := range map[string]string{up: "png bytes", side: `{"name":"scan.png"}`} {
+		must(t, os.WriteFile(filepath.Join(f.inbound, k), []byte(content), 0o600))
+		must(t, os.Chtimes(filepath.Join(f.inbound, k), old, old))
+	}
 	used := f.blob(t, "used", 72*time.Hour)
 	f.session(t, "s.json", used)
 	companion := func(store.Store) func(string) (string, bool) {
 		return func(key string) (string, bool) {
-			if owner, ok := strings.CutSuffix(key, ".meta.json"); ok {
-				return owner, true
+			stem, ok := strings.CutSuffix(key, ".json")
+			if !ok {
+				return "", false
+			}
+			matches, _ := filepath.Glob(filepath.Join(f.inbound, stem+".*"))
+			for _, m := range matches {
+				if filepath.Base(m) != key {
+					return filepath.Base(m), true
+				}
 			}
 			return "", false
 		}
@@ -636,16 +646,81 @@ func TestTrashCheckRestoresCompanions(t *testing.T) {
 		t.Fatalf("first run: %v %+v", rep.Outcome, rep.Stores[0].Result)
 	}
 	f.session(t, "t.json", used, up)
-	rep, err = gc.Run(context.Background(), opts)
-	must(t, err)
-	got := restoredKeys(rep.Stores[0], gc.NamedSince)
-	slices.Sort(got)
-	if want := []string{up, side}; !slices.Equal(got, want) {
-		t.Fatalf("restored %v, want %v", got, want)
-	}
-	for _, k := range []string{up, side} {
-		if _, err := os.Stat(filepath.Join(f.inbound, k)); err != nil {
-			t.Errorf("%s: %v", k, err)
+	for _, via := range []string{"gc", "purge"} {
+		var got []string
+		switch via {
+		case "gc":
+			rep, err = gc.Run(context.Background(), opts)
+			must(t, err)
+			got = restoredKeys(rep.Stores[0], gc.NamedSince)
+		case "purge":
+			pr, err := gc.Purge(context.Background(), locktest.Of(t, f.st), gc.PurgeOptions{Cutoff: time.Now().Add(time.Hour), Sessions: []sessions.Source{f.src}, Companion: companion(f.st)})
+			must(t, err)
+			for _, r := range pr.Trash.Restored {
+				got = append(got, r.Key)
+			}
+			if pr.Purged.Blobs != 0 {
+				t.Errorf("purge deleted %d blobs", pr.Purged.Blobs)
+			}
 		}
+		slices.Sort(got)
+		if want := []string{side, up}; !slices.Equal(got, want) {
+			t.Fatalf("%s restored %v, want %v", via, got, want)
+		}
+		for _, k := range []string{up, side} {
+			if _, err := os.Stat(filepath.Join(f.inbound, k)); err != nil {
+				t.Errorf("%s: %v", k, err)
+			}
+		}
+		// Trashed again for the purge's turn.
+		if via == "gc" {
+			must(t, os.Remove(filepath.Join(f.sess, "t.json")))
+			rep, err = gc.Run(context.Background(), opts)
+			must(t, err)
+			if rep.Stores[0].Result == nil || rep.Stores[0].Result.Trashed != 2 {
+				t.Fatalf("trashed again: %+v", rep.Stores[0].Result)
+			}
+			f.session(t, "t.json", used, up)
+		}
+	}
+}
+
+// TestSessionsOlderThanTheMargin: with sessions older than the check's
+// margin, the check after the moves reads only what changed: quiet sessions
+// are not taken for changes (the run is complete), and a folder of old
+// sessions renamed in during the run is read whole (its files keep their old
+// times).
+func TestSessionsOlderThanTheMargin(t *testing.T) {
+	defer gc.SetRereadMargin(0)()
+	for _, noTrash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("no-trash=%v", noTrash), func(t *testing.T) {
+			f := newFixture(t)
+			used := f.blob(t, "used", 72*time.Hour)
+			reused := f.blob(t, "reused", 72*time.Hour)
+			orphan := f.blob(t, "orphan", 72*time.Hour)
+			f.session(t, "s.json", used)
+			f.session(t, "quiet.json", used)
+			elsewhere := filepath.Join(t.TempDir(), "archive")
+			must(t, os.MkdirAll(elsewhere, 0o700))
+			must(t, os.WriteFile(filepath.Join(elsewhere, "t-9.json"), []byte(`{"messages":[`+liveTurn(filepath.Join(f.inbound, reused))+`]}`), 0o600))
+			time.Sleep(1100 * time.Millisecond) // every session's times are before the run now
+			defer gc.SetPhaseHook(func(p string) {
+				if p == "planned" {
+					must(t, os.Rename(elsewhere, filepath.Join(f.sess, "archive")))
+				}
+			})()
+			rep, err := gc.Run(context.Background(), gc.RunOptions{Options: gc.Options{Sessions: []sessions.Source{f.src}}, Stores: []store.Store{f.st}, Delete: true, NoTrash: noTrash, Guards: gc.Guards{MaxDeletePercent: 100}})
+			must(t, err)
+			s := rep.Stores[0]
+			if rep.Outcome != outcome.OK {
+				t.Fatalf("outcome %v: %v", rep.Outcome, s.Err)
+			}
+			if got := restoredKeys(s, gc.NamedDuringRun); len(got) != 1 || got[0] != reused {
+				t.Fatalf("restored %v, want [%s]", got, reused)
+			}
+			if _, err := os.Stat(filepath.Join(f.inbound, orphan)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("orphan: %v", err)
+			}
+		})
 	}
 }

@@ -113,7 +113,7 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 		}
 	}
 	if len(due) > 0 {
-		named, err := namedSince(ctx, o, due, readStart.Add(-RereadMargin), opts.Jobs)
+		named, err := namedSince(ctx, o, due, readStart.Add(-rereadMargin), opts.Jobs)
 		if err != nil {
 			fail(err)
 			return // nothing deleted, no mark dropped: the next run tries again

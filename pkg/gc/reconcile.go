@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -98,8 +99,15 @@ func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion fun
 	copiedTo := map[*trashGroup][]string{}
 	runID := map[string]uint32{}
 	err := trash.EachTrashed(ctx, st, func(rec trash.RunRecord, b trash.Trashed) error {
-		if rec.Expired || !InShard(sh, b.Key, companion) {
+		if rec.Expired {
 			return nil // removed by age, referenced or not: the policy's choice
+		}
+		// With companions every shard checks the whole trash: in the trash
+		// a sidecar's upload is not in the store, so the rule cannot say
+		// whose shard it is, and a shard restoring what another's check
+		// restores too is harmless (the second finds it gone).
+		if companion == nil && !InShard(sh, b.Key, nil) {
+			return nil
 		}
 		id, ok := runID[b.Run]
 		if !ok {
@@ -177,13 +185,18 @@ func (t *trashIndex) restoreNamed(ctx context.Context, l *storelock.Lock, thisRu
 		}
 	}
 	if t.companion != nil && len(named) > 0 {
-		// A group (an upload and its sidecars) is kept when any member is
-		// named, so it comes back whole, from the same run.
+		// A group (an upload "<id>.<ext>" and its sidecar "<id>.json") is
+		// kept when any member is named, so it comes back whole, from the
+		// same run. The store's rule cannot tell here (it looks for the
+		// upload in the store, and both are in the trash): the group is
+		// every blob of the run in the same folder with the same name up to
+		// its first dot, which is the rule, and errs towards keeping.
 		ownerOf := func(key string) string {
-			if o, ok := t.companion(key); ok && o != "" {
-				return o
+			dir, base := path.Split(key)
+			if i := strings.IndexByte(base, '.'); i > 0 {
+				base = base[:i]
 			}
-			return key
+			return dir + base
 		}
 		namedGroup := map[runKey]bool{}
 		for k := range named {
@@ -265,6 +278,9 @@ type TrashCheckOptions struct {
 // after the moves starts looking for changes: a file system's clock (a
 // network one's) may be behind this host's by up to this much.
 const RereadMargin = 10 * time.Minute
+
+// rereadMargin is RereadMargin, but for tests of sessions older than it.
+var rereadMargin = RereadMargin
 
 // CheckTrash reads every session and puts back, from every trash run of the
 // locked store, each blob that a session names under the retention rule. It

@@ -240,7 +240,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	}
 	phase("moved")
 	if checkTrash && res != nil && res.Run != "" && res.Trashed > 0 && ctx.Err() == nil {
-		reconcile(ctx, lock, sr, o, opts.Jobs, deferred, readStart.Add(-RereadMargin))
+		reconcile(ctx, lock, sr, o, opts.Jobs, deferred, readStart.Add(-rereadMargin))
 	}
 	return sr, nil
 }

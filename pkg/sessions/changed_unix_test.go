@@ -10,7 +10,22 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+// readAgain walks src and fails on any item with a problem: a read that
+// took an unchanged document for a change ends incomplete.
+func readAgain(t *testing.T, src Source) []walked {
+	t.Helper()
+	items, _ := walkAll(t, src)
+	for _, it := range items {
+		if it.Err != nil {
+			t.Fatalf("%s: %v", it.Place.Document, it.Err)
+		}
+	}
+	return items
+}
 
 // TestChangedSinceFiles: after a complete read, the files a runtime saved,
 // replaced by rename (even with an old modification time, as cp -p and mv
@@ -35,8 +50,8 @@ func TestChangedSinceFiles(t *testing.T) {
 	time.Sleep(time.Second)
 	src := openFiles(t, dir)
 	since := time.Now().Add(-500 * time.Millisecond)
-	walkAll(t, src) // the complete read the check follows
-	items, _ := walkAll(t, ChangedSince(src, since))
+	readAgain(t, src) // the complete read the check follows
+	items := readAgain(t, ChangedSince(src, since))
 	if docs := documents(items); len(docs) != 0 {
 		t.Fatalf("nothing changed since, and read %v", docs)
 	}
@@ -61,7 +76,7 @@ func TestChangedSinceFiles(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "new.json"), `{"n":5}`)
 
-	items, _ = walkAll(t, ChangedSince(src, since))
+	items = readAgain(t, ChangedSince(src, since))
 	var got []string
 	for _, d := range documents(items) {
 		got = append(got, filepath.Base(d))
@@ -133,12 +148,12 @@ func TestChangedSinceMovedIn(t *testing.T) {
 	mk(filepath.Join(elsewhere, "linkdir", "t-9.json"))
 	time.Sleep(time.Second)
 	src := openFiles(t, dir)
-	if items, _ := walkAll(t, src); len(documents(items)) != 2 {
+	if items := readAgain(t, src); len(documents(items)) != 2 {
 		t.Fatalf("first read: %v", documents(items))
 	}
 	since := time.Now().Add(-500 * time.Millisecond)
 	read := func() []string {
-		items, _ := walkAll(t, ChangedSince(src, since))
+		items := readAgain(t, ChangedSince(src, since))
 		var got []string
 		for _, d := range documents(items) {
 			rel, _ := filepath.Rel(dir, d)
@@ -176,5 +191,97 @@ func TestChangedSinceMovedIn(t *testing.T) {
 	}
 	if got := read(); !slices.Equal(got, []string{"swapped.json"}) {
 		t.Fatalf("after the folder was swapped, read again %v", got)
+	}
+}
+
+// TestChangedSinceMount: a folder of old sessions mounted into the sessions
+// folder shows its own old times, and its parent's do not change: a folder
+// the whole read did not enter is read whole.
+func TestChangedSinceMount(t *testing.T) {
+	old := time.Now().Add(-48 * time.Hour)
+	dir, archive := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, "top.json"), `{"n":1}`)
+	writeFile(t, filepath.Join(archive, "t-7.json"), `{"n":7}`)
+	for _, p := range []string{filepath.Join(dir, "top.json"), filepath.Join(archive, "t-7.json")} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mnt := filepath.Join(dir, "archive")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	src := openFiles(t, dir)
+	readAgain(t, src)
+	since := time.Now().Add(-500 * time.Millisecond)
+	if err := unix.Mount(archive, mnt, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount here: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, 0) })
+	var got []string
+	for _, d := range documents(readAgain(t, ChangedSince(src, since))) {
+		got = append(got, filepath.Base(d))
+	}
+	if !slices.Equal(got, []string{"t-7.json"}) {
+		t.Fatalf("read again %v, want the mounted folder's t-7.json", got)
+	}
+}
+
+// TestSQLiteReplacedByRename: a database replaced by rename between two
+// reads of one source is read as it is now, by ChangedSince too.
+func TestSQLiteReplacedByRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "coffer.db")
+	mk := func(p, content string) {
+		db, err := sql.Open("sqlite", "file:"+p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(`CREATE TABLE chat_messages(id INTEGER PRIMARY KEY, content TEXT); INSERT INTO chat_messages(content) VALUES (?)`, content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(path, "old-row")
+	time.Sleep(time.Second)
+	src := openFiles(t, "sqlite:"+path)
+	since := time.Now().Add(-500 * time.Millisecond)
+	readAgain(t, src)
+	mk(filepath.Join(dir, "restored.db"), "new-row")
+	if err := os.Rename(filepath.Join(dir, "restored.db"), path); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []Source{ChangedSince(src, since), src} {
+		var texts []string
+		for _, it := range readAgain(t, s) {
+			texts = append(texts, string(it.Text))
+		}
+		if !slices.Contains(texts, "new-row") || slices.Contains(texts, "old-row") {
+			t.Fatalf("%T read %q after the database was replaced, want new-row", s, texts)
+		}
+	}
+}
+
+// TestSessionGoneBeforeItsOpen: a session the runtime deletes (or renames)
+// between the walk's lstat and its open is a change, not a problem: the walk
+// lists again, and is complete.
+func TestSessionGoneBeforeItsOpen(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.json"), `{"n":1}`)
+	writeFile(t, filepath.Join(dir, "b.json.tmp"), `{"n":2}`)
+	probeHook = func(p string) {
+		if filepath.Base(p) == "b.json.tmp" {
+			// forge's save: the temporary file renamed over the session.
+			os.Rename(p, filepath.Join(dir, "b.json"))
+		}
+	}
+	defer func() { probeHook = nil }()
+	var got []string
+	for _, d := range documents(readAgain(t, openFiles(t, dir))) {
+		got = append(got, filepath.Base(d))
+	}
+	if !slices.Equal(got, []string{"a.json", "b.json"}) {
+		t.Fatalf("read %v, want a.json and b.json", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -100,23 +101,28 @@ type filesSource struct {
 	lastRoot *rootMemo
 }
 
-// rootMemo remembers a folder's identity across walks.
+// rootMemo remembers, across walks, the folders the last whole walk entered
+// (the top folder first): a later walk that reads only what changed reads
+// whole a folder that walk did not enter (mounted, or moved in, since), and
+// everything when the top folder is another.
 type rootMemo struct {
-	mu  sync.Mutex
-	key fileKey
-	set bool
+	mu   sync.Mutex
+	root fileKey
+	dirs map[fileKey]bool // nil until a whole walk ended
 }
 
-func (m *rootMemo) remember(k fileKey) {
+func (m *rootMemo) remember(root fileKey, dirs map[fileKey]bool) {
 	m.mu.Lock()
-	m.key, m.set = k, true
+	m.root, m.dirs = root, dirs
 	m.mu.Unlock()
 }
 
-func (m *rootMemo) is(k fileKey) bool {
+// known reports whether the last whole walk had root as its top folder, and
+// gives the folders it entered.
+func (m *rootMemo) known(root fileKey) (map[fileKey]bool, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.set && m.key == k
+	return m.dirs, m.dirs != nil && m.root == root
 }
 
 // filesRelists bounds how many times a folder is listed again after its walk.
@@ -128,8 +134,12 @@ const filesRelists = 3
 const zstdMaxWindow = 128 << 20
 
 // walkDirHook, when set (by tests), is called with a folder's path right
-// before the folder is listed.
-var walkDirHook func(dir string)
+// before the folder is listed; probeHook with a document's right before it
+// is opened.
+var (
+	walkDirHook func(dir string)
+	probeHook   func(path string)
+)
 
 // UnreadError is the Item.Err of a file in a sessions folder that is neither
 // read nor excluded: a file without a document's name, a socket, a pipe, a
@@ -305,23 +315,32 @@ func (s *filesSource) Walk(ctx context.Context, fn func(Item) error) (Counts, er
 		return c, fn(s.document(root, fi, f, true, false))
 	}
 	w := newFilesWalk(s, ctx, fn, &c)
-	if id, err := fileIdentity(fi, root); err == nil && s.lastRoot != nil {
-		switch {
-		case s.since == 0:
-			s.lastRoot.remember(id)
-		case !s.lastRoot.is(id):
-			w.since = 0 // another folder than the one read whole: read it whole
+	rootID, idErr := fileIdentity(fi, root)
+	if w.since != 0 {
+		// Only what changed since a whole walk of this very folder: every
+		// folder that walk did not enter is read whole.
+		dirs, ok := map[fileKey]bool(nil), false
+		if idErr == nil && s.lastRoot != nil {
+			dirs, ok = s.lastRoot.known(rootID)
 		}
-	} else {
-		w.since = 0
+		if ok {
+			w.knownDirs = dirs
+		} else {
+			w.since = 0
+		}
 	}
+	entered := map[fileKey]bool{}
 	for pass := 0; ; pass++ {
 		w.pass, w.changes = pass, 0
 		w.visited = map[fileKey]bool{}
 		if err := w.dir(root, "", nil); err != nil {
 			return c, err
 		}
+		maps.Copy(entered, w.visited)
 		if pass > 0 && w.changes == 0 {
+			if s.since == 0 && idErr == nil && s.lastRoot != nil {
+				s.lastRoot.remember(rootID, entered)
+			}
 			return c, nil
 		}
 		if pass == filesRelists {
@@ -438,6 +457,8 @@ type filesWalk struct {
 	// freshEntry says the entry being entered as a folder changed itself
 	// (a link made, a folder renamed in) since since.
 	freshEntry bool
+	// knownDirs are the folders the last whole walk entered (with since).
+	knownDirs map[fileKey]bool
 }
 
 func newFilesWalk(s *filesSource, ctx context.Context, fn func(Item) error, c *Counts) *filesWalk {
@@ -589,7 +610,7 @@ func (w *filesWalk) dir(p, rel string, ancestors []fileKey) error {
 		return nil
 	}
 	w.visited[id] = true
-	if w.since != 0 && rel != "" && (fresh || !before(fi, time.Unix(0, w.since))) {
+	if w.since != 0 && rel != "" && (fresh || !w.knownDirs[id] || !before(fi, time.Unix(0, w.since))) {
 		// A folder that changed since (entries added or removed, or the
 		// folder itself renamed or linked in): its files may be old files
 		// new here, with their old times. Read all of it.
@@ -697,13 +718,28 @@ func (w *filesWalk) entry(dir, dirRel, name string, ancestors []fileKey) error {
 		return nil // this version was read under another name (a hard link)
 	}
 	if w.since != 0 && !entryChanged && before(fi, time.Unix(0, w.since)) {
-		return nil // read whole before, and not changed since (ChangedSince)
+		// Read whole before, and not changed since (ChangedSince): this
+		// version counts as read, so the listings after the walk do not
+		// take it for a change.
+		w.read[key] = struct{}{}
+		return nil
 	}
 	// A document found new (or replaced) in this listing: read, or a problem.
 	if fi.Size() == 0 && (f.oneJSON || f.comp != plain) {
 		return w.docProblem(p, key, fmt.Errorf("%s: %w", p, errEmptyJSON))
 	}
+	if probeHook != nil {
+		probeHook(p)
+	}
 	if err := probe(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Gone since its lstat (a runtime's rename, or a session it
+			// deleted): like a file gone since the listing, a change the
+			// next listing finds the outcome of.
+			delete(w.seen, pathHash(w.seed, p))
+			w.changes++
+			return nil
+		}
 		return w.docProblem(p, key, err)
 	}
 	w.read[key] = struct{}{}

@@ -109,6 +109,10 @@ func openSQLite(ctx context.Context, spec, path, query string) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each Walk opens the file anew: a database replaced by rename since
+	// the last one (a restore, VACUUM INTO and a move) is read as it is now,
+	// not through a connection that still holds the old file.
+	s.db.SetMaxIdleConns(0)
 	return s, nil
 }
 

@@ -245,15 +245,10 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	err = m.finish(ctx, err)
 	if res.Trashed == 0 && in != nil {
 		// Nothing is left in the run: no run is left, not even its record.
-		switch derr := removeRecord(context.WithoutCancel(ctx), in, run); {
-		case derr == nil:
-		case errors.Is(derr, store.ErrNotRegular), errors.Is(derr, store.ErrUnsafePath):
-			// The run's folder is no longer ours to go into (a link was
-			// swapped in): nothing of it is removed through it, and an
-			// empty run holds no blob.
-		default:
-			err = errors.Join(err, fmt.Errorf("trash: remove the record of the empty run %s: %w", run, derr))
-		}
+		// Best effort: a record that stays (its folder swapped for a link
+		// or moved away by another process meanwhile) is a run of no blob,
+		// which restores and purges nothing.
+		_ = removeRecord(context.WithoutCancel(ctx), in, run)
 	}
 	return res, err
 }
