@@ -25,7 +25,9 @@ func gcCommand() *cli.Command {
 		UsageText: "mediactl gc [--layout forge|coffer --root DIR] [--store DIR|URL] [--sessions SOURCE]... [--policy refcount|age] [--delete]",
 		Description: `gc plans which blobs can go and, with --delete, moves them into the store's trash
 (.mediactl/trash/RUN/), from where 'mediactl gc restore RUN' puts them back and
-'mediactl gc purge --keep-within 7d' empties the older runs. Without --delete nothing changes.
+'mediactl gc purge --sessions SRC --keep-within 7d' empties the older runs. On a bucket
+--delete marks the blobs instead, and a later --delete deletes those still unreferenced and
+unchanged past --grace (24h). Without --delete nothing changes.
 
    mediactl gc --layout forge --root /srv/agent                    # plan only (dry run)
    mediactl gc --layout forge --root /srv/agent --delete            # do it
@@ -44,6 +46,9 @@ sessions hold no reference to any of a store's blobs while it has some, or when 
 exceeds --max-delete (exit 4, the message names the override); or when another run holds
 the store's lock (exit 4, also for a dry run). A store that contains another store's
 .mediactl folder is refused (exit 2). Each blob is checked again right before it is moved.
+Runtimes keep writing while gc runs: after its moves gc reads again the sessions that
+changed and puts back every blob one of them names ('restored: named during the run'), and
+every --delete and purge first puts back trashed blobs that sessions began to name.
 
 ` + exitCodesHelp,
 		Flags: append(targetFlags(),
