@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/ref"
@@ -297,13 +298,6 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 	if len(opts.Sessions) == 0 {
 		return nil, errors.New("gc: checking the trash needs the sessions")
 	}
-	t, err := loadTrash(ctx, l.Store(), opts.Shard, opts.Companion)
-	if err != nil {
-		return nil, fmt.Errorf("gc: %w", err)
-	}
-	if t == nil {
-		return &TrashCheck{Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}, nil
-	}
 	srcs := opts.Sessions
 	if !opts.ChangedSince.IsZero() {
 		srcs = make([]sessions.Source, len(opts.Sessions))
@@ -311,16 +305,40 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 			srcs[i] = sessions.ChangedSince(src, opts.ChangedSince)
 		}
 	}
-	sr, err := scan.Run(ctx, scan.Options{Sources: srcs, Jobs: opts.Jobs, Text: t.Mark, CountOnly: true})
+	// The trash is listed at the first string the read meets: when nothing
+	// changed since (ChangedSince), a trash of millions costs nothing.
+	var (
+		load    sync.Once
+		t       *trashIndex
+		loadErr error
+	)
+	text := func(s []byte) {
+		load.Do(func() { t, loadErr = loadTrash(ctx, l.Store(), opts.Shard, opts.Companion) })
+		if t != nil {
+			t.Mark(s)
+		}
+	}
+	sr, err := scan.Run(ctx, scan.Options{Sources: srcs, Jobs: opts.Jobs, Text: text, CountOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
+	if loadErr != nil {
+		return nil, fmt.Errorf("gc: %w", loadErr)
+	}
 	phase("reread")
+	runs, blobs := 0, int64(0)
+	if t != nil {
+		runs, blobs = len(t.runs), t.blobs()
+	}
 	if problems := scanProblems(sr); len(problems) > 0 || ctx.Err() != nil {
 		if ctx.Err() != nil {
 			problems = append(problems, "interrupted while reading the sessions")
 		}
-		return &TrashCheck{Runs: len(t.runs), Blobs: t.blobs(), Restored: []Restored{}, Kept: []trash.Skip{}, Complete: false, Problems: problems}, nil
+		return &TrashCheck{Runs: runs, Blobs: blobs, Restored: []Restored{}, Kept: []trash.Skip{}, Complete: false, Problems: problems}, nil
+	}
+	if t == nil {
+		// Nothing read names anything (or the trash is empty).
+		return &TrashCheck{Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}, nil
 	}
 	return t.restoreNamed(ctx, l, opts.Run)
 }
