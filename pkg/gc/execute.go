@@ -26,6 +26,9 @@ type ExecOptions struct {
 	// deletes nothing (trash.Options.Deferred): Run deletes the run once the
 	// sessions were checked again.
 	Deferred bool
+	// Keep, when set, says which candidates stay after all: a session saved
+	// since the plan names them (reported as skipped, NamedDuringRun).
+	Keep func(key string) bool
 }
 
 // Execute removes the plan's candidates from the locked store, through
@@ -45,7 +48,20 @@ func (p *Plan) Execute(ctx context.Context, l *storelock.Lock, opts ExecOptions)
 	if loc := l.Store().Location(); loc != p.Store {
 		return nil, fmt.Errorf("gc: the plan is for %s, not %s", p.Store, loc)
 	}
-	return trash.Move(ctx, l, planItems{p.Candidates}, trash.Options{
+	var items trash.Items = planItems{p.Candidates}
+	var kept []trash.Skip
+	if opts.Keep != nil {
+		var goes trash.List
+		for c := range p.Candidates.All() {
+			if opts.Keep(c.Key) {
+				kept = append(kept, trash.Skip{Key: c.Key, Reason: NamedDuringRun})
+				continue
+			}
+			goes = append(goes, trash.Item{Key: c.Key, Size: c.Size, ModTime: c.ModTime})
+		}
+		items = goes
+	}
+	res, err := trash.Move(ctx, l, items, trash.Options{
 		NoTrash: opts.NoTrash,
 		Jobs:    opts.Jobs,
 		// How dense the candidates are in the store's listing: on a bucket it
@@ -60,6 +76,10 @@ func (p *Plan) Execute(ctx context.Context, l *storelock.Lock, opts ExecOptions)
 		// of the trash against the sessions leaves it alone.
 		Expired: p.Policy == Age && !p.keepReferenced,
 	})
+	if res != nil && len(kept) > 0 {
+		res.Skipped = append(res.Skipped, kept...)
+	}
+	return res, err
 }
 
 // planItems are a plan's candidates as trash.Items.

@@ -724,3 +724,36 @@ func TestSessionsOlderThanTheMargin(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveWriterNoTrashEveryStore: without the trash, a session saved after
+// gc read the sessions names a planned blob, on every kind of store: it is
+// not deleted (on a local store it is moved aside and put back; on a bucket
+// the sessions that changed are read again before the deletes).
+func TestLiveWriterNoTrashEveryStore(t *testing.T) {
+	for _, k := range storeKinds() {
+		if k.name == "trash-dir" {
+			continue // --no-trash and --trash-dir contradict each other
+		}
+		t.Run(k.name, func(t *testing.T) {
+			l := newLiveStore(t, k)
+			defer gc.SetPhaseHook(func(p string) {
+				if p == "planned" {
+					l.save(t, "t-2.json", "reused")
+				}
+			})()
+			s := l.run(t, gc.RunOptions{NoTrash: true})
+			if s.Outcome != outcome.OK {
+				t.Fatalf("outcome %v: %v", s.Outcome, s.Err)
+			}
+			if !l.has(t, "used") || !l.has(t, "reused") || l.has(t, "orphan") {
+				t.Errorf("used %v, reused %v, orphan %v; want true, true, false", l.has(t, "used"), l.has(t, "reused"), l.has(t, "orphan"))
+			}
+			if s.Result == nil || s.Result.Deleted != 1 {
+				t.Errorf("result %+v, want the orphan alone deleted", s.Result)
+			}
+			if runs, err := trash.Runs(context.Background(), l.st); err != nil || len(runs) != 0 {
+				t.Errorf("runs left: %v %v", runs, err)
+			}
+		})
+	}
+}

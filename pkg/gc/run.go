@@ -212,12 +212,28 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	if opts.Progress != nil {
 		bar = opts.Progress(st, int64(plan.Candidates.Len()))
 	}
-	// Without the trash, the blobs are moved aside first and deleted only
-	// once the sessions were read again: never a delete before that check.
-	deferred := opts.NoTrash && checkTrash
+	// Without the trash, never a delete before the sessions were read again:
+	// on a local store the blobs are moved aside (a rename) and deleted
+	// after the check; on a bucket, where moving aside is a copy, the
+	// sessions that changed are read again first, and what they name stays.
+	_, local := store.AsBatchMover(st)
+	deferred := opts.NoTrash && checkTrash && local
 	eo := ExecOptions{NoTrash: opts.NoTrash, Jobs: opts.Jobs, Split: opts.Split, Deferred: deferred}
 	if bar != nil {
 		eo.Progress = bar
+	}
+	if opts.NoTrash && checkTrash && !local {
+		items := make([]trash.Item, 0, plan.Candidates.Len())
+		for c := range plan.Candidates.All() {
+			items = append(items, trash.Item{Key: c.Key})
+		}
+		named, err := namedSince(ctx, o, items, readStart.Add(-rereadMargin), opts.Jobs)
+		if err != nil {
+			sr.Outcome.Worsen(outcome.Incomplete)
+			sr.Err = err
+			return sr, nil
+		}
+		eo.Keep = func(key string) bool { return named[key] }
 	}
 	res, err := plan.Execute(ctx, lock, eo)
 	if bar != nil {
