@@ -350,23 +350,11 @@ func oneStoreTargets(c *cli.Context, g *global) (store.Store, *targets, error) {
 
 // oneStore opens the targets of a trash subcommand, which works on one store.
 func oneStore(c *cli.Context, g *global) (store.Store, func(), error) {
-	t, err := openTargets(c, g)
+	st, t, err := oneStoreTargets(c, g)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(t.stores) != 1 {
-		t.Close()
-		return nil, nil, usageErr("give exactly one --store", "this command works on one store, %d given", len(t.stores))
-	}
-	if c.String("trash-dir") != "" {
-		wrapped, err := withTrashDir(c, t.stores, trashOwned)
-		if err != nil {
-			t.Close()
-			return nil, nil, err
-		}
-		return wrapped[0], t.Close, nil
-	}
-	return t.stores[0], t.Close, nil
+	return st, t.Close, nil
 }
 
 // trashUse is what a command does with --trash-dir.

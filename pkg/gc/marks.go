@@ -10,7 +10,6 @@ import (
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
-	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/trash"
@@ -178,11 +177,7 @@ func namedSince(ctx context.Context, o Options, items []trash.Item, t time.Time,
 	for _, it := range items {
 		idx.Add(it.Key)
 	}
-	srcs := make([]sessions.Source, len(o.Sessions))
-	for i, src := range o.Sessions {
-		srcs[i] = sessions.ChangedSince(src, t)
-	}
-	sr, err := scan.Run(ctx, scan.Options{Sources: srcs, Jobs: jobs, Text: idx.Mark, CountOnly: true})
+	sr, err := scan.Run(ctx, scan.Options{Sources: changedSources(o.Sessions, t), Jobs: jobs, Text: idx.Mark, CountOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}

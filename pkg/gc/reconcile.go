@@ -58,8 +58,8 @@ type TrashCheck struct {
 // of the trash against the sessions could not read every session.
 var ErrTrashCheckIncomplete = errors.New("the check of the trash against the sessions did not read every session, so nothing may be removed")
 
-// merge adds what another check of the same store did.
-func (c *TrashCheck) merge(o *TrashCheck) {
+// Merge adds what another check of the same store did.
+func (c *TrashCheck) Merge(o *TrashCheck) {
 	c.Runs = max(c.Runs, o.Runs)
 	c.Blobs = max(c.Blobs, o.Blobs)
 	c.Restored = append(c.Restored, o.Restored...)
@@ -300,10 +300,7 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 	}
 	srcs := opts.Sessions
 	if !opts.ChangedSince.IsZero() {
-		srcs = make([]sessions.Source, len(opts.Sessions))
-		for i, src := range opts.Sessions {
-			srcs[i] = sessions.ChangedSince(src, opts.ChangedSince)
-		}
+		srcs = changedSources(opts.Sessions, opts.ChangedSince)
 	}
 	// The trash is listed at the first string the read meets: when nothing
 	// changed since (ChangedSince), a trash of millions costs nothing.
@@ -343,11 +340,22 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 	return t.restoreNamed(ctx, l, opts.Run)
 }
 
-// scanProblems are what kept a scan from reading everything.
+// scanProblems are what kept a scan from reading everything: nil when it
+// read everything, never empty when it did not.
 func scanProblems(sr *scan.Report) []string {
 	if sr.Complete && !sr.Interrupted {
 		return nil
 	}
+	out := listedProblems(sr)
+	if len(out) == 0 {
+		out = append(out, "the sessions were not read completely")
+	}
+	return out
+}
+
+// listedProblems words the problems a scan reports, and the sources it did
+// not read completely when it reports none.
+func listedProblems(sr *scan.Report) []string {
 	var out []string
 	for _, pr := range sr.Problems {
 		out = append(out, fmt.Sprintf("session %s: %s", pr.Place, pr.Err))
@@ -356,9 +364,6 @@ func scanProblems(sr *scan.Report) []string {
 		if !s.Complete && len(sr.Problems) == 0 {
 			out = append(out, fmt.Sprintf("session source %s was not read completely", s.Source))
 		}
-	}
-	if len(out) == 0 {
-		out = append(out, "the sessions were not read completely")
 	}
 	return out
 }
@@ -444,4 +449,14 @@ func (m *TrashMarks) RestoreNamed(ctx context.Context, l *storelock.Lock) (*Tras
 		return &TrashCheck{Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}, nil
 	}
 	return m.t.restoreNamed(ctx, l, "")
+}
+
+// changedSources is srcs narrowed to what may have changed since t
+// (sessions.ChangedSince).
+func changedSources(srcs []sessions.Source, t time.Time) []sessions.Source {
+	out := make([]sessions.Source, len(srcs))
+	for i, src := range srcs {
+		out[i] = sessions.ChangedSince(src, t)
+	}
+	return out
 }

@@ -201,14 +201,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 		r.Scan, r.SessionsRead = sr, true
 		if !sr.Complete || sr.Interrupted {
 			r.Complete = false
-			for _, pr := range sr.Problems {
-				r.Problems = append(r.Problems, fmt.Sprintf("session %s: %s", pr.Place, pr.Err))
-			}
-			for _, s := range sr.Sources {
-				if !s.Complete && len(sr.Problems) == 0 {
-					r.Problems = append(r.Problems, fmt.Sprintf("session source %s was not read completely", s.Source))
-				}
-			}
+			r.Problems = append(r.Problems, listedProblems(sr)...)
 		}
 		if r.group != nil {
 			r.settleGroups()

@@ -274,7 +274,7 @@ func reconcile(ctx context.Context, lock *storelock.Lock, sr *StoreReport, o Opt
 		if sr.Trash == nil {
 			sr.Trash = c
 		} else {
-			sr.Trash.merge(c)
+			sr.Trash.Merge(c)
 		}
 		for _, r := range c.Restored {
 			if r.Run == res.Run {

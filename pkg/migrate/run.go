@@ -525,11 +525,7 @@ func recheckTrash(ctx context.Context, tl *storelock.Lock, opts *RunOptions, d *
 		if d.TrashCheck == nil {
 			d.TrashCheck = c
 		} else {
-			d.TrashCheck.Runs, d.TrashCheck.Blobs = c.Runs, c.Blobs
-			d.TrashCheck.Restored = append(d.TrashCheck.Restored, c.Restored...)
-			d.TrashCheck.Kept = append(d.TrashCheck.Kept, c.Kept...)
-			d.TrashCheck.Complete = d.TrashCheck.Complete && c.Complete
-			d.TrashCheck.Problems = append(d.TrashCheck.Problems, c.Problems...)
+			d.TrashCheck.Merge(c)
 		}
 		for _, r := range c.Restored {
 			if r.Run == res.Run {
