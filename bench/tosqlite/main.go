@@ -2,7 +2,7 @@
 // bench/gensessions wrote into a SQLite database laid out as coffer's
 // (conversations, chat_messages with a JSON array of blocks in content, WAL
 // mode), spelled as Python's json.dumps writes it (", " and ": ", non-ASCII
-// as \uXXXX: reftest.Quote with PythonASCII), so that the scale benchmark
+// as \uXXXX: retaintest.Quote with PythonASCII), so that the scale benchmark
 // reads the same references from JSON files and from SQLite.
 //
 //	go run ./bench/tosqlite -sessions DIR/.forge/sessions -db DIR/coffer.db
@@ -21,7 +21,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/mediactl/mediactl/pkg/ref/reftest"
+	"github.com/mediactl/mediactl/pkg/retain/retaintest"
 )
 
 type session struct {
@@ -90,12 +90,12 @@ func main() {
 		}
 		for seq, m := range s.Messages {
 			var blocks []string
-			blocks = append(blocks, `{"type": "text", "text": `+reftest.Quote(m.Content, reftest.PythonASCII)+`}`)
+			blocks = append(blocks, `{"type": "text", "text": `+retaintest.Quote(m.Content, retaintest.PythonASCII)+`}`)
 			for _, p := range m.Parts {
 				if p.Media == nil {
 					continue
 				}
-				blocks = append(blocks, `{"type": "attachment", "path": `+reftest.Quote(p.Media.URI, reftest.PythonASCII)+`, "mime": `+reftest.Quote(p.Media.MIMEType, reftest.PythonASCII)+`, "filename": `+reftest.Quote(fmt.Sprintf("IMG_%04d.png", len(blocks)), reftest.PythonASCII)+`}`)
+				blocks = append(blocks, `{"type": "attachment", "path": `+retaintest.Quote(p.Media.URI, retaintest.PythonASCII)+`, "mime": `+retaintest.Quote(p.Media.MIMEType, retaintest.PythonASCII)+`, "filename": `+retaintest.Quote(fmt.Sprintf("IMG_%04d.png", len(blocks)), retaintest.PythonASCII)+`}`)
 			}
 			if _, err := msg.ExecContext(ctx, fmt.Sprintf("%s-%d", id, seq), id, seq, m.Role, "["+strings.Join(blocks, ", ")+"]", s.CreatedAt); err != nil {
 				log.Fatal(err)

@@ -32,7 +32,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/mediactl/mediactl/pkg/ref/reftest" // registers the "sqlite" database/sql driver
+	"github.com/mediactl/mediactl/pkg/retain/retaintest" // registers the "sqlite" database/sql driver
 )
 
 // Placeholder is what the archives hold where the generating machine's root was.
@@ -353,6 +353,6 @@ func goJSONContent(s string) string {
 // inside a string's quotes: non-ASCII as \uXXXX, astral characters as a
 // surrogate pair.
 func pyJSONContent(s string) string {
-	q := reftest.Quote(s, reftest.PythonASCII)
+	q := retaintest.Quote(s, retaintest.PythonASCII)
 	return q[1 : len(q)-1]
 }

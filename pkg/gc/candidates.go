@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mediactl/mediactl/pkg/chunked"
-	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/retain"
 )
 
 // Candidates are the blobs a plan would remove, oldest first (then by key).
@@ -30,7 +30,7 @@ const referencedBit = 1 << 31
 // blobs are the store's blobs as a plan saw them: keys in the retention
 // index, and size and modification time by id.
 type blobs struct {
-	idx    *ref.Index
+	idx    *retain.Index
 	sizes  chunked.Array[uint32] // bigSize: in bigSizes
 	mtimes chunked.Array[int64]  // Unix nanoseconds
 	// bigSizes holds the sizes of 4 GiB and more (and any negative one).

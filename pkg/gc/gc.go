@@ -9,7 +9,7 @@
 // run back.
 //
 // A plan is built for stores of millions of blobs: it keeps about 60 bytes per
-// blob (a content-addressed key as its 32-byte digest in a ref.Index, size and
+// blob (a content-addressed key as its 32-byte digest in a retain.Index, size and
 // time in flat arrays) and its candidates as ids into them, 4 bytes each. Keys
 // are rendered when asked for: Plan.Candidates.All, the JSON encoding
 // (Candidates.WriteJSON streams it), and Execute, one batch at a time.

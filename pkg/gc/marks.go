@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
-	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
@@ -173,7 +173,7 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 // namedSince reads the sessions that changed since t and reports which of
 // the items' keys they name; an incomplete read is an error.
 func namedSince(ctx context.Context, o Options, items []trash.Item, t time.Time, jobs int) (map[string]bool, error) {
-	idx := ref.NewIndex()
+	idx := retain.NewIndex()
 	for _, it := range items {
 		idx.Add(it.Key)
 	}

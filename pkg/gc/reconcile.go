@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/shard"
@@ -84,7 +84,7 @@ type trashIndex struct {
 }
 
 type trashGroup struct {
-	idx     *ref.Index
+	idx     *retain.Index
 	run     []uint32 // by id in idx: the blob's run, an index into trashIndex.runs
 	size    []int64  // by id
 	mark    func([]byte)
@@ -119,7 +119,7 @@ func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion fun
 		k := strings.Join(rec.CopiedTo, "\n")
 		g := byCopies[k]
 		if g == nil {
-			g = &trashGroup{idx: ref.NewIndex()}
+			g = &trashGroup{idx: retain.NewIndex()}
 			byCopies[k] = g
 			if prefixes := nonEmpty(rec.CopiedTo); len(prefixes) > 0 {
 				copiedTo[g] = prefixes

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
-	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/shard"
@@ -114,7 +114,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 	r := &Retention{Store: st.Location(), Started: time.Now(), Complete: true, Problems: []string{}}
 	// The index keeps the keys, compactly; per blob the retention adds its
 	// size and time.
-	r.b = &blobs{idx: ref.NewIndex()}
+	r.b = &blobs{idx: retain.NewIndex()}
 	// A key-order listing asks about each key before it holds the name: a
 	// shard keeps its own blobs, and every key inside a nested store's
 	// folder, which must refuse the run on every shard alike.
@@ -288,7 +288,7 @@ func (r *Retention) nested(dir string) {
 func (r *Retention) Len() int { return r.b.idx.Len() }
 
 // Index is the marked index of the store's blobs.
-func (r *Retention) Index() *ref.Index { return r.b.idx }
+func (r *Retention) Index() *retain.Index { return r.b.idx }
 
 // Key, Size and ModTime describe blob id as the listing saw it.
 func (r *Retention) Key(id int) string             { return r.b.idx.Key(id) }
@@ -409,7 +409,7 @@ func containsAny(s []byte, prefixes []string) bool {
 // the same string (a URL's "&right=" and another path, a shell's
 // "IMAGES=a.png:b.png"), which names other blobs and must still keep them.
 //
-// A copy's key ends where the rule reads a name as ending (ref.NameEnds): at
+// A copy's key ends where the rule reads a name as ending (retain.NameEnds): at
 // the end of s or before a byte that is not a token byte, trailing dots aside
 // ("saved to …/ab.png."). Where several keys would fit, the shortest is
 // blanked: the less text left out, the more the rule keeps. Text after a
@@ -441,7 +441,7 @@ func blankCopies(s []byte, c copyNames) []byte {
 // and that ends where a name ends, or 0.
 func (c copyNames) keyAt(rest []byte) int {
 	for n := 1; n <= len(rest) && n <= c.longest; n++ {
-		if ref.NameEnds(rest[n:]) && c.isKey(string(rest[:n])) {
+		if retain.NameEnds(rest[n:]) && c.isKey(string(rest[:n])) {
 			return n
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mediactl/mediactl/pkg/gc"
-	"github.com/mediactl/mediactl/pkg/ref/reftest"
+	"github.com/mediactl/mediactl/pkg/retain/retaintest"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -26,7 +26,7 @@ import (
 // text[] and bytea columns, and a bucket of JSON objects. Whatever the
 // source, a refcount plan keeps every planted blob and takes the control blob.
 func TestRetentionConformanceEverySource(t *testing.T) {
-	cases := reftest.Cases()
+	cases := retaintest.Cases()
 	sources := []struct {
 		name string
 		make func(t *testing.T, docs []string) string // returns a session spec
@@ -51,7 +51,7 @@ func TestRetentionConformanceEverySource(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
 			old := time.Now().Add(-48 * time.Hour)
-			for _, name := range append([]string{reftest.Control()}, blobsOf(cases)...) {
+			for _, name := range append([]string{retaintest.Control()}, blobsOf(cases)...) {
 				p := filepath.Join(dir, name)
 				if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
 					t.Fatal(err)
@@ -83,7 +83,7 @@ func TestRetentionConformanceEverySource(t *testing.T) {
 			}
 			control := false
 			for c := range p.Candidates.All() {
-				if c.Key == reftest.Control() {
+				if c.Key == retaintest.Control() {
 					control = true
 					continue
 				}
@@ -96,7 +96,7 @@ func TestRetentionConformanceEverySource(t *testing.T) {
 	}
 }
 
-func blobsOf(cases []reftest.Case) []string {
+func blobsOf(cases []retaintest.Case) []string {
 	var out []string
 	for _, c := range cases {
 		out = append(out, c.Blob)

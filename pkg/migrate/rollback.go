@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
-	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
@@ -204,7 +204,7 @@ func outcomeOf(ctx context.Context, err error) outcome.Outcome {
 
 // restoreFromCopies makes again, from its proven copy, each migrated source
 // that is gone from the store and that a rewritten unit names: under the
-// retention rule gc keeps blobs by (ref.Index: the name in every spelling a
+// retention rule gc keeps blobs by (retain.Index: the name in every spelling a
 // runtime writes, JSON and percent escapes decoded), in the text a rollback
 // puts back or the text it takes out, or by the copy's digest. A copy whose
 // bytes no longer hash to the proven digest is not written; the source is
@@ -236,7 +236,7 @@ func restoreFromCopies(ctx context.Context, lock *storelock.Lock, opts *Rollback
 	// The edits' texts are the document's bytes, escapes and all: a coffer
 	// name written by Python's json.dumps ("photo \u00e9.jpg"), a Go
 	// encoder's "a\u0026b.png", a file:// URL's percent escapes.
-	idx := ref.NewIndex()
+	idx := retain.NewIndex()
 	for _, key := range gone {
 		idx.Add(key)
 	}

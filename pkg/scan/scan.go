@@ -46,7 +46,7 @@ type Options struct {
 	// Progress, when set, is told about bytes read.
 	Progress Progress
 	// Text, when set, is called with every string of every document and value,
-	// from several goroutines at once (ref.Index.Mark is such a function).
+	// from several goroutines at once (retain.Index.Mark is such a function).
 	Text func(s []byte)
 	// CountOnly counts references without keeping a set of the distinct blobs
 	// they name (DistinctBlobs stay 0): for callers that only need Text, such

@@ -1,4 +1,4 @@
-package ref
+package retain
 
 import (
 	"crypto/sha256"

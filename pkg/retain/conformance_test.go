@@ -1,23 +1,24 @@
-package ref_test
+package retain_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/mediactl/mediactl/pkg/ref"
-	"github.com/mediactl/mediactl/pkg/ref/reftest"
+	"github.com/mediactl/mediactl/pkg/retain"
+	"github.com/mediactl/mediactl/pkg/retain/retaintest"
 )
 
 // Every spelling of the conformance table keeps its blob when the document's
 // strings mark the index, and the control blob stays unmarked.
 func TestRetentionConformanceTable(t *testing.T) {
-	cases := reftest.Cases()
-	x := ref.NewIndex()
+	cases := retaintest.Cases()
+	x := retain.NewIndex()
 	ids := make([]int, len(cases))
 	for i, c := range cases {
 		ids[i] = x.Add(c.Blob)
 	}
-	control := x.Add(reftest.Control())
+	control := x.Add(retaintest.Control())
 	ex := &ref.Extractor{Found: func(ref.Reference, ref.Place) {}, Text: x.Mark}
 	for _, c := range cases {
 		if err := ex.Document(strings.NewReader(c.Doc), ref.Place{}); err != nil {
@@ -30,7 +31,7 @@ func TestRetentionConformanceTable(t *testing.T) {
 		}
 	}
 	if x.Referenced(control) {
-		t.Errorf("the control blob %s was marked: the table proves nothing", reftest.Control())
+		t.Errorf("the control blob %s was marked: the table proves nothing", retaintest.Control())
 	}
 }
 
@@ -38,10 +39,10 @@ func TestRetentionConformanceTable(t *testing.T) {
 // case's document, given to Mark as one raw text (a TEXT column that holds
 // JSON), keeps its blob too.
 func TestRetentionConformanceTableRawText(t *testing.T) {
-	for _, c := range reftest.Cases() {
-		x := ref.NewIndex()
+	for _, c := range retaintest.Cases() {
+		x := retain.NewIndex()
 		id := x.Add(c.Blob)
-		control := x.Add(reftest.Control())
+		control := x.Add(retaintest.Control())
 		x.Mark([]byte(c.Doc))
 		if !x.Referenced(id) {
 			t.Errorf("%s: raw text does not keep %q: %s", c.Name, c.Blob, c.Doc)

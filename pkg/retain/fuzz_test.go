@@ -1,4 +1,4 @@
-package ref_test
+package retain_test
 
 import (
 	"crypto/sha256"
@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/mediactl/mediactl/pkg/ref"
-	"github.com/mediactl/mediactl/pkg/ref/reftest"
+	"github.com/mediactl/mediactl/pkg/retain"
+	"github.com/mediactl/mediactl/pkg/retain/retaintest"
 )
 
 // docGen builds a JSON document from fuzz bytes and plants one reference text
@@ -15,7 +16,7 @@ import (
 // JSON embedded in a string up to three levels deep.
 type docGen struct {
 	in      []byte
-	style   reftest.Style
+	style   retaintest.Style
 	ref     string
 	planted bool
 }
@@ -38,14 +39,14 @@ func (g *docGen) value(depth int) string {
 	}
 	switch {
 	case depth > 6 || len(g.in) == 0:
-		return reftest.Quote("leaf", g.style)
+		return retaintest.Quote("leaf", g.style)
 	case c%5 == 1:
 		n := int(g.next() % 4)
 		var members []string
 		for i := range n {
 			members = append(members, "k"+string(rune('a'+i)), g.value(depth+1))
 		}
-		return reftest.Object(g.style, members...)
+		return retaintest.Object(g.style, members...)
 	case c%5 == 2:
 		n := int(g.next() % 4)
 		var elems []string
@@ -56,7 +57,7 @@ func (g *docGen) value(depth int) string {
 	case c%5 == 3:
 		return "12345"
 	}
-	return reftest.Quote("some prose, nothing here", g.style)
+	return retaintest.Quote("some prose, nothing here", g.style)
 }
 
 func (g *docGen) plant(c byte, depth int) string {
@@ -64,16 +65,16 @@ func (g *docGen) plant(c byte, depth int) string {
 	st := g.style
 	switch (c / 7) % 5 {
 	case 0:
-		return reftest.Quote(g.ref, st)
+		return retaintest.Quote(g.ref, st)
 	case 1:
-		return reftest.Object(st, g.ref, "true")
+		return retaintest.Object(st, g.ref, "true")
 	case 2:
-		return reftest.Quote("see "+g.ref+"\nthen", st)
+		return retaintest.Quote("see "+g.ref+"\nthen", st)
 	}
 	// JSON inside a string, one to three levels.
-	inner := reftest.Object(st, "path", reftest.Quote(g.ref, st))
+	inner := retaintest.Object(st, "path", retaintest.Quote(g.ref, st))
 	for range 1 + int(c%3) {
-		inner = reftest.Object(st, "arguments", reftest.Quote(inner, st))
+		inner = retaintest.Object(st, "arguments", retaintest.Quote(inner, st))
 	}
 	return inner
 }
@@ -106,10 +107,10 @@ func FuzzRetentionKeepsPlanted(f *testing.F) {
 		default:
 			name = u[:12] + "-" + clean(suffix)
 		}
-		x := ref.NewIndex()
+		x := retain.NewIndex()
 		id := x.Add(name)
 		control := x.Add(strings.Repeat("c", 64) + ".png")
-		g := &docGen{in: shape, style: reftest.Styles[int(style)%len(reftest.Styles)], ref: fuzzRefForms[int(form)%len(fuzzRefForms)](name)}
+		g := &docGen{in: shape, style: retaintest.Styles[int(style)%len(retaintest.Styles)], ref: fuzzRefForms[int(form)%len(fuzzRefForms)](name)}
 		doc := g.value(0)
 		if !g.planted {
 			doc = "[" + doc + "," + g.plant(shape[len(shape)-1:][0], 1) + "]"
@@ -145,7 +146,7 @@ func clean(s string) string {
 // The property that ties the two rules together: every blob the precise
 // extractor finds inside the store is kept by retention.
 func FuzzPreciseImpliesRetained(f *testing.F) {
-	for i, c := range reftest.Cases() {
+	for i, c := range retaintest.Cases() {
 		if i%17 == 0 { // a sample: the whole table runs in the test below
 			f.Add([]byte(c.Doc))
 		}
@@ -174,7 +175,7 @@ func checkPreciseImpliesRetained(t *testing.T, doc []byte) {
 	if ex.Document(strings.NewReader(string(doc)), ref.Place{}) != nil || len(keys) == 0 {
 		return
 	}
-	x := ref.NewIndex()
+	x := retain.NewIndex()
 	ids := make([]int, len(keys))
 	for i, k := range keys {
 		ids[i] = x.Add(k)
@@ -191,7 +192,7 @@ func checkPreciseImpliesRetained(t *testing.T, doc []byte) {
 }
 
 func TestPreciseImpliesRetainedOnTheTable(t *testing.T) {
-	for _, c := range reftest.Cases() {
+	for _, c := range retaintest.Cases() {
 		checkPreciseImpliesRetained(t, []byte(c.Doc))
 	}
 }

@@ -1,4 +1,4 @@
-// Package reftest holds the retention conformance table: blob names as the
+// Package retaintest holds the retention conformance table: blob names as the
 // real runtimes name them, each named by a session in every spelling a runtime
 // may write — its serializer's escapes, JSON inside a string inside a string,
 // a member name, a number, percent-encoded URIs, the other Unicode
@@ -15,7 +15,7 @@
 //     above U+FFFF), separators ", " and ": ".
 //   - EscapedSlash is PHP's json_encode and some Java encoders: "\/" for
 //     every slash, and \uXXXX for non-ASCII.
-package reftest
+package retaintest
 
 import (
 	"crypto/sha256"
@@ -150,10 +150,10 @@ var refForms = []refForm{
 	{"bare", same},
 	// A tool call's shell command, the name's spaces and shell characters
 	// escaped with backslashes, as a command that runs must write them.
-	{"shell-escaped", func(n string) string { return "pdftotext ~/.coffer/channel-media/" + shellEscape(n) + " -" }},
+	{"shell-escaped", func(n string) string { return "pdftotext ~/.coffer/channel-media/" + ShellEscape(n) + " -" }},
 	// The same command as Python's shlex.quote writes it: the whole path in
 	// single quotes, a quote in it as '"'"'.
-	{"shlex-quoted", func(n string) string { return "pdftotext " + shlexQuote("/home/u/.coffer/channel-media/"+n) + " -" }},
+	{"shlex-quoted", func(n string) string { return "pdftotext " + ShlexQuote("/home/u/.coffer/channel-media/"+n) + " -" }},
 	// A link whose query is form-encoded (Python's urllib.parse.urlencode,
 	// JavaScript's URLSearchParams): a space is '+'.
 	{"form-encoded", func(n string) string {
@@ -162,12 +162,12 @@ var refForms = []refForm{
 	// A Telegram reply in MarkdownV2, escaped as python-telegram-bot's
 	// escape_markdown(text, version=2) does: a backslash before each of
 	// _*[]()~`>#+-=|{}.!
-	{"markdown-v2", func(n string) string { return markdownV2("Saved as ~/.coffer/channel-media/" + n) }},
+	{"markdown-v2", func(n string) string { return MarkdownV2("Saved as ~/.coffer/channel-media/" + n) }},
 }
 
-// shlexQuote is Python's shlex.quote: a word of only safe characters as it
+// ShlexQuote is Python's shlex.quote: a word of only safe characters as it
 // is, anything else in single quotes, each ' in it as '"'"'.
-func shlexQuote(s string) string {
+func ShlexQuote(s string) string {
 	safe := true
 	for _, r := range s {
 		if !(r < utf8.RuneSelf && (r == '_' || r == '@' || r == '%' || r == '+' || r == '=' || r == ':' || r == ',' || r == '.' || r == '/' || r == '-' ||
@@ -182,9 +182,9 @@ func shlexQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
-// markdownV2 escapes text as python-telegram-bot's escape_markdown with
+// MarkdownV2 escapes text as python-telegram-bot's escape_markdown with
 // version=2.
-func markdownV2(text string) string {
+func MarkdownV2(text string) string {
 	var b strings.Builder
 	for _, r := range text {
 		if strings.ContainsRune("_*[]()~`>#+-=|{}.!", r) {
@@ -195,9 +195,9 @@ func markdownV2(text string) string {
 	return b.String()
 }
 
-// shellEscape writes name as one unquoted shell word: a backslash before each
+// ShellEscape writes name as one unquoted shell word: a backslash before each
 // character a POSIX shell would read otherwise.
-func shellEscape(name string) string {
+func ShellEscape(name string) string {
 	var b strings.Builder
 	for _, r := range name {
 		if strings.ContainsRune(" \t!\"#$&'()*;<>?[]`{|}~\\", r) {

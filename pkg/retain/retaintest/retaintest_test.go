@@ -1,4 +1,4 @@
-package reftest
+package retaintest
 
 import (
 	"encoding/json"

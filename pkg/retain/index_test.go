@@ -1,12 +1,19 @@
-package ref
+package retain
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"path"
 	"strings"
 	"testing"
 )
+
+func digest(s string) string {
+	d := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(d[:])
+}
 
 func TestIndexRetentionRule(t *testing.T) {
 	a := digest("a")
@@ -20,6 +27,11 @@ func TestIndexRetentionRule(t *testing.T) {
 		"my photo.jpg",                         // not a single token
 		digest("never") + ".pdf",               // not mentioned anywhere
 		"u/t/uploads/unrelated-" + a[:10] + ".gif", // shares a digest prefix only
+		"IMG_" + a[20:40] + ".HEIC",                // a hex part of 20 digits
+		"Bob's März notes.pdf",                     // words: bob s m rz notes (NFC)
+		"1234567890.jpg",                           // a number: its stem
+		"第二版.pdf",                                  // no letter or digit in the stem
+		"report.final.pdf",                         // stem: report.final
 	} {
 		ids[k] = x.Add(k)
 	}
@@ -29,6 +41,10 @@ func TestIndexRetentionRule(t *testing.T) {
 		"see agent-inputs/u/t/uploads/f.png.",
 		"the file noext is here",
 		"open 'my photo.jpg' please",
+		"thumb-" + strings.ToUpper(a[20:40]) + "-small", // the hex part, glued, upper case
+		"Bob&#x27;s M&auml;rz notes",                    // entities between the words
+		`{"media_id": 1234567890.0}`,                    // its words: 1234567890, 0
+		"report\\u002efinal",                            // an escape between
 	} {
 		x.Mark([]byte(s))
 	}
@@ -40,6 +56,11 @@ func TestIndexRetentionRule(t *testing.T) {
 		"my photo.jpg":                         true,
 		digest("never") + ".pdf":               false,
 		"u/t/uploads/unrelated-" + a[:10] + ".gif": false,
+		"IMG_" + a[20:40] + ".HEIC":                true,
+		"Bob's März notes.pdf":                     true,
+		"1234567890.jpg":                           true,
+		"第二版.pdf":                                  true,
+		"report.final.pdf":                         true,
 	}
 	for k, w := range want {
 		if got := x.Referenced(ids[k]); got != w {
@@ -78,8 +99,9 @@ func TestIndexDigestInALongerRun(t *testing.T) {
 var (
 	poolDirs   = []string{"", "a/", "u/t/uploads/", "x//y/", "./"}
 	poolExts   = []string{"", ".png", ".jpg", ".abc", ".tar", ".PNG", ".toolongext", "."}
-	poolOpaque = []string{"f.png", "noext", "my photo.jpg", ".hidden", "a.b.c", "a.b", "f", "photo.png", "ünï.png", "4f1c2a7e.jpg", "x.png.", "a..b"}
-	poolSeps   = []string{" ", "/", ".", "..", `"`, "0", "x", "é", "-", "_", "\n", "sha256:"}
+	poolOpaque = []string{"f.png", "noext", "my photo.jpg", ".hidden", "a.b.c", "a.b", "f", "photo.png", "ünï.png", "4f1c2a7e.jpg", "x.png.", "a..b",
+		"März.pdf", "Ma\u0308rz.pdf", "0123456789abcdef0.v2 (Bob's)", "0123456789ABCDEF0", "写真.jpg", "12345.jpg", "Bob's photo.JPG"}
+	poolSeps = []string{" ", "/", ".", "..", `"`, "0", "x", "é", "-", "_", "\n", "sha256:", "%27", "&#39;", "\\x27", "+", "\\u00e4", "\xc4D"}
 )
 
 func poolDigest(i int) string { return digest(fmt.Sprint("blob", i%6)) }
@@ -264,16 +286,40 @@ func TestIndexMarkDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// TestNameEndsAgreesWithMark: a name followed by rest is marked exactly when
-// NameEnds(rest) says the name ends there.
-func TestNameEndsAgreesWithMark(t *testing.T) {
-	const name = "report.pdf"
-	for _, rest := range []string{"", ".", "..", "&right=x", ":b.png", "=", "?", "#", ",", ";", " ", "/", "、", `\n`, ".bak", "-thumb", "_2", "x", ".x"} {
-		x := NewIndex()
-		x.Add(name)
-		x.Mark([]byte("see " + name + rest))
-		if got, want := x.Referenced(0), NameEnds([]byte(rest)); got != want {
-			t.Errorf("%q followed by %q: marked %v, NameEnds %v", name, rest, got, want)
+// TestNameEnds: where migrate's copies are cut out of the text (gc's
+// CopiedTo), a name ends before anything that does not go on a path's name.
+func TestNameEnds(t *testing.T) {
+	for rest, want := range map[string]bool{
+		"": true, ".": true, "..": true, "&right=x": true, ":b.png": true, "=": true, "?": true, "#": true,
+		",": true, ";": true, " ": true, "/": true, "、": true, `\n`: true,
+		".bak": false, "-thumb": false, "_2": false, "x": false, ".x": false, "0": false,
+	} {
+		if got := NameEnds([]byte(rest)); got != want {
+			t.Errorf("NameEnds(%q) = %v, want %v", rest, got, want)
 		}
+	}
+}
+
+// Words are runs of ASCII letters and digits; the hex part is the longest
+// run of at least 16 hex digits; a skeleton is the stem's words in NFC and,
+// when they differ, in NFD.
+func TestWordsAndParts(t *testing.T) {
+	if got := fmt.Sprint(wordsOf("Bob's_März-2 notes.v2")); got != "[bob s m rz 2 notes v2]" {
+		t.Errorf("wordsOf = %s", got)
+	}
+	if got := hexPart("x-0123456789abcdef-ABCDEF0123456789AB.png"); got != "abcdef0123456789ab" {
+		t.Errorf("hexPart = %q", got)
+	}
+	if got := hexPart("0123456789abcde.png"); got != "" {
+		t.Errorf("hexPart of 15 digits = %q", got)
+	}
+	if got := fmt.Sprint(skeletonsOf("März.pdf")); got != "[[m rz] [ma rz]]" {
+		t.Errorf("skeletonsOf = %s", got)
+	}
+	if got := fmt.Sprint(skeletonsOf(".hidden")); got != "[[hidden]]" {
+		t.Errorf("skeletonsOf(.hidden) = %s", got)
+	}
+	if got := skeletonsOf("写真.jpg"); got != nil {
+		t.Errorf("skeletonsOf(写真.jpg) = %q", got)
 	}
 }
