@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,12 +34,14 @@ func TestRetentionConformanceEverySource(t *testing.T) {
 		make func(t *testing.T, docs []string) string // returns a session spec
 	}{
 		{"files", filesSource},
+		{"jsonl", jsonlSource},
 		{"sqlite-text", func(t *testing.T, docs []string) string { return sqliteSource(t, docs, "TEXT") }},
 		{"sqlite-blob", func(t *testing.T, docs []string) string { return sqliteSource(t, docs, "BLOB") }},
 		{"sqlite-jsonb", func(t *testing.T, docs []string) string { return sqliteSource(t, docs, "JSONB") }},
 		{"postgres-text", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "text") }},
 		{"postgres-json", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "json") }},
 		{"postgres-jsonb", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "jsonb") }},
+		{"postgres-xml", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "xml") }},
 		{"postgres-text-array", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "text[]") }},
 		{"postgres-bytea", func(t *testing.T, docs []string) string { return postgresSource(t, docs, "bytea") }},
 		{"bucket", bucketSource},
@@ -114,6 +118,20 @@ func filesSource(t *testing.T, docs []string) string {
 	return dir
 }
 
+// jsonlSource writes the documents as the lines of one JSON Lines file, as a
+// runtime appends its transcript.
+func jsonlSource(t *testing.T, docs []string) string {
+	dir := t.TempDir()
+	var b strings.Builder
+	for _, d := range docs {
+		b.WriteString(d + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "transcript.jsonl"), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func bucketSource(t *testing.T, docs []string) string {
 	return "file://" + filesSource(t, docs) + "?metadata=skip"
 }
@@ -171,6 +189,16 @@ func postgresSource(t *testing.T, docs []string, typ string) string {
 			rows[i] = []any{"user", []string{"first", d}}
 		case "bytea":
 			rows[i] = []any{"user", []byte(d)}
+		case "xml":
+			// The document as the text of an element: PostgreSQL keeps
+			// xml as written, its entities (&amp; &#34; …) undecoded.
+			var b strings.Builder
+			b.WriteString("<message>")
+			if err := xml.EscapeText(&b, []byte(d)); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString("</message>")
+			rows[i] = []any{"user", b.String()}
 		default:
 			rows[i] = []any{"user", d}
 		}

@@ -57,10 +57,10 @@ type Index struct {
 	// byAnchor finds them by their anchor, the longest word.
 	skels      []group
 	skelWords  [][]string // by skeleton: its words, folded
-	skelAnchor []uint8    // by skeleton: the index of its anchor word
+	skelAnchor []int32    // by skeleton: the index of its anchor word
 	byAnchor   []uint32   // open addressing: skeleton index+1
 	anchorNext []int32    // the next skeleton with the same anchor, or -1
-	anchorLens [4]uint64  // bitset of the anchors' lengths
+	anchorLens []uint64   // bitset of the anchors' lengths
 	maxAnchor  int
 	// done says, by group, that all its blobs are marked (parts first,
 	// then skeletons): later matches skip the work.
@@ -285,7 +285,7 @@ func (x *Index) build() {
 				a := anchorOf(words)
 				x.skels = append(x.skels, group{key: words[a]})
 				x.skelWords = append(x.skelWords, words)
-				x.skelAnchor = append(x.skelAnchor, uint8(a))
+				x.skelAnchor = append(x.skelAnchor, int32(a))
 			}
 			if ids := x.skels[k].ids; len(ids) == 0 || ids[len(ids)-1] != uint32(id) {
 				x.skels[k].ids = append(ids, uint32(id))
@@ -303,8 +303,11 @@ func (x *Index) build() {
 	x.byHead, x.headNext = x.table(x.parts, func(key string) string { return key[:minHexPart] })
 	x.byAnchor, x.anchorNext = x.table(x.skels, func(key string) string { return key })
 	for _, g := range x.skels {
-		x.anchorLens[len(g.key)>>6] |= 1 << (len(g.key) & 63)
 		x.maxAnchor = max(x.maxAnchor, len(g.key))
+	}
+	x.anchorLens = make([]uint64, x.maxAnchor>>6+1)
+	for _, g := range x.skels {
+		x.anchorLens[len(g.key)>>6] |= 1 << (len(g.key) & 63)
 	}
 	x.done = make([]uint32, (len(x.parts)+len(x.skels)+31)/32)
 	x.frozen.Store(true)

@@ -31,7 +31,7 @@ var Encodings = []Encoding{
 	// Every non-ASCII character as a named or numeric character reference,
 	// as HTML tidy and XML writers with an ASCII encoding do.
 	{"html-entities", entities},
-	{"xml-text", func(s string) string { var b bytes.Buffer; _ = xml.EscapeText(&b, []byte(s)); return b.String() }},
+	{"xml-text", xmlText},
 	// Python's urllib.parse.urlencode / quote_plus: a space is '+'.
 	{"form", url.QueryEscape},
 	{"percent-path", url.PathEscape},
@@ -49,6 +49,14 @@ var Encodings = []Encoding{
 	{"markdown-v2", MarkdownV2},
 	{"csv", func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }},
 	{"sql-literal", func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }},
+}
+
+// xmlText is encoding/xml's EscapeText: &#34; &#39; &amp; &lt; &gt; and
+// &#x9; &#xA; &#xD;.
+func xmlText(s string) string {
+	var b bytes.Buffer
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
 }
 
 // pythonHTMLEscape is Python's html.escape(s, quote=True).

@@ -163,6 +163,19 @@ var refForms = []refForm{
 	// escape_markdown(text, version=2) does: a backslash before each of
 	// _*[]()~`>#+-=|{}.!
 	{"markdown-v2", func(n string) string { return MarkdownV2("Saved as ~/.coffer/channel-media/" + n) }},
+	// An HTML page or a rich-text message stored as markup: every
+	// non-ASCII character and markup character as a character reference.
+	{"html-entities", func(n string) string { return `<img alt="upload" src="/media/` + entities(n) + `">` }},
+	{"xml-text", func(n string) string { return "<file>" + xmlText("/srv/uploads/"+n) + "</file>" }},
+	// A tool's output printed by Python: repr() of the path's bytes, and
+	// ascii() of the text.
+	{"python-bytes", func(n string) string { return "read " + pythonBytesRepr("/home/u/.coffer/channel-media/"+n) }},
+	{"python-ascii", func(n string) string { return "open(" + pythonRepr("/home/u/.coffer/channel-media/"+n, true) + ")" }},
+	// A login redirect to a form-encoded link: the link form-encoded again
+	// ("+" as %2B, "%" as %25).
+	{"form-nested", func(n string) string {
+		return "/login?" + url.Values{"next": {"/view?" + url.Values{"path": {"/srv/uploads/" + n}}.Encode()}}.Encode()
+	}},
 }
 
 // ShlexQuote is Python's shlex.quote: a word of only safe characters as it
@@ -252,6 +265,10 @@ var positions = []position{
 	}},
 	{"embedded-3", func(r string, st Style) string {
 		return message(st, "role", Quote("assistant", st), "tool_calls", "["+embed(Object(st, "path", Quote(r, st)), 3, st)+"]")
+	}},
+	// Past any depth a decoder would follow: the rule decodes nothing.
+	{"embedded-8", func(r string, st Style) string {
+		return message(st, "role", Quote("assistant", st), "tool_calls", "["+embed(Object(st, "path", Quote(r, st)), 8, st)+"]")
 	}},
 	{"escaped-fragment", func(r string, st Style) string {
 		// Free text holding an escaped JSON fragment: a tool's output pasted
