@@ -78,8 +78,10 @@ type Extractor struct {
 	// Text, when set, is called with every decoded string value, every member
 	// name and every number, of the document and of JSON embedded in its
 	// strings, decoded with its own escapes (the retention matcher tokenises
-	// them; see Index.Mark for the further forms it derives). A column value
-	// is given as it is too. s is only valid during the call.
+	// them; see Index.Mark for the further forms it derives). A number whose
+	// value is an integer written otherwise (1234567890.0, 1.23456789e9) is
+	// given a second time as its integer forms (AppendIntegerForms). A column
+	// value is given as it is too. s is only valid during the call.
 	Text func(s []byte)
 	// Limits bound each document's parse.
 	Limits jsonwalk.Limits
@@ -162,8 +164,14 @@ func (h textHandler) Name(w *jsonwalk.Walker, name []byte) error {
 	return nil
 }
 
+// Number passes the number as written and, when they differ, its integer
+// forms: {"media_id": 1234567890.0} names 1234567890.jpg, which no word of
+// "1234567890.0" is (see AppendIntegerForms).
 func (h textHandler) Number(w *jsonwalk.Walker, num []byte) error {
 	h.e.Text(num)
+	if h.forms = AppendIntegerForms(h.forms[:0], num); len(h.forms) > 0 {
+		h.e.Text(h.forms[1:]) // the forms, separated by spaces
+	}
 	return nil
 }
 
@@ -183,6 +191,8 @@ type docHandler struct {
 	arena *[]byte
 	// arenaBuf is the arena, at the document's level.
 	arenaBuf []byte
+	// forms holds a number's integer forms while Text reads them.
+	forms []byte
 }
 
 // pointer is the pointer of the walker's value within this level's JSON. For
