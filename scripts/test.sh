@@ -31,6 +31,18 @@ fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null && ! $can_apt; then
   missing+=("PostgreSQL server binaries (apt-get install -y postgresql, or run as root to have them installed)")
 fi
+# systemd-analyze verifies the deploy recipes' units (cmd/mediactl's
+# TestDeploySystemdAnalyze); installed when it can be.
+if ! command -v systemd-analyze >/dev/null; then
+  if $can_apt; then
+    echo "scripts/test.sh: installing systemd for systemd-analyze" >&2
+    sudo_=""; $root || sudo_="sudo -n"
+    $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q systemd >/dev/null ||
+      missing+=("systemd-analyze (apt-get install -y systemd)")
+  elif [ "${CI:-}" = true ]; then
+    missing+=("systemd-analyze (apt-get install -y systemd), which CI=true runs")
+  fi
+fi
 if [ -z "${WEED_BIN:-}" ] && ! scripts/services/seaweedfs.sh status >/dev/null 2>&1; then
   weed=$(ls "${MEDIACTL_CACHE_DIR:-.cache}"/seaweedfs/*/weed 2>/dev/null | head -n 1 || true)
   avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)

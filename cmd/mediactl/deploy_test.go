@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mediactl/mediactl/internal/releaseconf"
 	"github.com/mediactl/mediactl/pkg/metrics"
 )
 
@@ -79,11 +82,14 @@ func TestDeploySystemd(t *testing.T) {
 				}
 				keys[section+"."+k] = v
 				if strings.HasPrefix(k, "Exec") {
-					fields := strings.Fields(v)
-					if !filepath.IsAbs(fields[0]) || filepath.Base(fields[0]) != "mediactl" {
-						t.Errorf("%s:%d: %s runs %s, not an absolute path to mediactl (cron and systemd have no PATH of yours)", f, n, k, fields[0])
+					fields := execFields(v)
+					if fields[0] != packageBinary(t) {
+						t.Errorf("%s:%d: %s runs %s, not %s, where the .deb and .rpm install mediactl (cron and systemd have no PATH of yours)", f, n, k, fields[0], packageBinary(t))
 					}
 					lines = append(lines, mediactlLine{f, fields[1:]})
+					if strings.Contains(f, "verify") && !slices.Contains(fields, "--subset") {
+						t.Errorf("%s:%d: the verify unit says it checks a seventh of the store each night, but has no --subset", f, n)
+					}
 				}
 			}
 		}
@@ -100,6 +106,105 @@ func TestDeploySystemd(t *testing.T) {
 		}
 	}
 	checkParses(t, lines)
+}
+
+// execFields splits an Exec line as systemd and, for "/bin/sh -c '…'", the
+// shell would: the mediactl command line inside, "$$" as "$" and "%%" as "%",
+// a command substitution as the value it may give ("$(date +%u)" is a day
+// of the week, 1).
+func execFields(v string) []string {
+	if script, ok := strings.CutPrefix(v, "/bin/sh -c '"); ok {
+		script = strings.TrimSuffix(script, "'")
+		script = strings.NewReplacer("$$", "$", "%%", "%").Replace(script)
+		script = strings.ReplaceAll(script, "$(date +%u)", "1")
+		script = strings.TrimPrefix(script, "exec ")
+		fields := strings.Fields(script)
+		for i, f := range fields {
+			fields[i] = strings.Trim(f, `"`)
+		}
+		return fields
+	}
+	return strings.Fields(v)
+}
+
+// packageBinary is where the .deb and .rpm install mediactl: goreleaser.yaml's
+// nfpms bindir.
+func packageBinary(t *testing.T) string {
+	t.Helper()
+	c, err := releaseconf.Load("../../goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.NFPMs) == 0 || c.NFPMs[0].Bindir == "" {
+		t.Fatal("goreleaser.yaml: no nfpms bindir")
+	}
+	return path.Join(c.NFPMs[0].Bindir, "mediactl")
+}
+
+// TestDeploySystemdAnalyze: systemd itself accepts the units, in a root
+// where mediactl is where the packages put it. systemd-analyze verify checks
+// each unit's syntax, its dependencies and that every command it runs is an
+// executable file; the root holds this machine's system units (the targets
+// the units depend on) and an executable at the package's path.
+func TestDeploySystemdAnalyze(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("systemd-analyze not found (apt-get install systemd); CI=true runs this check")
+		}
+		t.Skip("systemd-analyze not found")
+	}
+	root := t.TempDir()
+	var systemUnits string
+	for _, d := range []string{"/usr/lib/systemd/system", "/lib/systemd/system"} {
+		if st, err := os.Stat(d + "/sysinit.target"); err == nil && st.Mode().IsRegular() {
+			systemUnits = d
+			break
+		}
+	}
+	if systemUnits == "" {
+		t.Skip("no system units on this machine to verify against")
+	}
+	if err := os.CopyFS(filepath.Join(root, "usr/lib/systemd/system"), os.DirFS(systemUnits)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bin := range []string{packageBinary(t), "/bin/sh", "/usr/bin/date"} {
+		p := filepath.Join(root, bin)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	units, _ := filepath.Glob("../../deploy/systemd/*")
+	etc := filepath.Join(root, "etc/systemd/system")
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, u := range units {
+		b, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(etc, filepath.Base(u)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "/etc/systemd/system/"+filepath.Base(u))
+	}
+	out, err := exec.Command(analyze, append([]string{"verify", "--root=" + root}, args...)...).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	// The check has teeth: without the binary at the package's path, the
+	// same verify fails.
+	if err := os.Remove(filepath.Join(root, packageBinary(t))); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(analyze, append([]string{"verify", "--root=" + root}, args...)...).CombinedOutput(); err == nil {
+		t.Fatalf("systemd-analyze verify passed without %s:\n%s", packageBinary(t), out)
+	}
 }
 
 // TestDeployKubernetes: the CronJob and its claim decode strictly into the

@@ -9,8 +9,8 @@ import (
 )
 
 // progress draws a byte-counting bar on stderr. It is only drawn when stderr is
-// a terminal and neither --quiet nor --no-progress is given, so that cron logs
-// and CI output stay clean.
+// a terminal that can redraw a line, neither --quiet nor --no-progress is
+// given and no CI is running, so that cron logs and CI output stay clean.
 type progress struct {
 	bar *progressbar.ProgressBar
 }
@@ -19,7 +19,18 @@ type progress struct {
 // work that only a bar needs.
 func progressWanted(g *global) bool {
 	f, ok := g.stderr.(*os.File)
-	return !g.quiet && !g.noProgress && ok && term.IsTerminal(int(f.Fd()))
+	return !g.quiet && !g.noProgress && ok && term.IsTerminal(int(f.Fd())) && terminalRedraws(os.Getenv)
+}
+
+// terminalRedraws reports whether the environment says a bar would be seen
+// as one: CI services (GitHub Actions, GitLab, Jenkins with a pseudo-terminal)
+// set CI and keep every redraw as a line of the log, and TERM=dumb (Emacs'
+// shell, some editors' terminals) cannot move the cursor back.
+func terminalRedraws(getenv func(string) string) bool {
+	if ci := getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+		return false
+	}
+	return getenv("TERM") != "dumb"
 }
 
 func newProgress(g *global, description string, total int64) *progress {
