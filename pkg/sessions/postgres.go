@@ -39,7 +39,10 @@ import (
 //     JSON's escapes rather than the array or row literal's own quoting;
 //   - bytea: the raw bytes (a session may keep a JSON document there);
 //   - numbers (int2, int4, int8, numeric, float4, float8, money, oid…): their
-//     decimal text (a media_id 1234567890 names 1234567890.jpg);
+//     decimal text (a media_id 1234567890 names 1234567890.jpg); a numeric,
+//     float4 or float8 whose value is an integer spelled otherwise
+//     (1234567890.000, 1.7333e+15) is followed by its integer forms
+//     (ref.AppendIntegerForms);
 //   - any other type, including a type the catalog does not explain (an
 //     extension's hstore or ltree, an enum, a range): its text form, which every
 //     type has. A value whose text form the server cannot produce fails the
@@ -311,12 +314,6 @@ type pgStorage struct {
 	oid, filenode uint32
 }
 
-// The built-in floating-point types' OIDs (real, double precision).
-const (
-	pgFloat4OID = 700
-	pgFloat8OID = 701
-)
-
 // pgRead is how Walk reads a column's values.
 type pgRead uint8
 
@@ -325,6 +322,9 @@ const (
 	pgReadText                // the value's text form (col::text)
 	pgReadJSON                // its JSON (to_json(col)::text): arrays, composite types
 	pgReadBytes               // bytea, raw
+	// pgReadNumber: numeric, float4, float8 and domains over them: the
+	// value's text form, followed by its integer forms (valueArena.number).
+	pgReadNumber
 )
 
 // rewritable is the part of t the rewriter offers: its text-like columns, all
@@ -659,10 +659,14 @@ func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func
 			if key == "" {
 				key = renderRawKey(keyNames, raw[:nk])
 			}
+			text := arena.copy
+			if t.colRead[i-nk] == pgReadNumber {
+				text = arena.number
+			}
 			if err := fn(Item{
 				Place: ref.Place{Source: s.spec, Table: label, Key: key, Column: t.cols[i-nk], Offset: -1},
 				Size:  -1,
-				Text:  arena.copy(raw[i]),
+				Text:  text(raw[i]),
 			}); err != nil {
 				return err, nil
 			}
@@ -692,16 +696,6 @@ func pgTableSelect(t *pgTable) (q string, keyNames []string) {
 		sel = []string{"ctid::text"}
 	}
 	for i, col := range t.cols {
-		if t.colRead[i] == pgReadText && (t.colTypes[i] == pgFloat4OID || t.colTypes[i] == pgFloat8OID) {
-			// The server writes a large float in exponent form (1.7333e+15)
-			// where a runtime named a file by its digits
-			// (1733300000000000.jpg, as JavaScript prints the number): such a
-			// value is read in both forms. numeric has no infinity before
-			// PostgreSQL 14, and NaN has no digits.
-			c := pgIdent(col)
-			sel = append(sel, "CASE WHEN "+c+"::text ~ '[eE]' AND "+c+" NOT IN ('NaN', 'Infinity', '-Infinity') THEN "+c+"::text || ' ' || "+c+"::numeric::text ELSE "+c+"::text END")
-			continue
-		}
 		switch t.colRead[i] {
 		case pgReadJSON:
 			sel = append(sel, "to_json("+pgIdent(col)+")::text")
@@ -760,6 +754,8 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 					// bytea_output is hex: anything else is not what was asked for.
 					return s.fail("session query", fmt.Errorf("column %s (row %s): bytea not in hex form", f.Name, key))
 				}
+			case pgReadNumber:
+				text = arena.number(raw[i])
 			default:
 				text = arena.copy(raw[i])
 			}
@@ -926,6 +922,11 @@ func (m pgTypes) readAsDepth(oid uint32, depth int) pgRead {
 		return pgReadJSON
 	case t.catalog && pgNameless(t):
 		return pgReadNone
+	case t.catalog && (t.name == "numeric" || t.name == "float4" || t.name == "float8"):
+		// The types whose text spells an integer value otherwise: the
+		// server writes a float of 1e15 or more with an exponent
+		// (1.7333e+15), a numeric with its scale (1234567890.000).
+		return pgReadNumber
 	}
 	return pgReadText
 }

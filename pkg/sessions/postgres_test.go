@@ -546,6 +546,13 @@ func TestPGReadAs(t *testing.T) {
 		90005: {typtype: "b", category: "A", name: "_att", elem: 90003},
 		90006: {typtype: "b", category: "A", name: "_missing", elem: 99999},
 		90007: {typtype: "d", name: "loop", base: 90007},
+		700:   {typtype: "b", category: "N", name: "float4", catalog: true},
+		701:   {typtype: "b", category: "N", name: "float8", catalog: true},
+		1700:  {typtype: "b", category: "N", name: "numeric", catalog: true},
+		1231:  {typtype: "b", category: "A", name: "_numeric", catalog: true, elem: 1700},
+		90008: {typtype: "d", name: "amount", base: 1700},
+		// An extension's type of the same name is not the built-in numeric.
+		90009: {typtype: "b", category: "N", name: "numeric"},
 	}
 	for oid, want := range map[uint32]pgRead{
 		16: pgReadNone, 1000: pgReadNone, 2950: pgReadNone,
@@ -555,6 +562,8 @@ func TestPGReadAs(t *testing.T) {
 		90007: pgReadText, // a chain of domains that never ends
 		90006: pgReadJSON, // an array of a type not in the catalog
 		1009:  pgReadJSON, 90003: pgReadJSON, 90004: pgReadJSON, 90005: pgReadJSON,
+		700: pgReadNumber, 701: pgReadNumber, 1700: pgReadNumber, 90008: pgReadNumber,
+		1231: pgReadJSON, 90009: pgReadText,
 	} {
 		if got := types.readAs(oid); got != want {
 			t.Errorf("readAs(%d %s) = %d, want %d", oid, types[oid].name, got, want)
@@ -901,6 +910,63 @@ CREATE TABLE `+s+`.blobs(id int PRIMARY KEY, parts bytea[], att `+s+`.upload, dp
 	}
 	if want := []string{"id", "raw"}; !reflect.DeepEqual(read, want) || c.Unread != 0 || c.Excluded != 3 {
 		t.Errorf("with the columns excluded: read %q, counts %+v; want %q, 3 excluded", read, c, want)
+	}
+}
+
+// TestPostgresIntegerForms: a numeric, float4 or float8 whose value is an
+// integer the server spells with a scale or an exponent is read followed by
+// its digits, in a table and in a query, so that 1234567890.jpg is kept by a
+// numeric 1234567890.000; other values are read as they are.
+func TestPostgresIntegerForms(t *testing.T) {
+	f := newPGFixture(t)
+	s := f.schema
+	f.exec(t, `CREATE DOMAIN `+s+`.amount AS numeric(20, 3);
+CREATE TABLE `+s+`.media(id int PRIMARY KEY, num numeric, fl float8, r real, amt `+s+`.amount, nums numeric[]);
+INSERT INTO `+s+`.media VALUES
+	(1, 1234567890.000, 1.23456789e+09, 1e7, 1234567890, '{1234567890.000}'),
+	(2, 1234567890.0, 1733300000000000, 1e21, 9876543210.5, NULL),
+	(3, 9876543210.5, 0.5, 'NaN', -1234567890, NULL),
+	(4, 12345678901234567890.0, 12345678901234567890, '-0', NULL, NULL);`)
+	want := map[string]string{
+		"id=1.num":  "1234567890.000 1234567890",
+		"id=1.fl":   "1234567890", // the server writes a float below 1e15 in digits
+		"id=1.r":    "1e+07 10000000",
+		"id=1.amt":  "1234567890.000 1234567890",
+		"id=1.nums": "[1234567890.000]", // JSON: the extractor reads its numbers
+		"id=2.num":  "1234567890.0 1234567890",
+		"id=2.fl":   "1.7333e+15 1733300000000000",
+		"id=2.r":    "1e+21 1000000000000000000000",
+		"id=2.amt":  "9876543210.500",
+		"id=3.num":  "9876543210.5",
+		"id=3.fl":   "0.5",
+		"id=3.r":    "NaN",
+		"id=3.amt":  "-1234567890.000 -1234567890",
+		// Beyond 2^53 the exact value, and the float64 a runtime reads.
+		"id=4.num": "12345678901234567890.0 12345678901234567890 12345678901234567000",
+		"id=4.fl":  "1.2345678901234567e+19 12345678901234567000",
+		"id=4.r":   "-0 0",
+	}
+	all, _ := walkAll(t, f.open(t, f.url, ""))
+	got := map[string]string{}
+	for _, it := range f.mine(all) {
+		if it.Err != nil {
+			t.Errorf("%s: %v", it.Place, it.Err)
+		}
+		if it.Place.Table == s+".media" && it.Place.Column != "id" {
+			got[it.Place.Key+"."+it.Place.Column] = string(it.Text)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("items:\n%v\nwant:\n%v", got, want)
+	}
+	// A query's columns alike.
+	items, _ := walkAll(t, f.open(t, f.url, `SELECT id, num, fl FROM `+s+`.media WHERE id = 2`))
+	got = map[string]string{}
+	for _, it := range items {
+		got[it.Place.Column] = string(it.Text)
+	}
+	if want := map[string]string{"id": "2", "num": "1234567890.0 1234567890", "fl": "1.7333e+15 1733300000000000"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("query items %v, want %v", got, want)
 	}
 }
 

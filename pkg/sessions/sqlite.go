@@ -34,7 +34,8 @@ const sqliteBusyTimeoutMS = 10000
 // column is declared as, every value that is not NULL becomes an Item: TEXT and
 // BLOB as their bytes, INTEGER and REAL as their decimal text (a media_id
 // 1234567890 names 1234567890.jpg; a REAL with an integer value, below 1e21, is
-// written without a fraction or exponent, as JavaScript writes numbers).
+// written without a fraction or exponent, as JavaScript writes numbers, and a
+// larger one is followed by its digits).
 // Place.Key is the primary key, "col=value" (comma-joined when composite), or
 // "rowid=N" for a table without one.
 //
@@ -472,8 +473,10 @@ func textValue(v any) ([]byte, bool) {
 }
 
 // itemValue returns a value Walk yields as an Item's text, which the caller
-// owns: TEXT and BLOB as their bytes, INTEGER and REAL as their decimal text;
-// ok is false for NULL. Any other type is an error, never skipped.
+// owns: TEXT and BLOB as their bytes, INTEGER and REAL as their decimal text,
+// a REAL followed by its integer forms when it has others ("1e+22
+// 10000000000000000000000"); ok is false for NULL. Any other type is an
+// error, never skipped.
 func (a *valueArena) itemValue(v any) (text []byte, ok bool, err error) {
 	switch v := v.(type) {
 	case nil:
@@ -485,7 +488,8 @@ func (a *valueArena) itemValue(v any) (text []byte, ok bool, err error) {
 	case int64:
 		return a.appendWith(func(b []byte) []byte { return strconv.AppendInt(b, v, 10) }), true, nil
 	case float64:
-		return a.appendWith(func(b []byte) []byte { return appendReal(b, v) }), true, nil
+		var buf [24]byte
+		return a.number(appendReal(buf[:0], v)), true, nil
 	}
 	return nil, false, fmt.Errorf("a value of unexpected type %T", v)
 }

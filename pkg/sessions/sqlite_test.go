@@ -301,8 +301,10 @@ func TestSQLiteOddNames(t *testing.T) {
 
 // TestSQLiteNumbers: values stored as INTEGER or REAL are Items with their
 // decimal text, whatever the column's declared type, as coffer's media ids
-// are (a media_id 1234567890 names 1234567890.jpg); the rewriter, which does
-// not write numbers, does not offer them.
+// are (a media_id 1234567890 names 1234567890.jpg): a REAL with an integer
+// value in its digits, as JavaScript prints it, and followed by them when
+// JavaScript prints an exponent. The rewriter, which does not write numbers,
+// does not offer them.
 func TestSQLiteNumbers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "media.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
@@ -312,15 +314,18 @@ func TestSQLiteNumbers(t *testing.T) {
 	defer db.Close()
 	if _, err := db.Exec(`CREATE TABLE media(id TEXT PRIMARY KEY, media_id INTEGER, ratio REAL, size NUMERIC, note);
 INSERT INTO media VALUES('a', 1234567890, 1234567890.0, 0.5, 9007199254740993);
-INSERT INTO media VALUES('b', -7, 1e22, 2.0, '1234567890.jpg');`); err != nil {
+INSERT INTO media VALUES('b', -7, 1e22, 2.0, '1234567890.jpg');
+INSERT INTO media VALUES('c', NULL, -1.23456789e9, 12345678.9e2, 1.23456789e9);`); err != nil {
 		t.Fatal(err)
 	}
 	items, _ := walkAll(t, openSQLiteSpec(t, "sqlite:"+path, ""))
 	want := []string{
 		"media[id=a].id=a", "media[id=a].media_id=1234567890", "media[id=a].ratio=1234567890",
 		"media[id=a].size=0.5", "media[id=a].note=9007199254740993",
-		"media[id=b].id=b", "media[id=b].media_id=-7", "media[id=b].ratio=1e+22",
+		"media[id=b].id=b", "media[id=b].media_id=-7", "media[id=b].ratio=1e+22 10000000000000000000000",
 		"media[id=b].size=2", "media[id=b].note=1234567890.jpg",
+		// A column declared nothing keeps a REAL as it is: still its digits.
+		"media[id=c].id=c", "media[id=c].ratio=-1234567890", "media[id=c].size=1234567890", "media[id=c].note=1234567890",
 	}
 	var got []string
 	for _, it := range items {
@@ -334,7 +339,7 @@ INSERT INTO media VALUES('b', -7, 1e22, 2.0, '1234567890.jpg');`); err != nil {
 		t.Fatal(err)
 	}
 	checkSawWalk(t, seen, items, "media[id=a].media_id", "media[id=a].ratio", "media[id=a].size", "media[id=a].note",
-		"media[id=b].media_id", "media[id=b].ratio", "media[id=b].size")
+		"media[id=b].media_id", "media[id=b].ratio", "media[id=b].size", "media[id=c].ratio", "media[id=c].size", "media[id=c].note")
 }
 
 // TestSQLiteItemValue: a value of a type the reader does not know is an error,

@@ -1,12 +1,18 @@
 package sessions
 
+import "github.com/mediactl/mediactl/pkg/ref"
+
 // valueArena copies the short values of database rows for Items. A database
 // holds many short values (numbers, ids, roles) and Walk yields each as an
 // Item whose Text the consumer owns: short values share chunks instead of
 // costing an allocation each. A consumer that keeps one Text keeps at most its
 // chunk alive; each Text is capped, so that appending to it never writes into
 // another's bytes.
-type valueArena struct{ buf []byte }
+type valueArena struct {
+	buf []byte
+	// forms is number's scratch buffer.
+	forms []byte
+}
 
 const (
 	arenaMaxValue = 64   // longer values get an allocation of their own
@@ -42,6 +48,16 @@ func (a *valueArena) appendWith(appendFn func([]byte) []byte) []byte {
 	n := len(a.buf)
 	a.buf = appendFn(a.buf)
 	return a.buf[n:len(a.buf):len(a.buf)]
+}
+
+// number returns a copy of a number's text followed by its integer forms
+// (see ref.AppendIntegerForms), which the caller owns: "1234567890.000
+// 1234567890" for a numeric, "1.7333e+15 1733300000000000" for a float. A
+// runtime names a file by the number's value, which a column's text may
+// spell with a fraction or an exponent.
+func (a *valueArena) number(text []byte) []byte {
+	a.forms = ref.AppendIntegerForms(append(a.forms[:0], text...), text)
+	return a.copy(a.forms)
 }
 
 func (a *valueArena) reserve(n int) {
