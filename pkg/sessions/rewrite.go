@@ -211,7 +211,11 @@ func plural(n int, one, many string) string {
 // update): a value there that edit wants to change is reported as Failed.
 //
 // In both databases a change to a primary key column is refused (Failed): it
-// would change which row the place names. A value the database refuses (a
+// would change which row the place names. A generated column (GENERATED
+// ALWAYS AS) is offered but never written: its value changes with the
+// columns it is computed from. Once the other changes are written it is read
+// and offered to Edit again, and only a change Edit still wants then is
+// refused (Failed). A value the database refuses (a
 // constraint, a trigger) fails alone; the rest of its batch is written.
 //
 // Bucket sources are refused with an error wrapping [ErrUsage], Options.Query

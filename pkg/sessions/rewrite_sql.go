@@ -22,6 +22,10 @@ type sqlUnit struct {
 	// unaddressable, when set, says why the row cannot be found again (no primary
 	// key…): such a unit is never written.
 	unaddressable string
+	// generated: the column's value is computed from the row's other columns
+	// (GENERATED ALWAYS AS). It is never written, and changes when they are:
+	// see sqlRewrite.finish.
+	generated bool
 }
 
 func (u *sqlUnit) change() Change { return Change{Place: u.place, Old: u.old, New: u.new} }
@@ -58,7 +62,13 @@ type sqlRewrite struct {
 	// reader blocks writers).
 	deferWrites bool
 	pending     []*sqlUnit
+	// derived are the units of generated columns that Edit wanted changed,
+	// edited again by finish.
+	derived []*sqlUnit
 }
+
+// generatedRefusal is why a value of a generated column is not rewritten.
+const generatedRefusal = "the column is generated (GENERATED ALWAYS AS): its value is computed from the row's other columns and cannot be written, and once they were rewritten it still holds what was to change; change what it is computed from"
 
 // offer calls Edit for a unit just read. It returns only errors that stop the
 // rewrite.
@@ -73,6 +83,13 @@ func (s *sqlRewrite) offer(ctx context.Context, u *sqlUnit) error {
 	}
 	if u.unaddressable != "" {
 		s.r.fail(u.place, errors.New(u.unaddressable))
+		return nil
+	}
+	if u.generated {
+		// Writing it would fail. The value is what its columns say: once
+		// they are rewritten it may need no change any more.
+		u.old = nil
+		s.derived = append(s.derived, u)
 		return nil
 	}
 	u.new = nw
@@ -94,6 +111,47 @@ func (s *sqlRewrite) flush(ctx context.Context) error {
 		}
 	}
 	s.pending = nil
+	return nil
+}
+
+// finish writes what is pending, then edits the values of generated columns
+// that Edit wanted changed again, as they are now: one computed from a
+// column just rewritten (json_extract(content, '$.path')) has changed with
+// it, and needs nothing more. One that still needs a change, computed from
+// what the rewrite does not write (a number, another table's key), fails
+// with generatedRefusal. A row gone meanwhile needs nothing.
+func (s *sqlRewrite) finish(ctx context.Context) error {
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	derived := s.derived
+	s.derived = nil
+	for _, u := range derived {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cur, ok, err := s.b.reread(ctx, u)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if s.b.unitError(err) {
+				s.r.fail(u.place, err)
+				continue
+			}
+			return fmt.Errorf("re-read %s: %w", u.place, err)
+		}
+		if !ok {
+			continue // the row is gone, or the value is no text any more
+		}
+		_, want, err := s.r.callEdit(u.place, cur)
+		if err != nil {
+			return err
+		}
+		if want {
+			s.r.fail(u.place, errors.New(generatedRefusal))
+		}
+	}
 	return nil
 }
 

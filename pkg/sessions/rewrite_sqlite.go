@@ -54,14 +54,15 @@ func (w *sqliteRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOpt
 	err := w.read(ctx, s)
 	if err == nil {
 		// After the read transaction ended: without WAL, it blocked our writes.
-		err = s.flush(ctx)
+		err = s.finish(ctx)
 	}
 	return r.result(err)
 }
 
 // read reads every table in one read transaction, as Walk does, and offers every
-// TEXT or BLOB value, with Walk's place. Walk also reads INTEGER and REAL values,
-// as their decimal text; they are not offered (a number is not rewritten).
+// TEXT or BLOB value, with Walk's place, those of generated columns too (see
+// sqlRewrite.finish). Walk also reads INTEGER and REAL values, as their
+// decimal text; they are not offered (a number is not rewritten).
 func (w *sqliteRewriter) read(ctx context.Context, s *sqlRewrite) error {
 	tx, err := w.src.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -91,7 +92,7 @@ func (w *sqliteRewriter) read(ctx context.Context, s *sqlRewrite) error {
 // readTable offers a table's values. fatal stops the rewrite; err is a problem
 // reading this table.
 func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string, shadow bool, s *sqlRewrite) (fatal, err error) {
-	cols, pk, err := sqliteColumns(ctx, tx, table)
+	cols, generated, pk, err := sqliteColumns(ctx, tx, table)
 	if err != nil || len(cols) == 0 {
 		return nil, err
 	}
@@ -149,6 +150,7 @@ func (w *sqliteRewriter) readTable(ctx context.Context, tx *sql.Tx, table string
 				old:           text,
 				cell:          &sqliteCell{table: table, keyNames: keyNames, keyVals: keyVals, col: cols[i-nk], blob: blob},
 				unaddressable: unaddressable,
+				generated:     generated[i-nk],
 			}
 			if err := s.offer(ctx, u); err != nil {
 				return err, nil

@@ -42,7 +42,8 @@ func sqliteDump(t *testing.T, db *sql.DB) string {
 	rows.Close()
 	var out []string
 	for _, tb := range tables {
-		crow, err := db.Query(`SELECT name FROM pragma_table_info(?) ORDER BY cid`, tb)
+		// Generated columns too, not the hidden columns of a virtual table.
+		crow, err := db.Query(`SELECT name FROM pragma_table_xinfo(?) WHERE hidden <> 1 ORDER BY cid`, tb)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,5 +495,74 @@ func TestRewriteSQLiteNoRetryAfterPrepareError(t *testing.T) {
 	writer.QueryRow(`SELECT content FROM chat_messages WHERE id = 'm1'`).Scan(&content)
 	if !strings.HasSuffix(content, "] ") || !strings.Contains(content, cofferMediaDir) {
 		t.Errorf("m1.content = %q; want the writer's value", content)
+	}
+}
+
+// TestRewriteSQLiteGeneratedColumns: a generated column is never written
+// (SQLite refuses it). One computed from a column the rewrite changes follows
+// it, and the rewrite is complete; one computed from what is not rewritten (a
+// number) still names the old place and fails alone. In both journal modes:
+// without WAL the writes wait until the read is over.
+func TestRewriteSQLiteGeneratedColumns(t *testing.T) {
+	for _, mode := range []string{"wal", "delete"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "coffer.db")
+			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode("+mode+")")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`CREATE TABLE msgs(id TEXT PRIMARY KEY, content TEXT, media_id INTEGER,
+	path TEXT GENERATED ALWAYS AS (json_extract(content, '$.path')) STORED,
+	vpath TEXT GENERATED ALWAYS AS (json_extract(content, '$.path')) VIRTUAL,
+	file TEXT GENERATED ALWAYS AS ('` + cofferMediaDir + `' || media_id || '.jpg') VIRTUAL);
+INSERT INTO msgs(id, content, media_id) VALUES
+	('m1', '{"path":"` + cofferMediaDir + `a.jpg"}', NULL),
+	('m2', '{"path":"` + cofferMediaDir + `b.jpg"}', 7),
+	('m3', '{"text":"nothing to change"}', NULL);`); err != nil {
+				t.Fatal(err)
+			}
+			var seen []ref.Place
+			var j journal
+			c, err := openRewriter(t, "sqlite:"+path).Rewrite(ctx, replaceEdit(cofferMediaDir, cofferBucket, &seen), j.options(0))
+			// Only m2.file is left: it is computed from a number.
+			units := unitErrors(t, err)
+			if len(units) != 1 || units[0].Place.String() != "msgs[id=m2].file" || units[0].Err.Error() != generatedRefusal {
+				t.Fatalf("Rewrite: %v", err)
+			}
+			if c.Changed != 2 || c.Failed != 1 || c.Conflicts+c.Retried+c.Gone != 0 {
+				t.Errorf("counts = %+v", c)
+			}
+			var committed []string
+			for _, ch := range j.committed {
+				committed = append(committed, ch.Place.String())
+			}
+			if want := []string{"msgs[id=m1].content", "msgs[id=m2].content"}; !reflect.DeepEqual(committed, want) {
+				t.Errorf("committed %q, want %q", committed, want)
+			}
+			// Edit saw every text value, and the generated ones it wanted
+			// changed again once the contents were written.
+			var saw []string
+			for _, p := range seen {
+				saw = append(saw, p.String())
+			}
+			want := []string{
+				"msgs[id=m1].id", "msgs[id=m1].content", "msgs[id=m1].path", "msgs[id=m1].vpath",
+				"msgs[id=m2].id", "msgs[id=m2].content", "msgs[id=m2].path", "msgs[id=m2].vpath", "msgs[id=m2].file",
+				"msgs[id=m3].id", "msgs[id=m3].content",
+				"msgs[id=m1].path", "msgs[id=m1].vpath", "msgs[id=m2].path", "msgs[id=m2].vpath", "msgs[id=m2].file",
+			}
+			if !reflect.DeepEqual(saw, want) {
+				t.Errorf("Edit saw\n%s\nwant\n%s", strings.Join(saw, "\n"), strings.Join(want, "\n"))
+			}
+			var p1, v2, f2 string
+			if err := db.QueryRow(`SELECT (SELECT path FROM msgs WHERE id = 'm1'), (SELECT vpath FROM msgs WHERE id = 'm2'), (SELECT file FROM msgs WHERE id = 'm2')`).Scan(&p1, &v2, &f2); err != nil {
+				t.Fatal(err)
+			}
+			if p1 != cofferBucket+"a.jpg" || v2 != cofferBucket+"b.jpg" || f2 != cofferMediaDir+"7.jpg" {
+				t.Errorf("after the rewrite: m1.path %q, m2.vpath %q, m2.file %q", p1, v2, f2)
+			}
+		})
 	}
 }

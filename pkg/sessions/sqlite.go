@@ -30,14 +30,14 @@ const sqliteBusyTimeoutMS = 10000
 //
 // Without a query, every user table (sqlite_master type 'table', not sqlite_*, not
 // virtual tables, whose content lives in their shadow tables) is read in name
-// order, rows in the table's own order. SQLite is dynamically typed: whatever a
-// column is declared as, every value that is not NULL becomes an Item: TEXT and
-// BLOB as their bytes, INTEGER and REAL as their decimal text (a media_id
-// 1234567890 names 1234567890.jpg; a REAL with an integer value, below 1e21, is
-// written without a fraction or exponent, as JavaScript writes numbers, and a
-// larger one is followed by its digits).
-// Place.Key is the primary key, "col=value" (comma-joined when composite), or
-// "rowid=N" for a table without one.
+// order, rows in the table's own order, and every column of it, generated
+// columns too. SQLite is dynamically typed: whatever a column is declared as,
+// every value that is not NULL becomes an Item: TEXT and BLOB as their bytes,
+// INTEGER and REAL as their decimal text (a media_id 1234567890 names
+// 1234567890.jpg; a REAL with an integer value, below 1e21, is written without
+// a fraction or exponent, as JavaScript writes numbers, and a larger one is
+// followed by its digits). Place.Key is the primary key, "col=value"
+// (comma-joined when composite), or "rowid=N" for a table without one.
 //
 // With a query, its result columns become Items alike, except that the driver
 // turns values of columns declared DATE, DATETIME or TIMESTAMP into times, which
@@ -278,12 +278,19 @@ func sqliteTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 	return names, rows.Err()
 }
 
-// sqliteColumns returns a table's columns in order and its primary key columns in
-// key order.
-func sqliteColumns(ctx context.Context, tx *sql.Tx, table string) (cols, pk []string, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name, pk FROM pragma_table_info(?) ORDER BY cid`, table)
+// sqliteColumns returns a table's columns in order, whether each is generated,
+// and its primary key columns in key order.
+//
+// Generated columns (GENERATED ALWAYS AS, VIRTUAL or STORED) are columns like
+// the others to a read, and may be the only place a row spells a name
+// (json_extract(content, '$.path'), '/media/' || id || '.jpg'):
+// pragma_table_xinfo lists them, where pragma_table_info leaves them out. Its
+// hidden column is 2 for a VIRTUAL and 3 for a STORED generated column, and 1
+// for a hidden column of a virtual table, which is not read as a table.
+func sqliteColumns(ctx context.Context, tx *sql.Tx, table string) (cols []string, generated []bool, pk []string, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid`, table)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer rows.Close()
 	type pkCol struct {
@@ -293,17 +300,18 @@ func sqliteColumns(ctx context.Context, tx *sql.Tx, table string) (cols, pk []st
 	var pks []pkCol
 	for rows.Next() {
 		var name string
-		var pos int
-		if err := rows.Scan(&name, &pos); err != nil {
-			return nil, nil, err
+		var pos, hidden int
+		if err := rows.Scan(&name, &pos, &hidden); err != nil {
+			return nil, nil, nil, err
 		}
 		cols = append(cols, name)
+		generated = append(generated, hidden >= 2)
 		if pos > 0 {
 			pks = append(pks, pkCol{name, pos})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pk = make([]string, len(pks))
 	for _, p := range pks {
@@ -311,7 +319,7 @@ func sqliteColumns(ctx context.Context, tx *sql.Tx, table string) (cols, pk []st
 			pk[p.pos-1] = p.name
 		}
 	}
-	return cols, pk, nil
+	return cols, generated, pk, nil
 }
 
 func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, fn func(Item) error, c *Counts) error {
@@ -324,7 +332,7 @@ func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, 
 		return fn(Item{Place: ref.Place{Source: s.spec, Table: table, Offset: -1}, Size: -1,
 			Err: fmt.Errorf("read table %s: %w", table, err)})
 	}
-	cols, pk, err := sqliteColumns(ctx, tx, table)
+	cols, _, pk, err := sqliteColumns(ctx, tx, table)
 	if err != nil {
 		return tableErr(err)
 	}

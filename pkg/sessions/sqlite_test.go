@@ -355,3 +355,47 @@ func TestSQLiteItemValue(t *testing.T) {
 		t.Errorf("itemValue(nil) = %q, %v, %v", text, ok, err)
 	}
 }
+
+// TestSQLiteGeneratedColumns: a generated column, STORED or VIRTUAL, is read
+// like any other: it may be the only place a row spells a name, computed
+// from a number or from parts of a document.
+func TestSQLiteGeneratedColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "media.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE media(id TEXT PRIMARY KEY, seq INTEGER, content TEXT,
+	thumb TEXT GENERATED ALWAYS AS ('photo-' || (seq * 1000 + 7) || '.png') STORED,
+	file TEXT GENERATED ALWAYS AS (json_extract(content, '$.dir') || '/' || json_extract(content, '$.name') || '.jpg') VIRTUAL,
+	note TEXT);
+CREATE TABLE plain(n INTEGER, twice INTEGER AS (n * 2));
+INSERT INTO media(id, seq, content, note) VALUES('a', 42, '{"dir":"/home/u/.coffer/channel-media","name":"holiday_photo"}', NULL);
+INSERT INTO plain(n) VALUES(617283945);`); err != nil {
+		t.Fatal(err)
+	}
+	items, c := walkAll(t, openSQLiteSpec(t, "sqlite:"+path, ""))
+	if c.Rows != 2 {
+		t.Errorf("counts = %+v", c)
+	}
+	var got []string
+	for _, it := range items {
+		if it.Err != nil {
+			t.Errorf("%s: %v", it.Place, it.Err)
+		}
+		got = append(got, it.Place.String()+"="+string(it.Text))
+	}
+	want := []string{
+		"media[id=a].id=a",
+		"media[id=a].seq=42",
+		`media[id=a].content={"dir":"/home/u/.coffer/channel-media","name":"holiday_photo"}`,
+		"media[id=a].thumb=photo-42007.png",                                // STORED
+		"media[id=a].file=/home/u/.coffer/channel-media/holiday_photo.jpg", // VIRTUAL
+		"plain[rowid=1].n=617283945",
+		"plain[rowid=1].twice=1234567890", // VIRTUAL is the default
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
