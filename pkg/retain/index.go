@@ -61,7 +61,10 @@ type Index struct {
 	byAnchor   []uint32   // open addressing: skeleton index+1
 	anchorNext []int32    // the next skeleton with the same anchor, or -1
 	anchorLens []uint64   // bitset of the anchors' lengths
-	maxAnchor  int
+	// numberNames says a skeleton has a word, or a name a hex part, of
+	// digits alone, which a number may spell (see markNumbers).
+	numberNames bool
+	maxAnchor   int
 	// done says, by group, that all its blobs are marked (parts first,
 	// then skeletons): later matches skip the work.
 	done []uint32
@@ -267,6 +270,7 @@ func (x *Index) build() {
 				k = len(x.parts)
 				partOf[part] = k
 				x.parts = append(x.parts, group{key: part})
+				x.numberNames = x.numberNames || hasDigitWord(part)
 			}
 			x.parts[k].ids = append(x.parts[k].ids, uint32(id))
 			continue
@@ -286,6 +290,7 @@ func (x *Index) build() {
 				x.skels = append(x.skels, group{key: words[a]})
 				x.skelWords = append(x.skelWords, words)
 				x.skelAnchor = append(x.skelAnchor, int32(a))
+				x.numberNames = x.numberNames || hasDigitWord(words...)
 			}
 			if ids := x.skels[k].ids; len(ids) == 0 || ids[len(ids)-1] != uint32(id) {
 				x.skels[k].ids = append(ids, uint32(id))

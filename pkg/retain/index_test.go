@@ -101,7 +101,7 @@ var (
 	poolExts   = []string{"", ".png", ".jpg", ".abc", ".tar", ".PNG", ".toolongext", "."}
 	poolOpaque = []string{"f.png", "noext", "my photo.jpg", ".hidden", "a.b.c", "a.b", "f", "photo.png", "ünï.png", "4f1c2a7e.jpg", "x.png.", "a..b",
 		"März.pdf", "Ma\u0308rz.pdf", "0123456789abcdef0.v2 (Bob's)", "0123456789ABCDEF0", "写真.jpg", "12345.jpg", "Bob's photo.JPG"}
-	poolSeps = []string{" ", "/", ".", "..", `"`, "0", "x", "é", "-", "_", "\n", "sha256:", "%27", "&#39;", "\\x27", "+", "\\u00e4", "\xc4D"}
+	poolSeps = []string{" ", "/", ".", "..", `"`, "0", "x", "é", "-", "_", "\n", "sha256:", "%27", "&#39;", "\\x27", "+", "\\u00e4", "\xc4D", "1.5e1", "12345.0", "1.234567890123456e15", "-"}
 )
 
 func poolDigest(i int) string { return digest(fmt.Sprint("blob", i%6)) }

@@ -124,6 +124,9 @@ func (x *Index) Mark(s []byte) {
 	if len(x.skels) > 0 {
 		x.markWords(s, !utf8.Valid(s))
 	}
+	if x.numberNames {
+		x.markNumbers(s)
+	}
 }
 
 // markHex marks the blobs whose digest or hex part occurs in a run of hex

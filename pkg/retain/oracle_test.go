@@ -30,6 +30,14 @@ func (x *oracleIndex) Add(key string) int {
 }
 
 func (x *oracleIndex) Mark(s []byte) {
+	x.markString(s)
+	// What the numbers of s name by their value.
+	if forms := appendNumberForms(nil, s); len(forms) > 0 {
+		x.markString(forms)
+	}
+}
+
+func (x *oracleIndex) markString(s []byte) {
 	x.marked = true
 	// ASCII letters folded, every other byte as it is (bytes.ToLower would
 	// turn the Kelvin sign into a 'k').

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -306,6 +307,14 @@ func Cases() []Case {
 		num := fmt.Sprint(1_000_000_000 + n)
 		unique()
 		out = append(out, Case{st.String() + "/number", num + ".jpg", message(st, "role", Quote("user", st), "media_id", num)})
+		// The same as a float, as Python's json.dumps writes a float and
+		// JavaScript's JSON.stringify a large one: 1234567890.0, 1.23456789e+21.
+		num = fmt.Sprint(1_000_000_000 + n + 1)
+		out = append(out, Case{st.String() + "/float", num + ".jpg", message(st, "role", Quote("user", st), "media_id", num+".0")})
+		unique()
+		big := uint64(1_000_000_000_000_000_000) * uint64(1+n%7)
+		out = append(out, Case{st.String() + "/exponent", fmt.Sprint(big) + ".jpg", message(st, "role", Quote("user", st), "media_id", strconv.FormatFloat(float64(big), 'e', -1, 64))})
+		unique()
 		// A digest in upper case, in prose.
 		d := sha(unique())
 		out = append(out, Case{st.String() + "/upper-digest", d + ".webp", message(st, "content", Quote("sha256:"+strings.ToUpper(d)+" uploaded", st))})
