@@ -295,7 +295,10 @@ type pgTable struct {
 	// colNestedBytea tells the columns that hold a bytea inside an array or a
 	// composite value, which to_json gives in hex (see pgTypes.nestsBytea).
 	colNestedBytea []bool
-	pk             []string
+	// colGenerated tells the generated columns (GENERATED ALWAYS AS), which
+	// are read but cannot be written (see sqlRewrite.finish).
+	colGenerated []bool
+	pk           []string
 	// attnums are the read columns' numbers as of the snapshot: a column
 	// renamed and another added under its name since (ALTER TABLE … RENAME,
 	// ADD: a change of type done by hand) is read by its new number, the
@@ -348,7 +351,7 @@ func (t *pgTable) rewritable() *pgTable {
 // keepCols is a copy of t with only the columns keep(i) tells.
 func (t *pgTable) keepCols(keep func(i int) bool) *pgTable {
 	kt := *t
-	kt.cols, kt.colRead, kt.colTypes, kt.colTypeSQL, kt.colTypeSQL0, kt.colRewritable, kt.colNestedBytea = nil, nil, nil, nil, nil, nil, nil
+	kt.cols, kt.colRead, kt.colTypes, kt.colTypeSQL, kt.colTypeSQL0, kt.colRewritable, kt.colNestedBytea, kt.colGenerated = nil, nil, nil, nil, nil, nil, nil, nil
 	for i := range t.cols {
 		if !keep(i) {
 			continue
@@ -360,6 +363,7 @@ func (t *pgTable) keepCols(keep func(i int) bool) *pgTable {
 		kt.colTypeSQL0 = append(kt.colTypeSQL0, t.colTypeSQL0[i])
 		kt.colRewritable = append(kt.colRewritable, t.colRewritable[i])
 		kt.colNestedBytea = append(kt.colNestedBytea, t.colNestedBytea[i])
+		kt.colGenerated = append(kt.colGenerated, t.colGenerated[i])
 	}
 	return &kt
 }
@@ -373,10 +377,15 @@ func (t *pgTable) label() string {
 }
 
 func pgTables(ctx context.Context, tx pgx.Tx, types pgTypes) ([]*pgTable, error) {
+	// Generated columns came with PostgreSQL 12, and attgenerated with them.
+	generated := "false"
+	if pgServerMajor(tx.Conn()) >= 12 {
+		generated = "a.attgenerated <> ''"
+	}
 	rows, err := tx.Query(ctx, `
 SELECT c.oid, c.relfilenode, n.nspname::text, c.relname::text, c.relkind = 'p', c.relkind = 'm', c.relkind = 'f',
   coalesce(s.srvname::text, ''), a.attname::text, a.atttypid,
-  pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.format_type(a.atttypid, NULL), a.attnum
+  pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.format_type(a.atttypid, NULL), a.attnum, `+generated+`
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -398,8 +407,9 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 			typeSQL, typeSQL0             string
 			partitioned, matview, foreign bool
 			attnum                        int16
+			isGenerated                   bool
 		)
-		if err := rows.Scan(&oid, &filenode, &schema, &name, &partitioned, &matview, &foreign, &server, &col, &typ, &typeSQL, &typeSQL0, &attnum); err != nil {
+		if err := rows.Scan(&oid, &filenode, &schema, &name, &partitioned, &matview, &foreign, &server, &col, &typ, &typeSQL, &typeSQL0, &attnum, &isGenerated); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -418,6 +428,7 @@ ORDER BY n.nspname, c.relname, a.attnum`)
 			t.colRead = append(t.colRead, read)
 			t.colRewritable = append(t.colRewritable, types.textLike(typ))
 			t.colNestedBytea = append(t.colNestedBytea, types.nestsBytea(typ))
+			t.colGenerated = append(t.colGenerated, isGenerated)
 			t.colTypes = append(t.colTypes, typ)
 			t.colTypeSQL = append(t.colTypeSQL, typeSQL)
 			t.colTypeSQL0 = append(t.colTypeSQL0, typeSQL0)
@@ -790,6 +801,18 @@ func renderRawKey(names []string, vals [][]byte) string {
 		}
 	}
 	return b.String()
+}
+
+// pgServerMajor is the server's major version, as it reported it when the
+// connection started ("15.4 (Debian 15.4-1)", "9.6.24"); 0 when it did not.
+func pgServerMajor(conn *pgx.Conn) int {
+	v := conn.PgConn().ParameterStatus("server_version")
+	end := 0
+	for end < len(v) && '0' <= v[end] && v[end] <= '9' {
+		end++
+	}
+	n, _ := strconv.Atoi(v[:end])
+	return n
 }
 
 // pgIdent quotes a PostgreSQL identifier.

@@ -59,7 +59,7 @@ func (w *pgRewriter) Rewrite(ctx context.Context, edit Edit, opts RewriteOptions
 	s := &sqlRewrite{r: r, b: &pgBackend{conn: w.conn}}
 	err := w.read(ctx, s)
 	if err == nil {
-		err = s.flush(ctx)
+		err = s.finish(ctx)
 	}
 	return r.result(err)
 }
@@ -140,6 +140,8 @@ func (w *pgRewriter) offerRows(ctx context.Context, tx pgx.Tx, t *pgTable, types
 				place: ref.Place{Source: w.src.spec, Table: label, Key: key, Column: t.cols[i-nk], Offset: -1},
 				old:   append([]byte(nil), raw[i]...),
 				cell:  &pgCell{t: table, keyVals: keyVals, col: i - nk},
+				// Never written: see sqlRewrite.finish.
+				generated: t.colGenerated[i-nk],
 			}
 			switch {
 			case len(t.pk) == 0:

@@ -364,3 +364,53 @@ func TestRewritePostgresPrepareError(t *testing.T) {
 		t.Errorf("roles %q %q %q, counts %+v", vals["messages[id=1].role"], vals["messages[id=2].role"], vals["messages[id=3].role"], c)
 	}
 }
+
+// TestRewritePostgresGeneratedColumns: a generated column is read, and
+// offered, but never written (PostgreSQL refuses it). One computed from a
+// column the rewrite changes follows it, and the rewrite is complete; one
+// computed from what is not rewritten (a number) still names the old place
+// and fails alone.
+func TestRewritePostgresGeneratedColumns(t *testing.T) {
+	ctx := context.Background()
+	f := newPGFixture(t)
+	s := f.schema
+	f.exec(t, `CREATE TABLE `+s+`.msgs(id text PRIMARY KEY, content text, media_id int,
+	path text GENERATED ALWAYS AS (content::jsonb ->> 'path') STORED,
+	file text GENERATED ALWAYS AS ('`+cofferMediaDir+`' || media_id::text || '.jpg') STORED);
+INSERT INTO `+s+`.msgs(id, content, media_id) VALUES
+	('m1', '{"path":"`+cofferMediaDir+`a.jpg"}', NULL),
+	('m2', '{"path":"`+cofferMediaDir+`b.jpg"}', 7);`)
+	items, _ := walkAll(t, f.open(t, f.url, ""))
+	if got, ok := findText(items, s+".msgs", "id=m2", "file"); !ok || got != cofferMediaDir+"7.jpg" {
+		t.Errorf("Walk: m2.file = %q (%v)", got, ok)
+	}
+	var seen []string
+	edit := replaceEdit(cofferMediaDir, cofferBucket, nil)
+	var j journal
+	c, err := f.openRewriter(t).Rewrite(ctx, f.only(func(p ref.Place, old []byte) ([]byte, error) {
+		if p.Table == s+".msgs" {
+			seen = append(seen, strings.TrimPrefix(p.String(), s+"."))
+		}
+		return edit(p, old)
+	}), j.options(0))
+	units := f.unitErrors(t, err)
+	if len(units) != 1 || units["msgs[id=m2].file"] == nil || units["msgs[id=m2].file"].Err.Error() != generatedRefusal {
+		t.Fatalf("Rewrite: %v", err)
+	}
+	if c.Changed != 2 || c.Conflicts+c.Retried+c.Gone != 0 {
+		t.Errorf("counts = %+v", c)
+	}
+	want := []string{
+		"msgs[id=m1].id", "msgs[id=m1].content", "msgs[id=m1].path",
+		"msgs[id=m2].id", "msgs[id=m2].content", "msgs[id=m2].path", "msgs[id=m2].file",
+		// Edited again once the contents were written.
+		"msgs[id=m1].path", "msgs[id=m2].path", "msgs[id=m2].file",
+	}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("Edit saw %q, want %q", seen, want)
+	}
+	vals := f.values(t)
+	if vals["msgs[id=m1].path"] != cofferBucket+"a.jpg" || vals["msgs[id=m2].path"] != cofferBucket+"b.jpg" || vals["msgs[id=m2].file"] != cofferMediaDir+"7.jpg" {
+		t.Errorf("after the rewrite: %v", vals)
+	}
+}
