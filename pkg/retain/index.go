@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"hash/maphash"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,17 +51,15 @@ type Index struct {
 
 	// Names with a hex part (see hexPart), one group per distinct part;
 	// byHead finds them by the part's first minHexPart digits.
-	parts    []group
-	byHead   []uint32 // open addressing: part index+1
-	headNext []int32  // the next part with the same head, or -1
+	byHead groupTable
+	parts  []group
 	// Other names, one group per distinct skeleton (see skeletonsOf);
-	// byAnchor finds them by their anchor, the longest word.
+	// byAnchor finds them by their anchor (see chooseAnchors).
 	skels      []group
 	skelWords  [][]string // by skeleton: its words, folded
 	skelAnchor []int32    // by skeleton: the index of its anchor word
-	byAnchor   []uint32   // open addressing: skeleton index+1
-	anchorNext []int32    // the next skeleton with the same anchor, or -1
-	anchorLens []uint64   // bitset of the anchors' lengths
+	byAnchor   groupTable
+	anchorLens []uint64 // bitset of the anchors' lengths
 	// numberNames says a skeleton has a word, or a name a hex part, of
 	// digits alone, which a number may spell (see markNumbers).
 	numberNames bool
@@ -286,10 +285,8 @@ func (x *Index) build() {
 			if !seen {
 				k = len(x.skels)
 				skelOf[sk] = k
-				a := anchorOf(words)
-				x.skels = append(x.skels, group{key: words[a]})
+				x.skels = append(x.skels, group{})
 				x.skelWords = append(x.skelWords, words)
-				x.skelAnchor = append(x.skelAnchor, int32(a))
 				x.numberNames = x.numberNames || hasDigitWord(words...)
 			}
 			if ids := x.skels[k].ids; len(ids) == 0 || ids[len(ids)-1] != uint32(id) {
@@ -297,6 +294,7 @@ func (x *Index) build() {
 			}
 		}
 	}
+	x.chooseAnchors()
 	if nDigests > 0 {
 		x.byDigest = make([]uint32, tableSize(nDigests))
 		for id := range x.n {
@@ -305,8 +303,8 @@ func (x *Index) build() {
 			}
 		}
 	}
-	x.byHead, x.headNext = x.table(x.parts, func(key string) string { return key[:minHexPart] })
-	x.byAnchor, x.anchorNext = x.table(x.skels, func(key string) string { return key })
+	x.byHead = newGroupTable(len(x.parts), func(k int) string { return x.parts[k].key[:minHexPart] }, x.hashString)
+	x.byAnchor = newGroupTable(len(x.skels), func(k int) string { return x.skels[k].key }, x.hashString)
 	for _, g := range x.skels {
 		x.maxAnchor = max(x.maxAnchor, len(g.key))
 	}
@@ -318,6 +316,32 @@ func (x *Index) build() {
 	x.frozen.Store(true)
 }
 
+// chooseAnchors picks the word each skeleton is looked up by: the one fewest
+// skeletons share (then the longest), so that a word every upload's name
+// has ("scan", "invoice", "img") does not chain all of them behind one
+// table entry, each to be checked wherever prose says that word.
+func (x *Index) chooseAnchors() {
+	shared := map[string]int32{}
+	for _, words := range x.skelWords {
+		for i, w := range words {
+			if !slices.Contains(words[:i], w) {
+				shared[w]++
+			}
+		}
+	}
+	x.skelAnchor = make([]int32, len(x.skels))
+	for k, words := range x.skelWords {
+		a := 0
+		for i, w := range words {
+			if n, best := shared[w], shared[words[a]]; n < best || n == best && len(w) > len(words[a]) {
+				a = i
+			}
+		}
+		x.skelAnchor[k] = int32(a)
+		x.skels[k].key = words[a]
+	}
+}
+
 // isDigestName reports whether blob id is matched by its digest: a
 // content-addressed base name (whose digest may be zero).
 func (x *Index) isDigestName(id int) bool {
@@ -327,38 +351,6 @@ func (x *Index) isDigestName(id int) bool {
 	}
 	_, ca := blobname.Parse(path.Base(s))
 	return ca
-}
-
-// table builds an open-addressed table over groups by the lookup string
-// keyOf gives each: slots hold index+1, and groups with the same lookup
-// string are chained in next.
-func (x *Index) table(gs []group, keyOf func(string) string) ([]uint32, []int32) {
-	if len(gs) == 0 {
-		return nil, nil
-	}
-	t := make([]uint32, tableSize(len(gs)))
-	next := make([]int32, len(gs))
-	for k := range gs {
-		next[k] = -1
-		key := keyOf(gs[k].key)
-		i := slot(x.hashFolded([]byte(key)), len(t))
-		for {
-			e := t[i]
-			if e == 0 {
-				t[i] = uint32(k) + 1
-				break
-			}
-			if keyOf(gs[e-1].key) == key {
-				// Chain behind the first group of this lookup string.
-				next[k], next[e-1] = next[e-1], int32(k)
-				break
-			}
-			if i++; i == len(t) {
-				i = 0
-			}
-		}
-	}
-	return t, next
 }
 
 // tableSize gives n entries a load of at most 2/3.

@@ -79,18 +79,6 @@ func wordsOf(s string) []string {
 	return out
 }
 
-// anchorOf is the index of the word a skeleton is looked up by: its longest
-// (the first of the longest), the rarest in prose.
-func anchorOf(words []string) int {
-	a := 0
-	for i, w := range words {
-		if len(w) > len(words[a]) {
-			a = i
-		}
-	}
-	return a
-}
-
 // Mark marks every blob that s names under the retention rule. It decodes
 // nothing: every escaping writers use (JSON, percent and form encoding, HTML
 // and XML references, Python's repr, shell quoting, Markdown escapes) writes
@@ -174,13 +162,13 @@ func (x *Index) markRun(r []byte) {
 			x.eachWithDigest(&d, x.mark)
 		}
 	}
-	if len(x.byHead) == 0 {
+	if len(x.parts) == 0 {
 		return
 	}
 	for k := 0; k+minHexPart <= len(r); k++ {
 		head := r[k : k+minHexPart]
-		g := x.find(x.byHead, x.parts, head, func(key string) string { return key[:minHexPart] })
-		for ; g >= 0; g = int(x.headNext[g]) {
+		g := x.byHead.find(x.hashFolded(head), func(k int) bool { return equalFolded(head, x.parts[k].key[:minHexPart]) })
+		for ; g >= 0; g = int(x.byHead.next[g]) {
 			part := x.parts[g].key
 			if x.isDone(g) || len(r)-k < len(part) || !equalFolded(r[k:k+len(part)], part) {
 				continue
@@ -230,8 +218,9 @@ func (x *Index) anchorsEndingAt(s []byte, i, end, n int, inside bool, words *wor
 		if x.anchorLens[l>>6]&(1<<(l&63)) == 0 {
 			continue
 		}
-		g := x.findHashed(x.byAnchor, x.skels, hashFinish(h, l), s[k:end], func(key string) string { return key })
-		for ; g >= 0; g = int(x.anchorNext[g]) {
+		word := s[k:end]
+		g := x.byAnchor.find(hashFinish(h, l), func(k int) bool { return equalFolded(word, x.skels[k].key) })
+		for ; g >= 0; g = int(x.byAnchor.next[g]) {
 			if x.isDone(len(x.parts)+g) || !equalFolded(s[k:end], x.skels[g].key) {
 				continue
 			}
@@ -318,27 +307,6 @@ func (w *wordList) has(m int, word string, inside bool) bool {
 	return false
 }
 
-// find is the first group of table t whose lookup string (keyOf of its key)
-// is b, folded, or -1.
-func (x *Index) find(t []uint32, gs []group, b []byte, keyOf func(string) string) int {
-	return x.findHashed(t, gs, x.hashFolded(b), b, keyOf)
-}
-
-func (x *Index) findHashed(t []uint32, gs []group, h uint64, b []byte, keyOf func(string) string) int {
-	for i := slot(h, len(t)); ; {
-		e := t[i]
-		if e == 0 {
-			return -1
-		}
-		if equalFolded(b, keyOf(gs[e-1].key)) {
-			return int(e - 1)
-		}
-		if i++; i == len(t) {
-			i = 0
-		}
-	}
-}
-
 // markGroup marks every blob of group g (numbered parts first, then
 // skeletons), once.
 func (x *Index) markGroup(g int, gr *group) {
@@ -351,6 +319,15 @@ func (x *Index) markGroup(g int, gr *group) {
 
 func (x *Index) isDone(g int) bool {
 	return atomic.LoadUint32(&x.done[g>>5])&(1<<(g&31)) != 0
+}
+
+// hashString is hashFolded of a string already folded.
+func (x *Index) hashString(s string) uint64 {
+	h := x.hashSeed
+	for k := len(s) - 1; k >= 0; k-- {
+		h = hashStep(h, s[k])
+	}
+	return hashFinish(h, len(s))
 }
 
 // hashFolded hashes b folded to lower case, as anchorsEndingAt does byte by
