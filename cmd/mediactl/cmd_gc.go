@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
@@ -89,7 +90,7 @@ func runGC(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if opts.MinAge == gc.NoMinAge && opts.Policy == gc.Refcount {
+	if opts.MinAge == retain.NoMinAge && opts.Policy == gc.Refcount {
 		g.note("--min-age 0: no minimum age, so a blob whose session is not saved yet may be a candidate; use it only with every agent stopped")
 	}
 	if os.Getenv("GOGC") == "" { // gc.PlanGCPercent says why
@@ -175,16 +176,16 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 		return o, usageErr("use --policy refcount or --policy age", "unknown policy %q", p)
 	}
 	var err error
-	if o.MinAge, err = gc.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
+	if o.MinAge, err = retain.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
 		return o, usageErr("write a duration such as 24h, 36h, 2d or 1w, or 0 for no minimum age", "bad --min-age %q", c.String("min-age"))
 	}
 	if o.MinAge == 0 {
 		// Zero means zero: the operator asked for no fence (all writers
 		// stopped). The library's zero value is its default.
-		o.MinAge = gc.NoMinAge
+		o.MinAge = retain.NoMinAge
 	}
 	if s := c.String("max-age"); s != "" {
-		if o.MaxAge, err = gc.ParseAge(s); err != nil || o.MaxAge <= 0 {
+		if o.MaxAge, err = retain.ParseAge(s); err != nil || o.MaxAge <= 0 {
 			return o, usageErr("write a duration such as 30d, 2w or 36h", "bad --max-age %q", s)
 		}
 	}
@@ -240,7 +241,7 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 	}
 	o.Guards.AllowNoReferences = c.Bool("allow-no-references")
 	o.Jobs = c.Int("jobs")
-	if o.Grace, err = gc.ParseAge(c.String("grace")); err != nil || o.Grace <= 0 {
+	if o.Grace, err = retain.ParseAge(c.String("grace")); err != nil || o.Grace <= 0 {
 		return o, usageErr("write a duration such as 24h or 2d", "bad --grace %q", c.String("grace"))
 	}
 	o.CopyToTrash = c.Bool("copy-to-trash")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/trash"
@@ -147,7 +148,7 @@ func runGCPurge(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	age, err := gc.ParseAge(c.String("keep-within"))
+	age, err := retain.ParseAge(c.String("keep-within"))
 	if err != nil || age < 0 {
 		return usageErr("write a duration such as 7d or 36h", "bad --keep-within %q", c.String("keep-within"))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/retain"
 )
 
 // gcStoreJSON is one store of the gc document: the library's report with
@@ -253,9 +254,9 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 	what := string(p.Policy)
 	switch {
 	case p.Policy == gc.Refcount:
-		what += ", min age " + gc.FormatAge(p.Fence.Sub(p.Cutoff))
+		what += ", min age " + retain.FormatAge(p.Fence.Sub(p.Cutoff))
 	case p.Policy == gc.Age:
-		what += ", max age " + gc.FormatAge(p.Fence.Sub(p.Cutoff))
+		what += ", max age " + retain.FormatAge(p.Fence.Sub(p.Cutoff))
 		if o.KeepReferenced {
 			what += ", keeping referenced"
 		}

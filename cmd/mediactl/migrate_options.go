@@ -7,8 +7,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 
-	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/retain"
 )
 
 // migrateOptions reads migrate's flags.
@@ -26,7 +26,7 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 		JournalPath:  c.String("journal"),
 		Rewrite:      c.Bool("rewrite"),
 		DeleteSource: c.Bool("delete-source"),
-		MinAge:       gc.DefaultMinAge,
+		MinAge:       retain.DefaultMinAge,
 		Command:      "mediactl migrate",
 	}
 	to := c.String("to")
@@ -55,7 +55,7 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 		o.MinAge = 0
 	}
 	if c.IsSet("min-age") {
-		if o.MinAge, err = gc.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
+		if o.MinAge, err = retain.ParseAge(c.String("min-age")); err != nil || o.MinAge < 0 {
 			return o, usageErr("write a duration such as 24h, 36h, 2d, 30d or 0", "bad --min-age %q", c.String("min-age"))
 		}
 	}
@@ -80,7 +80,7 @@ func migrateOptions(c *cli.Context) (migrate.RunOptions, error) {
 	if c.Bool("runtime-reads-urls") && !o.Rewrite {
 		return o, usageErr("add --rewrite, or drop --runtime-reads-urls", "--runtime-reads-urls only makes sense with --rewrite")
 	}
-	if o.MinIdle, err = gc.ParseAge(c.String("rewrite-min-idle")); err != nil || o.MinIdle < 0 {
+	if o.MinIdle, err = retain.ParseAge(c.String("rewrite-min-idle")); err != nil || o.MinIdle < 0 {
 		return o, usageErr("write a duration such as 1m, 30s or 0", "bad --rewrite-min-idle %q", c.String("rewrite-min-idle"))
 	}
 	if dir := c.String("trash-dir"); dir != "" {

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mediactl/mediactl/pkg/chunked"
 	"github.com/mediactl/mediactl/pkg/retain"
 )
 
@@ -21,45 +20,12 @@ import (
 // The zero value holds no candidate. In JSON, Candidates is an array of
 // Candidate objects, as a []Candidate would be.
 type Candidates struct {
-	ids   []uint32 // blob ids; referencedBit marks those sessions refer to
-	blobs *blobs
+	ids []uint32 // blob ids; referencedBit marks those sessions refer to
+	// r holds the blobs' keys, sizes and times, by id.
+	r *retain.Retention
 }
 
 const referencedBit = 1 << 31
-
-// blobs are the store's blobs as a plan saw them: keys in the retention
-// index, and size and modification time by id.
-type blobs struct {
-	idx    *retain.Index
-	sizes  chunked.Array[uint32] // bigSize: in bigSizes
-	mtimes chunked.Array[int64]  // Unix nanoseconds
-	// bigSizes holds the sizes of 4 GiB and more (and any negative one).
-	bigSizes map[int]int64
-}
-
-const bigSize = 1<<32 - 1
-
-func (b *blobs) add(key string, size int64, mtime time.Time) int {
-	id := b.idx.Add(key)
-	if size < 0 || size >= bigSize {
-		if b.bigSizes == nil {
-			b.bigSizes = map[int]int64{}
-		}
-		b.bigSizes[id] = size
-		b.sizes.Add(bigSize)
-	} else {
-		b.sizes.Add(uint32(size))
-	}
-	b.mtimes.Add(mtime.UnixNano())
-	return id
-}
-
-func (b *blobs) size(id int) int64 {
-	if s := b.sizes.At(id); s != bigSize {
-		return int64(s)
-	}
-	return b.bigSizes[id]
-}
 
 // Len is the number of candidates.
 func (c Candidates) Len() int { return len(c.ids) }
@@ -69,9 +35,9 @@ func (c Candidates) At(i int) Candidate {
 	id := c.ids[i]
 	n := int(id &^ referencedBit)
 	return Candidate{
-		Key:        c.blobs.idx.Key(n),
-		Size:       c.blobs.size(n),
-		ModTime:    time.Unix(0, c.blobs.mtimes.At(n)),
+		Key:        c.r.Key(n),
+		Size:       c.r.Size(n),
+		ModTime:    c.r.ModTime(n),
 		Referenced: id&referencedBit != 0,
 	}
 }
@@ -91,7 +57,7 @@ func (c Candidates) All() iter.Seq[Candidate] {
 func (c Candidates) Keys() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for i := range c.ids {
-			if !yield(c.blobs.idx.Key(int(c.ids[i] &^ referencedBit))) {
+			if !yield(c.r.Key(int(c.ids[i] &^ referencedBit))) {
 				return
 			}
 		}
@@ -142,15 +108,15 @@ func (c Candidates) WriteJSON(w io.Writer, prefix, indent string) error {
 		b = append(b, nl1...)
 		b = append(b, '{')
 		b = field(b, "key")
-		key = c.blobs.idx.AppendKey(key[:0], n)
+		key = c.r.Index().AppendKey(key[:0], n)
 		b = appendJSONString(b, key)
 		b = append(b, ',')
 		b = field(b, "size")
-		b = strconv.AppendInt(b, c.blobs.size(n), 10)
+		b = strconv.AppendInt(b, c.r.Size(n), 10)
 		b = append(b, ',')
 		b = field(b, "mod_time")
 		b = append(b, '"')
-		b = time.Unix(0, c.blobs.mtimes.At(n)).AppendFormat(b, time.RFC3339Nano)
+		b = c.r.ModTime(n).AppendFormat(b, time.RFC3339Nano)
 		b = append(b, '"')
 		if id&referencedBit != 0 {
 			b = append(b, ',')

@@ -9,34 +9,36 @@
 // run back.
 //
 // A plan is built for stores of millions of blobs: it keeps about 60 bytes per
-// blob (a content-addressed key as its 32-byte digest in a retain.Index, size and
-// time in flat arrays) and its candidates as ids into them, 4 bytes each. Keys
-// are rendered when asked for: Plan.Candidates.All, the JSON encoding
-// (Candidates.WriteJSON streams it), and Execute, one batch at a time.
+// blob (its retain.Retention: a content-addressed key as its 32-byte digest in
+// a retain.Index, size and time in flat arrays) and its candidates as ids into
+// them, 4 bytes each. Keys are rendered when asked for: Plan.Candidates.All,
+// the JSON encoding (Candidates.WriteJSON streams it), and Execute, one batch
+// at a time.
 //
 // # The retention model
 //
-// One decision, made by Mark, says which blobs every removing path must keep:
-// MakePlan (refcount, age with KeepReferenced, size cap), verify's orphan
-// count and migrate's --delete-source all read the same Retention. A blob is
-// kept when
-//   - its file name, its name without the extension, or (content-addressed)
-//     its digest appears as a token in any string of any session (package
-//     ref's rule: conservative, a false "kept" only costs space), or
+// One decision, made by retain.Mark, says which blobs every removing path
+// must keep: MakePlan (refcount, age with KeepReferenced, size cap), verify's
+// orphan count and migrate's --delete-source all read the same
+// retain.Retention. Package retain holds the rule, the marking and the
+// decision; gc only chooses among the blobs it lets go. A blob is kept when
+//   - some string of some session names it under the retention rule (its
+//     digest or long hex part anywhere, or its stem's words in order;
+//     conservative, a false "kept" only costs space), or
 //   - it is in a group (an owner and its companions, Options.Companion) of
 //     which a session names a member, or
 //   - it, or a member of its group, was modified less than the minimum age
-//     before the run started (DefaultMinAge): it may belong to a session that
-//     is not saved yet.
+//     before the run started (retain.DefaultMinAge): it may belong to a
+//     session that is not saved yet.
 //
 // A retention that did not read the whole listing and every session is
 // incomplete, and no path removes anything on it. migrate's --delete-source
 // asks for more on top: a proven copy, still present with its digest, and no
 // precise reference into the store; text naming the copy itself
-// (MarkOptions.CopiedTo) does not keep the source.
+// (retain.MarkOptions.CopiedTo) does not keep the source.
 //
 // The rules that keep data safe:
-//   - Retention is the model above, and the same for every path.
+//   - retain.Retention is the model above, and the same for every path.
 //   - A plan that could not read every session or the whole listing is
 //     incomplete, and Execute refuses it.
 //   - The plan's start is a fence: a blob modified after fence − MinAge is never
@@ -48,7 +50,6 @@
 package gc
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/shard"
@@ -92,8 +94,8 @@ type Options struct {
 	Bases  []string
 	Policy Policy
 	// MinAge: no blob modified less than MinAge before the plan started is a
-	// candidate (refcount and size cap). Zero means DefaultMinAge (24h);
-	// NoMinAge means no fence.
+	// candidate (refcount and size cap). Zero means retain.DefaultMinAge
+	// (24h); retain.NoMinAge means no fence.
 	MinAge time.Duration
 	// MaxAge: the age policy's limit.
 	MaxAge time.Duration
@@ -110,9 +112,9 @@ type Options struct {
 	// Companion, when set, names the owner of a key that lives and dies with
 	// another blob (coffer's content/chat-media/<id>.json beside its upload):
 	// when the owner is a blob of the store, the two are kept together and
-	// are candidates together (see Retention.KeptID); when it is not, the key
-	// follows the rule on its own. An empty owner with ok says the rule
-	// cannot tell (its folder could not be listed): the plan is then
+	// are candidates together (see retain.Retention.KeptID); when it is not,
+	// the key follows the rule on its own. An empty owner with ok says the
+	// rule cannot tell (its folder could not be listed): the plan is then
 	// incomplete and removes nothing.
 	Companion func(key string) (owner string, ok bool)
 	// Shard, when sharded, plans for that shard's blobs only (see package
@@ -198,8 +200,8 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	switch opts.MinAge {
 	case 0:
-		opts.MinAge = DefaultMinAge
-	case NoMinAge:
+		opts.MinAge = retain.DefaultMinAge
+	case retain.NoMinAge:
 		opts.MinAge = 0
 	}
 	needSessions := opts.Policy == Refcount || opts.KeepReferenced || opts.MaxSize > 0
@@ -231,11 +233,11 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	}
 
 	// Mark: every blob into the index, then every session string marks it.
-	mo := MarkOptions{Jobs: opts.Jobs, Companion: opts.Companion, Shard: opts.Shard}
+	mo := retain.MarkOptions{Jobs: opts.Jobs, Companion: opts.Companion, Shard: opts.Shard}
 	if opts.trash != nil {
 		mo.Also = opts.trash.Mark
 	}
-	r, err := Mark(ctx, opts.Store, opts.Sessions, mo)
+	r, err := retain.Mark(ctx, opts.Store, opts.Sessions, mo)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +247,6 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	p.Problems = append(p.Problems, r.Problems...)
 	p.Referenced = r.Kept
 	p.Nested = r.Nested
-	b := r.b
 
 	// Sweep decision. A candidate is its id, with the referenced bit; two
 	// passes, so that the list is allocated once, at its size.
@@ -264,53 +265,37 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 		return uint32(i), true
 	}
 	n := 0
-	for i := range b.idx.Len() {
+	for i := range r.Len() {
 		if _, ok := candidate(i); ok {
 			n++
 		}
 	}
 	ids := make([]uint32, 0, n)
-	for i := range b.idx.Len() {
+	for i := range r.Len() {
 		if id, ok := candidate(i); ok {
 			ids = append(ids, id)
 		}
 	}
 	slices.SortFunc(ids, func(x, y uint32) int {
-		i, j := int(x&^referencedBit), int(y&^referencedBit)
-		if c := cmp.Compare(b.mtimes.At(i), b.mtimes.At(j)); c != 0 {
-			return c
-		}
-		return b.idx.CompareKeys(i, j)
+		return r.CompareByTime(int(x&^referencedBit), int(y&^referencedBit))
 	})
 	p.SizeAfter = p.Bytes
 	if opts.MaxSize > 0 {
 		// Oldest first, only as many as it takes to get under the cap.
-		take := 0
-		if r.owner == nil {
-			for _, id := range ids {
-				if p.SizeAfter <= opts.MaxSize {
-					break
-				}
-				p.SizeAfter -= b.size(int(id &^ referencedBit))
-				take++
-			}
-			ids = slices.Clip(ids[:take])
-		} else {
-			ids = r.takeGroups(ids, opts.MaxSize, &p.SizeAfter)
-		}
+		ids, p.SizeAfter = r.TakeOldest(ids, referencedBit, p.SizeAfter, opts.MaxSize)
 		p.CapMet = p.SizeAfter <= opts.MaxSize
 	} else {
 		for _, id := range ids {
-			p.SizeAfter -= b.size(int(id &^ referencedBit))
+			p.SizeAfter -= r.Size(int(id &^ referencedBit))
 		}
 	}
 	for _, id := range ids {
-		p.CandidateBytes += b.size(int(id &^ referencedBit))
+		p.CandidateBytes += r.Size(int(id &^ referencedBit))
 		if id&referencedBit != 0 {
 			p.ReferencedCandidates++
 		}
 	}
-	p.Candidates = Candidates{ids: ids, blobs: b}
+	p.Candidates = Candidates{ids: ids, r: r}
 	if n := len(ids); n > 0 {
 		p.Oldest, p.Newest = p.Candidates.At(0).ModTime, p.Candidates.At(n-1).ModTime
 	}

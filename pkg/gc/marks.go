@@ -62,7 +62,7 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	mr := &MarkReport{Grace: FormatAge(grace), Unmarked: []trash.Skip{}}
+	mr := &MarkReport{Grace: retain.FormatAge(grace), Unmarked: []trash.Skip{}}
 	sr.Marks = mr
 	fail := func(err error) {
 		sr.Outcome.Worsen(outcome.Incomplete)
@@ -181,7 +181,7 @@ func namedSince(ctx context.Context, o Options, items []trash.Item, t time.Time,
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
-	if problems := scanProblems(sr); len(problems) > 0 || ctx.Err() != nil {
+	if problems := sr.Shortfall(); len(problems) > 0 || ctx.Err() != nil {
 		if ctx.Err() != nil {
 			problems = append(problems, "interrupted while reading the sessions")
 		}

@@ -72,9 +72,9 @@ func (c *TrashCheck) Merge(o *TrashCheck) {
 // every trashed blob (of the shard) in an index per kind of run, so that the
 // text of every session marks them as the retention rule marks the store's
 // blobs. Runs whose blobs have proven copies (migrate's) are marked with the
-// copies' names left out, as migrate decided them (MarkOptions.CopiedTo). A
-// trashed blob costs its key in the index (a content-addressed one its
-// digest) and 12 bytes: a trash may hold millions.
+// copies' names left out, as migrate decided them
+// (retain.MarkOptions.CopiedTo). A trashed blob costs its key in the index (a
+// content-addressed one its digest) and 12 bytes: a trash may hold millions.
 type trashIndex struct {
 	runs   []string // the runs checked
 	groups []*trashGroup
@@ -107,7 +107,7 @@ func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion fun
 		// a sidecar's upload is not in the store, so the rule cannot say
 		// whose shard it is, and a shard restoring what another's check
 		// restores too is harmless (the second finds it gone).
-		if companion == nil && !InShard(sh, b.Key, nil) {
+		if companion == nil && !retain.InShard(sh, b.Key, nil) {
 			return nil
 		}
 		id, ok := runID[b.Run]
@@ -121,8 +121,8 @@ func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion fun
 		if g == nil {
 			g = &trashGroup{idx: retain.NewIndex()}
 			byCopies[k] = g
-			if prefixes := nonEmpty(rec.CopiedTo); len(prefixes) > 0 {
-				copiedTo[g] = prefixes
+			if slices.ContainsFunc(rec.CopiedTo, func(p string) bool { return p != "" }) {
+				copiedTo[g] = rec.CopiedTo
 				g.keys = map[string]bool{}
 			}
 			t.groups = append(t.groups, g)
@@ -146,7 +146,7 @@ func loadTrash(ctx context.Context, st store.Store, sh shard.Spec, companion fun
 		g.mark = g.idx.Mark
 		if prefixes := copiedTo[g]; len(prefixes) > 0 {
 			keys := g.keys
-			g.mark = markOutside(g.idx.Mark, copyNames{prefixes: prefixes, longest: g.longest, isKey: func(k string) bool { return keys[k] }})
+			g.mark = retain.MarkOutsideCopies(g.idx.Mark, prefixes, g.longest, func(k string) bool { return keys[k] })
 		}
 	}
 	return t, nil
@@ -327,7 +327,7 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 	if t != nil {
 		runs, blobs = len(t.runs), t.blobs()
 	}
-	if problems := scanProblems(sr); len(problems) > 0 || ctx.Err() != nil {
+	if problems := sr.Shortfall(); len(problems) > 0 || ctx.Err() != nil {
 		if ctx.Err() != nil {
 			problems = append(problems, "interrupted while reading the sessions")
 		}
@@ -338,34 +338,6 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 		return &TrashCheck{Restored: []Restored{}, Kept: []trash.Skip{}, Complete: true, Problems: []string{}}, nil
 	}
 	return t.restoreNamed(ctx, l, opts.Run)
-}
-
-// scanProblems are what kept a scan from reading everything: nil when it
-// read everything, never empty when it did not.
-func scanProblems(sr *scan.Report) []string {
-	if sr.Complete && !sr.Interrupted {
-		return nil
-	}
-	out := listedProblems(sr)
-	if len(out) == 0 {
-		out = append(out, "the sessions were not read completely")
-	}
-	return out
-}
-
-// listedProblems words the problems a scan reports, and the sources it did
-// not read completely when it reports none.
-func listedProblems(sr *scan.Report) []string {
-	var out []string
-	for _, pr := range sr.Problems {
-		out = append(out, fmt.Sprintf("session %s: %s", pr.Place, pr.Err))
-	}
-	for _, s := range sr.Sources {
-		if !s.Complete && len(sr.Problems) == 0 {
-			out = append(out, fmt.Sprintf("session source %s was not read completely", s.Source))
-		}
-	}
-	return out
 }
 
 // PurgeOptions configure Purge.
@@ -421,9 +393,9 @@ func Purge(ctx context.Context, l *storelock.Lock, opts PurgeOptions) (*PurgeRep
 
 // TrashMarks is a store's trash made ready to be marked by a read of the
 // sessions that the caller makes anyway (migrate's check before
-// --delete-source, through MarkOptions.Also), so that the trashed blobs a
-// session names are put back before anything else is removed. The zero of
-// a nil *TrashMarks marks nothing and restores nothing.
+// --delete-source, through retain.MarkOptions.Also), so that the trashed
+// blobs a session names are put back before anything else is removed. The
+// zero of a nil *TrashMarks marks nothing and restores nothing.
 type TrashMarks struct{ t *trashIndex }
 
 // LoadTrashMarks lists the trash of st (the blobs of shard sh).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -183,10 +184,10 @@ func TestOneRetentionModel(t *testing.T) {
 	migrated := func(k string) bool { _, ok := j.State().Copied.Get(k); return ok }
 	tmpl, err := migrate.ParseTemplate("{files_dir}/remote/{key}", map[string]string{"files_dir": filepath.Dir(w.inbound)})
 	must(t, err)
-	copies := gc.MarkOptions{CopiedTo: tmpl.CopyPrefixes(dst.(store.Bucket), w.inbound)}
+	copies := retain.MarkOptions{CopiedTo: tmpl.CopyPrefixes(dst.(store.Bucket), w.inbound)}
 	ck, ret, err := migrate.CheckRetained(ctx, srcs, st, scan.NewResolver(st, []string{w.root}), migrated, 0, copies)
 	must(t, err)
-	sel, err := migrate.SelectDeletable(ctx, j, dst, ck, ret, ret.Started.Add(-gc.DefaultMinAge), 2)
+	sel, err := migrate.SelectDeletable(ctx, j, dst, ck, ret, ret.Started.Add(-retain.DefaultMinAge), 2)
 	must(t, err)
 	var migrateKeys []string
 	for _, c := range sel.Candidates {
@@ -213,113 +214,6 @@ func TestOneRetentionModel(t *testing.T) {
 	must(t, err)
 	if vr.Sessions == nil || vr.Sessions.Orphans != int64(len(gcKeys)) || vr.Sessions.OrphanBytes != plan.CandidateBytes {
 		t.Fatalf("verify: %+v, gc: %d candidates of %d bytes", vr.Sessions, len(gcKeys), plan.CandidateBytes)
-	}
-}
-
-// TestMarkFence: migrate's selection keeps a blob younger than the fence, as
-// gc does, and counts it.
-func TestMarkFence(t *testing.T) {
-	ctx := context.Background()
-	w := newForgeWork(t)
-	old := w.blob(t, "old")
-	young := name("young")
-	must(t, os.WriteFile(filepath.Join(w.inbound, young), []byte("young"), 0o600))
-	saveForge(t, w.sessions, textSession("t", "nothing here"))
-	st, err := store.Open(ctx, w.inbound)
-	must(t, err)
-	defer st.Close()
-	src, err := sessions.Open(ctx, w.sessions, sessions.Options{})
-	must(t, err)
-	defer src.Close()
-	r, err := gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{})
-	must(t, err)
-	cutoff := r.Started.Add(-gc.DefaultMinAge)
-	if got := r.Keeps(old, cutoff); got != "" {
-		t.Errorf("old blob: kept (%s)", got)
-	}
-	if got := r.Keeps(young, cutoff); got != gc.KeptYoung {
-		t.Errorf("young blob: %q", got)
-	}
-	if got := r.Keeps("not-in-the-store.png", cutoff); got != gc.KeptUnlisted {
-		t.Errorf("unknown key: %q", got)
-	}
-	if r.Kept != 0 || r.Blobs != 2 || !r.Complete {
-		t.Errorf("retention: %d kept of %d, complete %v", r.Kept, r.Blobs, r.Complete)
-	}
-}
-
-// TestMarkCopiedTo: text naming a blob's copy under the destination does not
-// keep the source; any other mention of the blob in the same string does, and
-// so does a path that climbs out of the prefix.
-func TestMarkCopiedTo(t *testing.T) {
-	ctx := context.Background()
-	w := newForgeWork(t)
-	var ks []string
-	texts := []string{
-		"saved to s3://media/inbound/%s.",
-		"s3://media/inbound/%s and the original /srv/agent/.forge/files/inbound/%[1]s",
-		"s3://media/inbound/../elsewhere/%s",
-		`{"uri":"s3://media/inbound/%s"}`,
-	}
-	for i, text := range texts {
-		k := w.blob(t, fmt.Sprint("copied ", i))
-		ks = append(ks, k)
-		saveForge(t, w.sessions, textSession(fmt.Sprint("t-", i), fmt.Sprintf(text, k)))
-	}
-	st, err := store.Open(ctx, w.inbound)
-	must(t, err)
-	defer st.Close()
-	src, err := sessions.Open(ctx, w.sessions, sessions.Options{})
-	must(t, err)
-	defer src.Close()
-	r, err := gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{CopiedTo: []string{"s3://media/inbound/"}})
-	must(t, err)
-	want := []bool{false, true, true, false}
-	for i, k := range ks {
-		id, _ := r.Lookup(k)
-		if got := r.KeptID(id); got != want[i] {
-			t.Errorf("%q: kept %v, want %v", texts[i], got, want[i])
-		}
-	}
-	// Without the destination every one of them is kept.
-	r, err = gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{})
-	must(t, err)
-	if r.Kept != int64(len(ks)) {
-		t.Errorf("without CopiedTo: %d of %d kept", r.Kept, len(ks))
-	}
-}
-
-// TestMarkCopiedToEndsWithTheKey: the text left out for naming a copy ends
-// where the copy's key ends, whatever byte follows it; a blob named after it
-// in the same string is kept, as gc keeps it.
-func TestMarkCopiedToEndsWithTheKey(t *testing.T) {
-	ctx := context.Background()
-	w := newForgeWork(t)
-	const copies = "/srv/agent/.forge/files/remote/"
-	// A URL's query, a shell's assignment and path list, a fragment, a
-	// list, a space, and the punctuation of prose in Chinese and Japanese.
-	seps := []string{"&right=", ":", "=", "?", "#", ",", ";", " ", "、", "，", "："}
-	var copied, after []string
-	for i, sep := range seps {
-		x, y := w.blob(t, fmt.Sprint("copied ", i)), w.blob(t, fmt.Sprint("named after it ", i))
-		copied, after = append(copied, x), append(after, y)
-		saveForge(t, w.sessions, textSession(fmt.Sprint("t-", i), copies+x+sep+w.inbound+"/"+y))
-	}
-	st, err := store.Open(ctx, w.inbound)
-	must(t, err)
-	defer st.Close()
-	src, err := sessions.Open(ctx, w.sessions, sessions.Options{})
-	must(t, err)
-	defer src.Close()
-	r, err := gc.Mark(ctx, st, []sessions.Source{src}, gc.MarkOptions{CopiedTo: []string{copies}})
-	must(t, err)
-	for i := range copied {
-		if id, _ := r.Lookup(copied[i]); r.KeptID(id) {
-			t.Errorf("%q after the copy: its source is kept by the text naming the copy", seps[i])
-		}
-		if id, _ := r.Lookup(after[i]); !r.KeptID(id) {
-			t.Errorf("%q after the copy: the blob named next in the same string is not kept", seps[i])
-		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mediactl/mediactl/internal/realworld"
 	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -107,7 +108,7 @@ func TestShardedPlansAddUpToTheWholePlan(t *testing.T) {
 	now := time.Now()
 	policies := map[string]gc.Options{
 		"refcount":                  {Now: now},
-		"refcount min-age 0":        {Now: now, MinAge: gc.NoMinAge},
+		"refcount min-age 0":        {Now: now, MinAge: retain.NoMinAge},
 		"age 30d":                   {Now: now, Policy: gc.Age, MaxAge: 30 * 24 * time.Hour},
 		"age 7d keeping referenced": {Now: now, Policy: gc.Age, MaxAge: 7 * 24 * time.Hour, KeepReferenced: true},
 	}

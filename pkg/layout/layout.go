@@ -278,7 +278,7 @@ func (l *Layout) Resolver(dir string) *ref.Resolver {
 // directory, listed again when a sidecar's upload is not in the last listing.
 // When that directory cannot be listed it cannot tell, and says so with an
 // empty owner and ok: a sidecar whose upload is unknown must not be taken for
-// an orphan (see gc.MarkOptions.Companion). A layout without such a store
+// an orphan (see retain.MarkOptions.Companion). A layout without such a store
 // (and a nil layout) has no companions.
 func (l *Layout) Companion(key string) (owner string, ok bool) {
 	if l == nil {

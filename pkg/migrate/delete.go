@@ -9,25 +9,25 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/trash"
 )
 
-// CheckRetained is Check and the retention model's marking (gc.Mark) in one
+// CheckRetained is Check and the retention model's marking (retain.Mark) in one
 // read of the sessions: the report of references still pointing at migrated
 // blobs, and the decision of which of from's blobs the sessions keep.
 // copiedTo are the URL prefixes of the proven copies (the destination's
 // ObjectURL with an empty key): text naming a copy there keeps the copy, not
 // the source.
-func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int, mark gc.MarkOptions) (*CheckReport, *gc.Retention, error) {
+func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int, mark retain.MarkOptions) (*CheckReport, *retain.Retention, error) {
 	cr, onRef := newCheck(migrated, maxListed)
 	mark.Stores = []scan.Target{{Store: from, Resolver: res}}
 	mark.OnReference = onRef
-	r, err := gc.Mark(ctx, from, srcs, mark)
+	r, err := retain.Mark(ctx, from, srcs, mark)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,7 +67,7 @@ var ErrIncompleteRead = errors.New("not every session or the whole store could b
 // rule, not younger than cutoff) and, on top of that, its copy is proven, no
 // precise reference points at it (ck) and the copy is still in the
 // destination with the proven size and digest (Deletable).
-func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckReport, r *gc.Retention, cutoff time.Time, jobs int) (*DeleteSelection, error) {
+func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckReport, r *retain.Retention, cutoff time.Time, jobs int) (*DeleteSelection, error) {
 	if !ck.Complete || !r.Complete {
 		return nil, ErrIncompleteRead
 	}
@@ -78,11 +78,11 @@ func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckR
 			return true
 		}
 		switch r.Keeps(key, cutoff) {
-		case gc.KeptReferenced:
+		case retain.KeptReferenced:
 			sel.KeptRetained++
-		case gc.KeptYoung:
+		case retain.KeptYoung:
 			sel.KeptYoung++
-		case gc.KeptUnlisted:
+		case retain.KeptUnlisted:
 			sel.KeptUnlisted++
 		default:
 			return false

@@ -12,6 +12,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/shard"
@@ -106,7 +107,7 @@ type Estimate struct {
 type DeleteReport struct {
 	Candidates int64 `json:"candidates"`
 	// Kept counts sources a precise reference still points at; KeptRetained
-	// the others that gc's retention rule keeps (a session names them),
+	// the others that the retention rule keeps (a session names them),
 	// KeptYoung those younger than MinAge, KeptUnlisted those that are no
 	// longer regular blobs of the store.
 	Kept         int64  `json:"kept_referenced"`
@@ -290,7 +291,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 			res = scan.NewResolver(opts.From, opts.Bases)
 		}
 		var ck *CheckReport
-		var ret *gc.Retention
+		var ret *retain.Retention
 		var copiedTo []string
 		var marks *gc.TrashMarks
 		checkStart := time.Now()
@@ -302,7 +303,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 				srcDir = l.Dir()
 			}
 			copiedTo = opts.Template.CopyPrefixes(dst, srcDir)
-			mark := gc.MarkOptions{Jobs: opts.Jobs, CopiedTo: copiedTo, Companion: opts.Companion}
+			mark := retain.MarkOptions{Jobs: opts.Jobs, CopiedTo: copiedTo, Companion: opts.Companion}
 			// The same read checks the trash: a trashed blob that a session
 			// began to name comes back before any source is removed.
 			if marks, err = trashMarks(ctx, lock, &opts); err != nil {
@@ -420,10 +421,10 @@ func estimateFor(r *Report, j *Journal) *Estimate {
 	return e
 }
 
-// deleteSources moves the proven sources that gc's retention model lets go
+// deleteSources moves the proven sources that the retention model lets go
 // and that no session points at into the trash. It refuses when anything
 // before it was incomplete: a source is only removed on complete knowledge.
-func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, dst store.Store, ck *CheckReport, ret *gc.Retention, so outcome.Outcome, copiedTo []string, marks *gc.TrashMarks, checkStart time.Time) *DeleteReport {
+func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, dst store.Store, ck *CheckReport, ret *retain.Retention, so outcome.Outcome, copiedTo []string, marks *gc.TrashMarks, checkStart time.Time) *DeleteReport {
 	d := &DeleteReport{CopyGone: []Problem{}, MinAge: opts.MinAge.String()}
 	switch {
 	case !ck.Complete || !ret.Complete:

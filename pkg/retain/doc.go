@@ -16,4 +16,19 @@
 // The price is that a name is kept by more than a precise reference: a
 // stem's words in that order anywhere in one session string. A false
 // "referenced" only keeps a blob; a false "unreferenced" loses data.
+//
+// # The retention model
+//
+// Mark applies the rule to a whole store: it lists the store into an Index
+// (with each blob's size and modification time, about 12 bytes a blob
+// beside the index), gives every string of every session to it, and returns
+// a Retention, the one decision that every removing path reads — gc's plans,
+// verify's orphans, migrate's --delete-source; none of them decides
+// retention on its own. A Retention keeps a blob a session names
+// (KeptID), the whole group of an owner and its companions when a session
+// names a member (MarkOptions.Companion), and a blob modified after the
+// fence, or one of whose group was (Young; DefaultMinAge, NoMinAge,
+// ParseAge); text naming a proven copy of a blob (MarkOptions.CopiedTo) does
+// not keep the blob itself. A Retention that did not read the whole listing
+// and every session is not Complete, and nothing may be removed on it.
 package retain

@@ -35,9 +35,9 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
-	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/mediatype"
 	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/shard"
@@ -134,7 +134,7 @@ type Options struct {
 	// when nil (a layout gives one that knows its aliases and home).
 	Resolver *ref.Resolver
 	// Companion names the owner of a sidecar that lives and dies with it
-	// (gc.MarkOptions.Companion).
+	// (retain.MarkOptions.Companion).
 	Companion func(key string) (owner string, ok bool)
 	// MaxListed caps each list of the report (counts stay exact); 0 means 10,000.
 	MaxListed int
@@ -145,7 +145,7 @@ type Options struct {
 	Progress interface{ Add(int64) }
 	// OnResult, when set, is called for every blob checked, from one goroutine.
 	OnResult func(Result)
-	// Shard, when sharded, verifies only that shard's blobs (gc.InShard) and
+	// Shard, when sharded, verifies only that shard's blobs (retain.InShard) and
 	// reports only the dangling references and orphans that are its own: the
 	// N shards of a split together check every blob exactly once.
 	Shard shard.Spec
@@ -328,7 +328,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			}
 		}()
 		visit := func(e store.Entry) error {
-			if !gc.InShard(opts.Shard, e.Key, opts.Companion) {
+			if !retain.InShard(opts.Shard, e.Key, opts.Companion) {
 				return nil // another shard's
 			}
 			if a, skip := entryAnomaly(e); skip {
@@ -375,7 +375,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		// Another shard's keys are dropped before a key-order listing holds
 		// their names (a file:// bucket's sorts each folder).
-		owned := func(key string) bool { return gc.InShard(opts.Shard, key, opts.Companion) }
+		owned := func(key string) bool { return retain.InShard(opts.Shard, key, opts.Companion) }
 		listErr = store.ListSelected(ctx, opts.Store, "", owned, visit)
 	}()
 
@@ -798,9 +798,9 @@ func magicMismatch(key string, size int64, head []byte) (AnomalyKind, string) {
 }
 
 // sessionIndex is the retention model's decision about the store's blobs
-// (gc.Mark): which of them sessions keep.
+// (retain.Mark): which of them sessions keep.
 type sessionIndex struct {
-	r *gc.Retention
+	r *retain.Retention
 }
 
 // readSessions lists the store and scans the sessions once, through the
@@ -811,7 +811,7 @@ func readSessions(ctx context.Context, opts Options, rep *Report) (*sessionIndex
 	if res == nil {
 		res = scan.NewResolver(opts.Store, opts.Bases)
 	}
-	r, err := gc.Mark(ctx, opts.Store, opts.Sessions, gc.MarkOptions{
+	r, err := retain.Mark(ctx, opts.Store, opts.Sessions, retain.MarkOptions{
 		Jobs:      opts.Jobs,
 		Stores:    []scan.Target{{Store: opts.Store, Resolver: res}},
 		Companion: opts.Companion,

@@ -1,15 +1,13 @@
-package gc
+package retain
 
 import (
 	"testing"
 	"time"
-
-	"github.com/mediactl/mediactl/pkg/retain"
 )
 
 // TestBlobSizes: sizes are kept in 32 bits, those of 4 GiB and more aside.
 func TestBlobSizes(t *testing.T) {
-	b := &blobs{idx: retain.NewIndex()}
+	b := &blobs{idx: NewIndex()}
 	sizes := []int64{0, 1, bigSize - 1, bigSize, 5 << 30, 1 << 62, -1}
 	for i, s := range sizes {
 		b.add(string(rune('a'+i))+".bin", s, time.Unix(0, int64(i)))

@@ -1,4 +1,4 @@
-package gc_test
+package retain_test
 
 import (
 	"context"
@@ -10,23 +10,23 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite"
 
-	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/retain/retaintest"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
-// The retention conformance table (package reftest) runs unchanged against
-// every kind of session source: a folder of files, SQLite TEXT and BLOB
-// columns (and a BLOB column of SQLite JSONB), Postgres text, json, jsonb,
-// text[] and bytea columns, and a bucket of JSON objects. Whatever the
-// source, a refcount plan keeps every planted blob and takes the control blob.
+// The retention conformance table (package retaintest) runs unchanged
+// against every kind of session source: a folder of files, a JSON Lines
+// file, SQLite TEXT and BLOB columns (and a BLOB column of SQLite JSONB),
+// Postgres text, json, jsonb, xml, text[] and bytea columns, and a bucket of
+// JSON objects. Whatever the source, Mark keeps every planted blob and not
+// the control blob.
 func TestRetentionConformanceEverySource(t *testing.T) {
 	cases := retaintest.Cases()
 	sources := []struct {
@@ -54,13 +54,8 @@ func TestRetentionConformanceEverySource(t *testing.T) {
 		t.Run(src.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			old := time.Now().Add(-48 * time.Hour)
 			for _, name := range append([]string{retaintest.Control()}, blobsOf(cases)...) {
-				p := filepath.Join(dir, name)
-				if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chtimes(p, old, old); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -74,27 +69,30 @@ func TestRetentionConformanceEverySource(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			p, err := gc.MakePlan(ctx, gc.Options{Store: st, Sessions: []sessions.Source{s}, MinAge: time.Hour})
+			r, err := retain.Mark(ctx, st, []sessions.Source{s}, retain.MarkOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !p.Complete {
-				t.Fatalf("plan incomplete: %v", p.Problems)
+			if !r.Complete {
+				t.Fatalf("retention incomplete: %v", r.Problems)
 			}
 			byBlob := map[string]string{}
 			for _, c := range cases {
 				byBlob[c.Blob] = c.Name + ": " + c.Doc
 			}
 			control := false
-			for c := range p.Candidates.All() {
-				if c.Key == retaintest.Control() {
-					control = true
+			for id := range r.Len() {
+				key := r.Key(id)
+				if key == retaintest.Control() {
+					control = !r.KeptID(id)
 					continue
 				}
-				t.Errorf("referenced blob %q is a candidate; it is named by %s", c.Key, byBlob[c.Key])
+				if !r.KeptID(id) {
+					t.Errorf("referenced blob %q is not kept; it is named by %s", key, byBlob[key])
+				}
 			}
 			if !control {
-				t.Errorf("the control blob is not a candidate: the source proves nothing")
+				t.Errorf("the control blob is kept (or missing): the source proves nothing")
 			}
 		})
 	}

@@ -1,7 +1,6 @@
-package gc
+package retain
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/blobname"
-	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/shard"
@@ -23,8 +21,9 @@ import (
 // is not saved yet, so no path removes it.
 const DefaultMinAge = 24 * time.Hour
 
-// NoMinAge as Options.MinAge asks for no fence at all (the zero value means
-// DefaultMinAge): for a store whose writers are all stopped.
+// NoMinAge as a minimum age (gc's Options.MinAge, migrate's) asks for no
+// fence at all (the zero value means DefaultMinAge): for a store whose
+// writers are all stopped.
 const NoMinAge time.Duration = -1
 
 // MarkOptions configure Mark.
@@ -32,7 +31,7 @@ type MarkOptions struct {
 	// Jobs is passed to the session scan.
 	Jobs int
 	// Companion, when set, names the owner of a key that lives and dies with
-	// another blob (a sidecar of an upload); see Retention.Kept. An empty
+	// another blob (a sidecar of an upload); see Retention.KeptID. An empty
 	// owner with ok says the rule cannot tell: the retention is then
 	// incomplete, since the key may be the sidecar of a blob in use.
 	Companion func(key string) (owner string, ok bool)
@@ -53,7 +52,7 @@ type MarkOptions struct {
 	Progress    scan.Progress
 
 	// Also, when set, sees every session string the rule sees, in the same
-	// read: gc marks its trash with it (see CheckTrash).
+	// read: gc marks its trash with it (see gc.CheckTrash).
 	Also func([]byte)
 
 	// Shard, when sharded, keeps only that shard's blobs in the retention
@@ -64,8 +63,8 @@ type MarkOptions struct {
 }
 
 // Retention is the retention model's decision about every blob of a store:
-// which of them the sessions keep. Mark makes it; MakePlan, verify's orphan
-// count and migrate's --delete-source read it.
+// which of them the sessions keep. Mark makes it; gc's MakePlan, verify's
+// orphan count and migrate's --delete-source read it.
 type Retention struct {
 	Store string
 	// Started is when Mark began, before the listing: the fence of a decision
@@ -86,7 +85,7 @@ type Retention struct {
 	ListError string
 	// Nested are folders of the store holding another store's internal
 	// folder; their contents are listed as this store's blobs, so nothing
-	// may be removed on this decision (see NestedStoreError).
+	// may be removed on this decision (see gc.NestedStoreError).
 	Nested []string
 
 	b *blobs
@@ -109,12 +108,12 @@ type groupState struct {
 // Problems and makes the retention incomplete.
 func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts MarkOptions) (*Retention, error) {
 	if st == nil {
-		return nil, errors.New("gc: no store")
+		return nil, errors.New("retain: no store")
 	}
 	r := &Retention{Store: st.Location(), Started: time.Now(), Complete: true, Problems: []string{}}
 	// The index keeps the keys, compactly; per blob the retention adds its
 	// size and time.
-	r.b = &blobs{idx: retain.NewIndex()}
+	r.b = &blobs{idx: NewIndex()}
 	// A key-order listing asks about each key before it holds the name: a
 	// shard keeps its own blobs, and every key inside a nested store's
 	// folder, which must refuse the run on every shard alike.
@@ -196,12 +195,12 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 			Shard:     opts.Shard,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("gc: %w", err)
+			return nil, fmt.Errorf("retain: %w", err)
 		}
 		r.Scan, r.SessionsRead = sr, true
 		if !sr.Complete || sr.Interrupted {
 			r.Complete = false
-			r.Problems = append(r.Problems, listedProblems(sr)...)
+			r.Problems = append(r.Problems, sr.ProblemLines()...)
 		}
 		if r.group != nil {
 			r.settleGroups()
@@ -288,13 +287,24 @@ func (r *Retention) nested(dir string) {
 func (r *Retention) Len() int { return r.b.idx.Len() }
 
 // Index is the marked index of the store's blobs.
-func (r *Retention) Index() *retain.Index { return r.b.idx }
+func (r *Retention) Index() *Index { return r.b.idx }
 
 // Key, Size and ModTime describe blob id as the listing saw it.
 func (r *Retention) Key(id int) string             { return r.b.idx.Key(id) }
 func (r *Retention) Size(id int) int64             { return r.b.size(id) }
 func (r *Retention) ModTime(id int) time.Time      { return time.Unix(0, r.b.mtimes.At(id)) }
 func (r *Retention) Lookup(key string) (int, bool) { return r.b.idx.Lookup(key) }
+
+// CompareByTime orders blobs i and j oldest first, then by key: the order in
+// which gc lists its candidates. It compares the times as the retention
+// holds them, so that a sort of millions of ids builds no time.Time per
+// comparison.
+func (r *Retention) CompareByTime(i, j int) int {
+	if c := cmp.Compare(r.b.mtimes.At(i), r.b.mtimes.At(j)); c != 0 {
+		return c
+	}
+	return r.b.idx.CompareKeys(i, j)
+}
 
 // KeptID reports whether the retention rule keeps blob id: a session names
 // it, or it is in a group (an owner and its companions) of which a session
@@ -365,119 +375,52 @@ const (
 	KeptUnlisted   Reason = "not a regular blob of the store's listing"
 )
 
-func nonEmpty(ss []string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// copyNames says which text names a copy rather than a blob of the store: a
-// prefix (MarkOptions.CopiedTo) followed by a key of the store.
-type copyNames struct {
-	prefixes []string
-	isKey    func(key string) bool
-	longest  int // the length of the store's longest key
-}
-
-// markOutside wraps mark so that text naming a copy (see copyNames) is
-// blanked before the rule sees it.
-func markOutside(mark func([]byte), c copyNames) func([]byte) {
-	return func(s []byte) {
-		if !containsAny(s, c.prefixes) {
-			mark(s)
-			return
-		}
-		mark(blankCopies(s, c))
-	}
-}
-
-func containsAny(s []byte, prefixes []string) bool {
-	for _, p := range prefixes {
-		if bytes.Contains(s, []byte(p)) {
-			return true
-		}
-	}
-	return false
-}
-
-// blankCopies returns a copy of s in which every prefix + key is replaced by
-// spaces, and nothing else: a copy's path is often followed by more text in
-// the same string (a URL's "&right=" and another path, a shell's
-// "IMAGES=a.png:b.png"), which names other blobs and must still keep them.
+// TakeOldest is a size cap's choice among removable blobs: ids, sorted
+// oldest first (CompareByTime), are taken in order until the store, size
+// bytes now, is at most maxSize; it returns the ids taken, in the order of
+// ids, and the store's size after them. An owner is always taken with its
+// companions (they are removable exactly when it is) and a companion never
+// without its owner, which is why the choice is the retention's: only it
+// knows the groups. Without groups the result shares ids' array.
 //
-// A copy's key ends where the rule reads a name as ending (retain.NameEnds): at
-// the end of s or before a byte that is not a token byte, trailing dots aside
-// ("saved to …/ab.png."). Where several keys would fit, the shortest is
-// blanked: the less text left out, the more the rule keeps. Text after a
-// prefix that is no key of the store (a ".." path, a key followed by more of a
-// name, "ab.png.bak") is left as it is.
-func blankCopies(s []byte, c copyNames) []byte {
-	out := bytes.Clone(s)
-	for _, p := range c.prefixes {
-		for i := 0; ; {
-			j := bytes.Index(out[i:], []byte(p))
-			if j < 0 {
+// flags are bits of an id that are not part of the blob's id (gc marks the
+// referenced candidates of an age plan with one); they are kept as they are.
+func (r *Retention) TakeOldest(ids []uint32, flags uint32, size, maxSize int64) (taken []uint32, sizeAfter int64) {
+	if r.owner == nil {
+		n := 0
+		for _, id := range ids {
+			if size <= maxSize {
 				break
 			}
-			start := i + j
-			i = start + 1
-			if n := c.keyAt(out[start+len(p):]); n > 0 {
-				end := start + len(p) + n
-				for k := start; k < end; k++ {
-					out[k] = ' '
-				}
-				i = end
-			}
+			size -= r.b.size(int(id &^ flags))
+			n++
 		}
+		return slices.Clip(ids[:n]), size
 	}
-	return out
-}
-
-// keyAt is the length of the shortest key of the store that rest starts with
-// and that ends where a name ends, or 0.
-func (c copyNames) keyAt(rest []byte) int {
-	for n := 1; n <= len(rest) && n <= c.longest; n++ {
-		if retain.NameEnds(rest[n:]) && c.isKey(string(rest[:n])) {
-			return n
-		}
-	}
-	return 0
-}
-
-// takeGroups is the size cap's choice when the store has groups: candidates
-// oldest first until the store is at most maxSize, an owner always with its
-// companions (they are candidates exactly when it is), a companion never
-// without its owner. ids are sorted; so is the result.
-func (r *Retention) takeGroups(ids []uint32, maxSize int64, sizeAfter *int64) []uint32 {
 	members := map[uint32][]uint32{}
 	for c, o := range r.owner {
 		members[o] = append(members[o], c)
 	}
 	isCandidate := make(map[uint32]uint32, len(r.owner))
 	for _, id := range ids {
-		if _, ok := r.owner[id&^referencedBit]; ok {
-			isCandidate[id&^referencedBit] = id
+		if _, ok := r.owner[id&^flags]; ok {
+			isCandidate[id&^flags] = id
 		}
 	}
-	var taken []uint32
 	for _, id := range ids {
-		if *sizeAfter <= maxSize {
+		if size <= maxSize {
 			break
 		}
-		n := id &^ referencedBit
+		n := id &^ flags
 		if _, ok := r.owner[n]; ok {
 			continue // taken with its owner
 		}
 		taken = append(taken, id)
-		*sizeAfter -= r.b.size(int(n))
+		size -= r.b.size(int(n))
 		for _, c := range members[n] {
 			if cid, ok := isCandidate[c]; ok {
 				taken = append(taken, cid)
-				*sizeAfter -= r.b.size(int(c))
+				size -= r.b.size(int(c))
 			}
 		}
 	}
@@ -486,5 +429,5 @@ func (r *Retention) takeGroups(ids []uint32, maxSize int64, sizeAfter *int64) []
 		pos[id] = i
 	}
 	slices.SortFunc(taken, func(x, y uint32) int { return cmp.Compare(pos[x], pos[y]) })
-	return slices.Clip(taken)
+	return slices.Clip(taken), size
 }
