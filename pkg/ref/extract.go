@@ -388,6 +388,11 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 		return
 	}
 	atLocation := isLocationKey(key)
+	if atLocation && len(t) < len(s) && trailingBlanks(s, t) && (startsAbsolute(t) || bytes.HasPrefix(t, []byte("~/"))) {
+		// The whole value is the name the runtime wrote: coffer keeps the
+		// user's suffix as it was, "scan.pdf " too.
+		t = s
+	}
 	// The white space trimmed holds no slash: t has one when s has.
 	slashed := bytes.IndexByte(t, '/') >= 0
 	// Only a value that could be a reference by itself is converted and
@@ -401,6 +406,26 @@ func (h *docHandler) plain(s []byte, key []byte, at *where, off int64) {
 	if slashed {
 		h.words(s, at, off)
 	}
+}
+
+// trailingBlanks reports whether s is t followed by spaces, tabs and
+// no-break spaces only (no line break): blanks a file name may end with.
+func trailingBlanks(s, t []byte) bool {
+	if !bytes.HasPrefix(s, t) {
+		return false
+	}
+	rest := s[len(t):]
+	for len(rest) > 0 {
+		switch {
+		case rest[0] == ' ' || rest[0] == '\t':
+			rest = rest[1:]
+		case bytes.HasPrefix(rest, []byte("\u00a0")):
+			rest = rest[len("\u00a0"):]
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // trimSpace is bytes.TrimSpace, without its call for the usual string, which
@@ -968,7 +993,7 @@ func classifyShaped(v string, atLocation bool, sh shape) (Reference, bool) {
 		return Reference{}, false // "see a/b for details"
 	case !blobName && !atLocation:
 		return Reference{}, false
-	case atLocation && !blobName && !looksLikeFile(v):
+	case atLocation && !blobName && !looksLikeFile(v, absolute):
 		return Reference{}, false
 	}
 	kind := RelPath // "~/…" too: the resolver knows the home directory, or not
@@ -1021,9 +1046,12 @@ func spaceFreeExt(v string) bool {
 }
 
 // looksLikeFile admits a location value that names a file: a path with a slash, or
-// a bare name with an extension. It keeps values such as "messages" or "#top" out.
-func looksLikeFile(v string) bool {
-	if strings.ContainsAny(v, "#?*") {
+// a bare name with an extension. It keeps values such as "messages", "#top" or
+// a relative link's "img.png?v=2" out; an absolute path (or "~/…") is a file
+// path whatever its name holds: coffer names a download by a uuid and the
+// user's own suffix, "<uuid>.v1#draft?x=1" too.
+func looksLikeFile(v string, absolute bool) bool {
+	if !absolute && strings.ContainsAny(v, "#?*") {
 		return false
 	}
 	if strings.Contains(v, "/") {

@@ -481,3 +481,34 @@ func TestExtractRuntimeSpellings(t *testing.T) {
 		})
 	}
 }
+
+// TestExtractExactNames: a location value is the whole name the runtime
+// wrote. Coffer names a download by uuid4().hex and the user's own suffix,
+// whatever it is: a trailing space or no-break space, '#', '?', '&', '%',
+// quotes. A relative link's "img.png?v=2" stays no reference, and a value
+// ending in a line break is trimmed.
+func TestExtractExactNames(t *testing.T) {
+	const dir = "/home/u/.coffer/channel-media/"
+	for _, name := range []string{
+		"0425eb9f0425eb9f0425eb9f0425eb46.pdf ",
+		"0425eb9f0425eb9f0425eb9f0425eb46.pdf\u00a0",
+		"59e8372e59e8372e59e8372e59e8a5dd.v1#draft?x=1",
+		"59e8372e59e8372e59e8372e59e8a5dd.a&b 100%",
+		`59e8372e59e8372e59e8372e59e8a5dd.it's "q"`,
+	} {
+		quoted, _ := json.Marshal(dir + name)
+		got := extractDoc(t, `{"type": "attachment", "path": `+string(quoted)+`}`)
+		if len(got) != 1 || got[0].Raw != dir+name {
+			t.Errorf("%q: got %v, want the whole name", name, got)
+		}
+	}
+	for _, doc := range []string{`{"src": "img.png?v=2"}`, `{"path": "#top"}`} {
+		if got := extractDoc(t, doc); len(got) != 0 {
+			t.Errorf("%s: %v, want no reference", doc, got)
+		}
+	}
+	got := extractDoc(t, `{"path": "`+dir+`a.pdf\n"}`)
+	if len(got) != 1 || got[0].Raw != dir+"a.pdf" {
+		t.Errorf("a value ending in a line break: %v", got)
+	}
+}

@@ -129,6 +129,10 @@ var blobKinds = []blobKind{
 	{"coffer-noext", func(u string) string { return u[:32] }, same},
 	{"coffer-upper", func(u string) string { return u[:32] + ".JPG" }, same},
 	{"coffer-quote", func(u string) string { return u[:32] + ".v2 (Bob's edit)" }, same},
+	// The user's file was "scan.pdf " (a trailing space), or carried a
+	// fragment and a query in its name.
+	{"coffer-trailing-space", func(u string) string { return u[:32] + ".pdf " }, same},
+	{"coffer-fragment", func(u string) string { return u[:32] + ".v1#draft?x=1&y=100%" }, same},
 	// The file is named in NFD (macOS), the session in NFC, and the reverse.
 	{"nfd-file", func(u string) string { return u[:12] + "-" + nfdName + ".pdf" }, norm.NFC.String},
 	{"nfc-file", func(u string) string { return u[:12] + "-März.pdf" }, norm.NFD.String},
@@ -312,7 +316,7 @@ func Cases() []Case {
 		num = fmt.Sprint(1_000_000_000 + n + 1)
 		out = append(out, Case{st.String() + "/float", num + ".jpg", message(st, "role", Quote("user", st), "media_id", num+".0")})
 		unique()
-		big := uint64(1_000_000_000_000_000_000) * uint64(1+n%7)
+		big := uint64(1_000_000_000_000_000_000) + uint64(n)*1_000_000_000_000
 		out = append(out, Case{st.String() + "/exponent", fmt.Sprint(big) + ".jpg", message(st, "role", Quote("user", st), "media_id", strconv.FormatFloat(float64(big), 'e', -1, 64))})
 		unique()
 		// A digest in upper case, in prose.
