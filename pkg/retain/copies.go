@@ -1,6 +1,9 @@
 package retain
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // MarkOutsideCopies wraps mark so that text naming a copy rather than a blob
 // is blanked before mark sees it (see MarkOptions.CopiedTo): one of
@@ -18,6 +21,10 @@ func MarkOutsideCopies(mark func([]byte), prefixes []string, longest int, isKey 
 	}
 	return markOutside(mark, copyNames{prefixes: prefixes, longest: longest, isKey: isKey})
 }
+
+// escapeSlashes is s with every '/' written "\/", as PHP's json_encode and
+// some Java encoders write it, and as forge's tool calls sometimes carry it.
+func escapeSlashes(s string) string { return strings.ReplaceAll(s, "/", `\/`) }
 
 func nonEmpty(ss []string) []string {
 	var out []string
@@ -40,8 +47,14 @@ type copyNames struct {
 // markOutside wraps mark so that text naming a copy (see copyNames) is
 // blanked before the rule sees it.
 func markOutside(mark func([]byte), c copyNames) func([]byte) {
+	escaped := make([]string, 0, len(c.prefixes))
+	for _, p := range c.prefixes {
+		if e := escapeSlashes(p); e != p {
+			escaped = append(escaped, e)
+		}
+	}
 	return func(s []byte) {
-		if !containsAny(s, c.prefixes) {
+		if !containsAny(s, c.prefixes) && !containsAny(s, escaped) {
 			mark(s)
 			return
 		}
@@ -69,33 +82,62 @@ func containsAny(s []byte, prefixes []string) bool {
 // blanked: the less text left out, the more the rule keeps. Text after a
 // prefix that is no key of the store (a ".." path, a key followed by more of a
 // name, "ab.png.bak") is left as it is.
+//
+// A copy's path written with "\/" for every slash (JSON as PHP writes it, a
+// tool call's arguments) is blanked the same way: its key is read with "\/"
+// as "/".
 func blankCopies(s []byte, c copyNames) []byte {
 	out := bytes.Clone(s)
 	for _, p := range c.prefixes {
-		for i := 0; ; {
-			j := bytes.Index(out[i:], []byte(p))
-			if j < 0 {
-				break
+		out = c.blank(out, p, false)
+		if e := escapeSlashes(p); e != p {
+			out = c.blank(out, e, true)
+		}
+	}
+	return out
+}
+
+// blank blanks in out every p followed by a key (with "\/" for '/' when
+// escaped).
+func (c copyNames) blank(out []byte, p string, escaped bool) []byte {
+	for i := 0; ; {
+		j := bytes.Index(out[i:], []byte(p))
+		if j < 0 {
+			break
+		}
+		start := i + j
+		i = start + 1
+		if n := c.keyAt(out[start+len(p):], escaped); n > 0 {
+			end := start + len(p) + n
+			for k := start; k < end; k++ {
+				out[k] = ' '
 			}
-			start := i + j
-			i = start + 1
-			if n := c.keyAt(out[start+len(p):]); n > 0 {
-				end := start + len(p) + n
-				for k := start; k < end; k++ {
-					out[k] = ' '
-				}
-				i = end
-			}
+			i = end
 		}
 	}
 	return out
 }
 
 // keyAt is the length of the shortest key of the store that rest starts with
-// and that ends where a name ends, or 0.
-func (c copyNames) keyAt(rest []byte) int {
-	for n := 1; n <= len(rest) && n <= c.longest; n++ {
-		if NameEnds(rest[n:]) && c.isKey(string(rest[:n])) {
+// (with "\/" for each '/' when escaped) and that ends where a name ends, or
+// 0.
+func (c copyNames) keyAt(rest []byte, escaped bool) int {
+	longest := c.longest
+	if escaped {
+		longest *= 2
+	}
+	for n := 1; n <= len(rest) && n <= longest; n++ {
+		if !NameEnds(rest[n:]) {
+			continue
+		}
+		key := string(rest[:n])
+		if escaped {
+			if strings.HasSuffix(key, `\`) {
+				continue // half of a "\/"
+			}
+			key = strings.ReplaceAll(key, `\/`, "/")
+		}
+		if c.isKey(key) {
 			return n
 		}
 	}

@@ -26,6 +26,7 @@ func FuzzBlankCopies(f *testing.F) {
 	f.Add([]byte("saved to s3://media/inbound/ab.png."), "s3://media/inbound/")
 	f.Add([]byte(`{"uri":"s3://media/inbound/../x/ab.png"} s3://media/inbound/`), "s3://media/inbound/")
 	f.Add([]byte("s3://m/s3://m/a b.png&s3://m/ab.png:/srv/ab.png"), "s3://m/")
+	f.Add([]byte(`{"p":"s3:\/\/m\/x\/ab.png"} s3:\/\/m\/x\/ab.pn`), "s3://m/")
 	f.Fuzz(func(t *testing.T, s []byte, prefix string) {
 		if prefix == "" {
 			return
@@ -34,7 +35,7 @@ func FuzzBlankCopies(f *testing.F) {
 		if len(out) != len(s) {
 			t.Fatalf("length %d, want %d", len(out), len(s))
 		}
-		if !bytes.Contains(s, []byte(prefix)) && !bytes.Equal(out, s) {
+		if !bytes.Contains(s, []byte(prefix)) && !bytes.Contains(s, []byte(escapeSlashes(prefix))) && !bytes.Equal(out, s) {
 			t.Fatalf("text without the prefix changed: %q → %q", s, out)
 		}
 		for i := range s {
@@ -52,15 +53,19 @@ func FuzzBlankCopies(f *testing.F) {
 }
 
 // insideCopy reports whether byte i of s lies in an occurrence of prefix
-// followed by one of fuzzKeys.
+// followed by one of fuzzKeys, or of both with "\/" for every '/'.
 func insideCopy(s []byte, i int, prefix string) bool {
-	for start := 0; start <= i; start++ {
-		if !bytes.HasPrefix(s[start:], []byte(prefix)) {
-			continue
-		}
-		for _, k := range fuzzKeys {
-			if bytes.HasPrefix(s[start+len(prefix):], []byte(k)) && i < start+len(prefix)+len(k) {
-				return true
+	for _, esc := range []func(string) string{func(s string) string { return s }, escapeSlashes} {
+		p := esc(prefix)
+		for start := 0; start <= i; start++ {
+			if !bytes.HasPrefix(s[start:], []byte(p)) {
+				continue
+			}
+			for _, k := range fuzzKeys {
+				k = esc(k)
+				if bytes.HasPrefix(s[start+len(p):], []byte(k)) && i < start+len(p)+len(k) {
+					return true
+				}
 			}
 		}
 	}
@@ -103,6 +108,10 @@ func TestBlankCopies(t *testing.T) {
 		{"s3://b/in/ab.png.bak", ""},
 		{"s3://b/in/ab.png-thumb.png", ""},
 		{"s3://b/in/zz.png&right=" + y, ""},
+		// A tool call's arguments with "\/" for every slash.
+		{`{"path":"s3:\/\/b\/in\/ab.png"}`, `s3:\/\/b\/in\/ab.png`},
+		{`{"path":"s3:\/\/b\/in\/x\/ab.png","y":"\/srv\/cd.png"}`, `s3:\/\/b\/in\/x\/ab.png`},
+		{`s3:\/\/b\/in\/ab.png.bak`, ""},
 	} {
 		want := tc.in
 		if tc.blanked != "" {
