@@ -8,24 +8,33 @@
 # NEW_REF (default HEAD), each in a temporary `git worktree`, so that uncommitted edits in
 # the checkout do not enter either build; NEW_REF=worktree builds the checkout as it is
 # instead. Each build plans `gc --min-age 0 --dry-run -o json` (flags that BASE_REF has
-# too) on fresh copies of three stores, whose truth says which blobs some session needs:
+# too) on fresh copies of four stores, whose truth says which blobs some session needs:
 #   forge  — the store forge's own code wrote (internal/realworld/testdata: 104 blobs in
 #            .forge/files/{inbound,generated}, 50 JSON sessions), `--layout forge --root`;
 #   coffer — the pre-upgrade coffer home coffer's own code wrote (98 files in
 #            channel-media, sessions in coffer.db), `--layout coffer --root HOME/.coffer`;
 #   gen    — a bench/gensessions tree of N blobs (default 20000), half of them referenced,
 #            the gc.sh shape; the generator's construction says which: blobs 0..K-1 are
-#            referenced, the others named nowhere.
+#            referenced, the others named nowhere;
+#   uploads — a `bench/overkeep genuploads` store of UPLOADS files (default 2000) with the
+#            names people's devices and hands give (IMG_4821.JPG, "Screenshot 2024-06-12 at
+#            09.30.12.png", "Scan 12 of invoice-2024-03.pdf", "Lebenslauf März.pdf",
+#            image.png in many users' folders) under agent-inputs/{user}/{thread}/uploads/,
+#            and a folder of one JSON session per thread, `--store DIR --sessions DIR`:
+#            about half the uploads attached by their key, and every message with prose
+#            whose words the names share, naming no file. The construction says which are
+#            attached.
 # A true orphan is every blob the truth does not call needed: forge's `orphans` and its
 # text-only blob; coffer's `orphans` and its `mentioned_only` files (not attached; named
-# only in a tool's `ls` output); gen's unreferenced blobs. bench/overkeep (go run) unpacks
-# the realworld stores as internal/realworld does and writes the comparison: a markdown
-# table with one column per revision, then the kept orphans of each, on stdout and in
-# $BENCH_DIR/overkeep.md. It exits 1, saying so on stderr, when a plan would delete a
+# only in a tool's `ls` output); gen's unreferenced blobs; the uploads never attached (named,
+# when an attached upload in another folder has the same file name). bench/overkeep (built
+# first) unpacks the realworld stores as internal/realworld does, writes the uploads store
+# and writes the comparison: a markdown table with one column per revision, then the kept
+# orphans of each, on stdout and in $BENCH_DIR/overkeep.md. It exits 1, saying so on stderr, when a plan would delete a
 # needed blob.
 #
 #   bench/overkeep.sh                                  # fb6bbe3 against HEAD
-#   BASE_REF=v1.4.0 NEW_REF=worktree N=100000 bench/overkeep.sh
+#   BASE_REF=v1.4.0 NEW_REF=worktree N=100000 UPLOADS=20000 bench/overkeep.sh
 #   KEEP=1 bench/overkeep.sh                           # keep the stores, plans and truths
 #
 # Needs go and git; nothing else (no jq, no python).
@@ -35,6 +44,7 @@ cd "$(dirname "$0")/.."
 BASE_REF=${BASE_REF:-fb6bbe3}
 NEW_REF=${NEW_REF:-HEAD}
 N=${N:-20000}
+UPLOADS=${UPLOADS:-2000}
 KEEP=${KEEP:-0}
 BENCH_DIR=${BENCH_DIR:-/tmp/mediactl-bench}
 die() { echo "bench/overkeep.sh: $*" >&2; exit 2; }
@@ -81,17 +91,25 @@ gen="$work/gen-src"
 say=$(go run ./bench/gensessions -dir "$gen" -size $(( N * 640 )) -distinct $(( N / 2 )) -blobs "$N" -prose 60)
 referenced=$(sed -n 's/.*referencing \([0-9][0-9]*\) distinct blobs.*/\1/p' <<<"$say")
 [ -n "$referenced" ] || die "gensessions said: $say"
+# The uploads store, its sessions and its truth, once too.
+mkdir "$work/uploads-src"
+"$work/bin/overkeep" genuploads -n "$UPLOADS" -store "$work/uploads-src/media" \
+  -sessions "$work/uploads-src/sessions" -out "$work/uploads-src/truth.json"
 
 for rev in base new; do
   d="$work/$rev"
   "$work/bin/overkeep" prepare -dir "$d" >/dev/null
   cp -a "$gen" "$d/gen"
+  mkdir "$d/uploads"
+  cp -a "$work/uploads-src/media" "$work/uploads-src/sessions" "$d/uploads/"
+  cp "$work/uploads-src/truth.json" "$d/uploads.truth.json"
   "$work/bin/overkeep" gentruth -root "$d/gen" -blobs "$N" -referenced "$referenced" -out "$d/gen.truth.json"
-  for s in forge coffer gen; do
+  for s in forge coffer gen uploads; do
     case $s in
       forge) args=(--layout forge --root "$d/forge/work") ;;
       coffer) args=(--layout coffer --root "$d/coffer/home-legacy/.coffer") ;;
       gen) args=(--layout forge --root "$d/gen") ;;
+      uploads) args=(--store "$d/uploads/media" --sessions "$d/uploads/sessions") ;;
     esac
     code=0
     "$work/bin/$rev" gc "${args[@]}" --min-age 0 --max-delete 100% --dry-run -o json --no-progress \
@@ -104,9 +122,9 @@ done
 
 code=0
 {
-  echo "Over-keep of the retention rule: \`mediactl gc --min-age 0 --dry-run\`, $(date -u +%Y-%m-%d), gen N=$N"
+  echo "Over-keep of the retention rule: \`mediactl gc --min-age 0 --dry-run\`, $(date -u +%Y-%m-%d), gen N=$N, uploads N=$UPLOADS"
   echo
-  "$work/bin/overkeep" report -rev "$base_label=$work/base" -rev "$new_label=$work/new"
+  "$work/bin/overkeep" report -stores "forge coffer gen uploads" -rev "$base_label=$work/base" -rev "$new_label=$work/new"
 } > "$work/overkeep.md" || code=$?
 cp "$work/overkeep.md" "$BENCH_DIR/overkeep.md"
 cat "$work/overkeep.md"

@@ -4,6 +4,7 @@
 //
 //	overkeep prepare -dir D                  # D/forge/work, D/coffer/home-legacy + D/*.truth.json
 //	overkeep gentruth -root R -blobs N -referenced K -out F
+//	overkeep genuploads -store S -sessions D -n N -out F
 //	overkeep report -rev 'LABEL=D' [-rev 'LABEL=D']...
 //
 // prepare unpacks the stores that forge's and coffer's own code wrote (the
@@ -23,18 +24,23 @@
 // comes from a fixed word list). It checks that the tree has exactly those N
 // files.
 //
+// genuploads writes a store of uploads with the names people give files,
+// its sessions and its truth (see uploads.go).
+//
 // report reads, for each revision directory D, D/STORE.gc.json (gc -o json)
 // and D/STORE.truth.json, and prints a markdown table with one column per
 // revision: the true orphans (every blob no session needs), those the plan
 // keeps, their bytes and share of the orphan bytes, and the needed blobs the
 // plan would delete, which must be none: when there are any it says so on
-// stderr and exits 1. A store whose gc run has no complete plan reads "not
-// measured", and the command exits 3.
+// stderr and exits 1. It names a store's kept orphans, or a dozen of them
+// and counts them all by their truth's why. A store whose gc run has no
+// complete plan reads "not measured", and the command exits 3.
 package main
 
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"database/sql"
@@ -46,6 +52,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,6 +95,8 @@ func main() {
 		err = prepare(os.Args[2:])
 	case "gentruth":
 		err = gentruth(os.Args[2:])
+	case "genuploads":
+		err = genuploads(os.Args[2:])
 	case "report":
 		err = report(os.Args[2:])
 	default:
@@ -100,7 +109,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: overkeep prepare|gentruth|report [flags]")
+	fmt.Fprintln(os.Stderr, "usage: overkeep prepare|gentruth|genuploads|report [flags]")
 	os.Exit(2)
 }
 
@@ -508,7 +517,7 @@ func report(args []string) error {
 		revs = append(revs, s)
 		return nil
 	})
-	storesFlag := fl.String("stores", "forge coffer gen", "stores, in row order")
+	storesFlag := fl.String("stores", "forge coffer gen uploads", "stores, in row order")
 	fl.Parse(args)
 	if len(revs) == 0 {
 		return errors.New("report: need -rev")
@@ -573,17 +582,20 @@ func report(args []string) error {
 				continue
 			}
 			var ks []string
-			for _, b := range m.keptList {
-				k := b.Key
-				if len(k) > 40 {
-					k = k[:24] + "…" + k[len(k)-12:]
-				}
+			for _, b := range spread(m.keptList, maxListed) {
+				k := longHex.ReplaceAllStringFunc(b.Key, func(h string) string { return h[:8] + "…" + h[len(h)-4:] })
 				ks = append(ks, fmt.Sprintf("`%s` (%d B, %s: %s)", k, b.Size, b.Class, b.Why))
 			}
 			if len(ks) == 0 {
 				ks = []string{"none"}
 			}
+			if more := len(m.keptList) - len(ks); more > 0 {
+				ks = append(ks, fmt.Sprintf("and %d more", more))
+			}
 			fmt.Printf("- %s, %s: gc exit %d, listed %d blobs (truth %d), %d candidates; orphans kept: %s\n", l, s, m.exit, m.listed, m.blobs, m.candidates, strings.Join(ks, "; "))
+			if len(m.keptList) > maxListed {
+				fmt.Printf("  - orphans kept, by what the truth says of them: %s\n", byWhy(m.keptList))
+			}
 			if len(m.unknown) > 0 {
 				fmt.Printf("  - candidates the truth does not know: %q\n", m.unknown)
 			}
@@ -601,6 +613,40 @@ func report(args []string) error {
 		os.Exit(3)
 	}
 	return nil
+}
+
+// longHex is a digest or uuid in a key, which the report shortens.
+var longHex = regexp.MustCompile(`[0-9a-fA-F]{32,}`)
+
+// maxListed is how many of a store's kept orphans the report names; a
+// store that keeps more has them counted by their truth's why.
+const maxListed = 12
+
+// spread is at most n of l, evenly spaced.
+func spread(l []blob, n int) []blob {
+	if len(l) <= n {
+		return l
+	}
+	out := make([]blob, n)
+	for i := range out {
+		out[i] = l[i*len(l)/n]
+	}
+	return out
+}
+
+// byWhy counts kept orphans by their class and why, the most first.
+func byWhy(l []blob) string {
+	n := map[string]int{}
+	for _, b := range l {
+		n[b.Class+": "+b.Why]++
+	}
+	whys := slices.Collect(maps.Keys(n))
+	slices.SortFunc(whys, func(a, b string) int { return cmp.Or(n[b]-n[a], strings.Compare(a, b)) })
+	var out []string
+	for _, w := range whys {
+		out = append(out, fmt.Sprintf("%d %s", n[w], w))
+	}
+	return strings.Join(out, "; ")
 }
 
 // compare reads one gc -o json document and its truth.
