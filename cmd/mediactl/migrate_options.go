@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -133,11 +134,16 @@ func migrateError(err error) error {
 	var pe *migrate.PatternError
 	var ur *migrate.UnreadableRewriteError
 	var ju *migrate.JournalInUseError
+	var ut *migrate.UnreachableTemplateError
 	switch {
+	case errors.As(err, &ut) && ut.Fix != "":
+		return usageErr(fmt.Sprintf("--rewrite-template '%s': the copies are below the destination's prefix, and a mount of the bucket shows them there", ut.Fix), "%v", err)
+	case errors.As(err, &ut):
+		return usageErr("write the template as the mount of the bucket's root followed by {prefix}{key}, or use the copy's URL ({url})", "%v", err)
 	case errors.As(err, &ju):
 		return &exitError{code: exitRefused, err: err, hint: "wait for that run to end (it holds the journal until it exits), or give this migration its own --journal"}
 	case errors.As(err, &ur):
-		return usageErr("mount the bucket on every pod inside the runtime's files and give --rewrite-template '{files_dir}/remote/{key}' (forge) or '/mnt/media/{key}' (coffer); or --runtime-reads-urls if this runtime reads bucket URLs; or drop --rewrite to keep a proven copy only",
+		return usageErr("mount the bucket on every pod inside the runtime's files and give --rewrite-template '{files_dir}/remote/{prefix}{key}' (forge) or '/mnt/media/{prefix}{key}' (coffer); or --runtime-reads-urls if this runtime reads bucket URLs; or drop --rewrite to keep a proven copy only",
 			"%v: the layout's runtime reads its media only as local files", err)
 	case errors.As(err, &pe):
 		return usageErr("write a glob such as '*.png' or 'u/*/uploads/*'", "bad --include %q: %v", pe.Pattern, pe.Err)

@@ -198,6 +198,11 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 			return nil, &UnreadableRewriteError{Sample: sample}
 		}
 	}
+	if opts.Rewrite {
+		if err := opts.Template.Reaches(dst); err != nil {
+			return nil, err
+		}
+	}
 	rep := &RunReport{Journal: opts.JournalPath, Notes: []string{}}
 	if rep.Journal == "" {
 		p, err := DefaultJournal(opts.From, dst)

@@ -78,6 +78,71 @@ func (t Template) Render(dst store.Bucket, key, digest string) string {
 	return strings.NewReplacer(pairs...).Replace(t.text)
 }
 
+// UnreachableTemplateError is Run's refusal of a rewrite template whose
+// references cannot lead to the copies: a template that is not the copy's
+// URL is a path where the destination bucket is mounted (its text before the
+// first of {prefix}, {key}, {name} and {sha256} is the mount of the bucket's
+// root), and what follows the mount must be the copy's key in the bucket,
+// its prefix included.
+type UnreachableTemplateError struct {
+	Template string
+	// Sample is what the reference to a copy at Want would become.
+	Sample, Want string
+	// Fix is a template that reaches the copies, when one is plain ("" when
+	// not).
+	Fix string
+}
+
+func (e *UnreachableTemplateError) Error() string {
+	return fmt.Sprintf("the rewrite template %q does not lead to the copies: a copy at %s would be named %s", e.Template, e.Want, e.Sample)
+}
+
+// Reaches checks, before anything is copied, that the template's references
+// lead to the copies in dst: a URL of dst names the copy's object, and a
+// path names the object's key below the mount (see UnreachableTemplateError).
+// A store migrated under a prefix ("…?prefix=generated/") needs {prefix}{key}
+// below a mount of the bucket's root. It is checked with a content-addressed
+// sample key, as forge's are, so that {sha256} templates are judged too.
+func (t Template) Reaches(dst store.Bucket) error {
+	if t.text == "" || strings.Contains(t.text, "{url}") {
+		return nil
+	}
+	digest := strings.Repeat("0", 64)
+	key := digest + ".png"
+	want := dst.Prefix() + key
+	sample := t.Render(dst, key, digest)
+	if base := dst.Scheme() + "://" + dst.Name() + "/"; strings.HasPrefix(sample, base) {
+		if strings.TrimPrefix(sample, base) == want {
+			return nil
+		}
+		return &UnreachableTemplateError{Template: t.text, Sample: sample, Want: ObjectURL(dst, key), Fix: t.fix(dst)}
+	}
+	const cut = "\x00"
+	pairs := []string{"{scheme}", dst.Scheme(), "{bucket}", dst.Name(), "{prefix}", cut, "{key}", cut, "{name}", cut, "{sha256}", cut}
+	for k, v := range t.vars {
+		pairs = append(pairs, "{"+k+"}", v)
+	}
+	mount, _, _ := strings.Cut(strings.NewReplacer(pairs...).Replace(t.text), cut)
+	if strings.TrimPrefix(sample, mount) == want {
+		return nil
+	}
+	return &UnreachableTemplateError{Template: t.text, Sample: sample, Want: mount + want, Fix: t.fix(dst)}
+}
+
+// fix is the template with {prefix} put before a lone {key} or {name}, when
+// that reaches the copies.
+func (t Template) fix(dst store.Bucket) string {
+	for _, p := range []string{"{key}", "{name}"} {
+		if strings.Count(t.text, p) == 1 && !strings.Contains(t.text, "{prefix}") {
+			f := Template{text: strings.Replace(t.text, p, "{prefix}{key}", 1), vars: t.vars}
+			if f.Reaches(dst) == nil {
+				return f.text
+			}
+		}
+	}
+	return ""
+}
+
 // Target gives the new reference text of a migrated key: false for a key
 // the journal proves no copy of.
 func (t Template) Target(proven *Proofs, dst store.Bucket) func(key string) (string, bool) {

@@ -76,3 +76,54 @@ func TestTemplateRenderAndCopyPrefixes(t *testing.T) {
 		t.Errorf("prefixes %v reach into the source store", p)
 	}
 }
+
+// TestTemplateReaches: a template's references must lead to the copies. A
+// path template is the mount of the bucket's root followed by the copy's
+// key in the bucket, its prefix included: forge's generated/ migrated under
+// "prefix=generated/" with '{files_dir}/remote/{key}' named every copy one
+// folder short. The refusal carries the template that works.
+func TestTemplateReaches(t *testing.T) {
+	vars := map[string]string{"files_dir": "/srv/agent/.forge/files"}
+	open := func(query string) store.Bucket {
+		st, err := store.Open(context.Background(), "file://"+t.TempDir()+query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st.(store.Bucket)
+	}
+	flat, prefixed := open(""), open("?prefix=generated/")
+	for _, c := range []struct {
+		template string
+		dst      store.Bucket
+		fix      string // "" = reaches
+		refused  bool
+	}{
+		{"{files_dir}/remote/{key}", flat, "", false},
+		{"{files_dir}/remote/{prefix}{key}", flat, "", false},
+		{"{files_dir}/remote/{prefix}{key}", prefixed, "", false},
+		{"{files_dir}/remote/{key}", prefixed, "{files_dir}/remote/{prefix}{key}", true},
+		{"{files_dir}/remote/{name}", prefixed, "{files_dir}/remote/{prefix}{key}", true},
+		{"{files_dir}/remote/{sha256}.png", flat, "", false},
+		{"{files_dir}/remote/{sha256}.png", prefixed, "", true},
+		{"{url}", prefixed, "", false},
+		{"see {url}", prefixed, "", false},
+		{"{scheme}://{bucket}/{key}", prefixed, "{scheme}://{bucket}/{prefix}{key}", true},
+		{"{scheme}://{bucket}/{prefix}{key}", prefixed, "", false},
+	} {
+		tpl, err := migrate.ParseTemplate(c.template, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tpl.Reaches(c.dst)
+		var ue *migrate.UnreachableTemplateError
+		switch {
+		case !c.refused && err != nil:
+			t.Errorf("%s to %s: %v", c.template, c.dst.Location(), err)
+		case c.refused && !errors.As(err, &ue):
+			t.Errorf("%s to %s: %v, want a refusal", c.template, c.dst.Location(), err)
+		case c.refused && ue.Fix != c.fix:
+			t.Errorf("%s to %s: fix %q, want %q", c.template, c.dst.Location(), ue.Fix, c.fix)
+		}
+	}
+}
