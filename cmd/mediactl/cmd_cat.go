@@ -174,7 +174,9 @@ func catConfig(c *cli.Context) (replay.Config, error) {
 		AllowUnverifiedLocal: c.Bool("allow-unverified-local"),
 	}
 	if name := c.String("layout"); name != "" {
-		l, err := layout.Find(name, c.String("root"))
+		// What the runtime reads, not its stores: cat runs on the pod that
+		// replays from the copies, where the local stores are gone.
+		l, err := layout.ForReplay(name, c.String("root"))
 		if err != nil {
 			return cfg, targetError(c, err)
 		}

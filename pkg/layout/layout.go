@@ -137,7 +137,65 @@ func Find(name, root string) (*Layout, error) {
 	return nil, &UnknownError{Name: name}
 }
 
+// ForReplay returns what the named layout's runtime reads on replay (Root,
+// Reads, Vars, Home) under root, without its stores and sessions: a pod that
+// replays conversations from migrated copies has the sessions and the mount,
+// not the local stores. Only the folder the runtime reads must exist (forge's
+// files folder, coffer's root).
+func ForReplay(name, root string) (*Layout, error) {
+	var (
+		l   *Layout
+		err error
+	)
+	switch name {
+	case Forge:
+		l, err = forgeBase(root)
+	case Coffer:
+		l, err = cofferBase(root)
+	default:
+		return nil, &UnknownError{Name: name}
+	}
+	if err != nil {
+		return nil, err
+	}
+	need := l.Root
+	if name == Forge {
+		need = l.Runtime[0]
+	}
+	if !isDir(need) {
+		return nil, &NotFoundError{Layout: name, Root: l.Root, What: "folder the runtime reads", Looked: []string{need}}
+	}
+	return l, nil
+}
+
 func findForge(root string) (*Layout, error) {
+	l, err := forgeBase(root)
+	if err != nil {
+		return nil, err
+	}
+	files := l.Runtime[0]
+	root = l.Root
+	var looked []string
+	for _, d := range []string{"inbound", "generated"} {
+		dir := filepath.Join(files, d)
+		looked = append(looked, dir)
+		if isDir(dir) {
+			l.Stores = append(l.Stores, Store{Dir: dir})
+		}
+	}
+	if len(l.Stores) == 0 {
+		return nil, &NotFoundError{Layout: Forge, Root: root, What: "blob store", Looked: looked}
+	}
+	sess := filepath.Join(root, ".forge", "sessions")
+	if !isDir(sess) {
+		return nil, &NotFoundError{Layout: Forge, Root: root, What: "session source", Looked: []string{sess}}
+	}
+	l.Sessions = []string{sess}
+	return l, nil
+}
+
+// forgeBase is the forge layout under root before its stores are looked for.
+func forgeBase(root string) (*Layout, error) {
 	if root == "" {
 		root = "."
 	}
@@ -158,43 +216,15 @@ func findForge(root string) (*Layout, error) {
 		Reads: []string{files},
 		Vars:  map[string]string{"files_dir": files},
 	}
-	var looked []string
-	for _, d := range []string{"inbound", "generated"} {
-		dir := filepath.Join(files, d)
-		looked = append(looked, dir)
-		if isDir(dir) {
-			l.Stores = append(l.Stores, Store{Dir: dir})
-		}
-	}
-	if len(l.Stores) == 0 {
-		return nil, &NotFoundError{Layout: Forge, Root: root, What: "blob store", Looked: looked}
-	}
-	sess := filepath.Join(root, ".forge", "sessions")
-	if !isDir(sess) {
-		return nil, &NotFoundError{Layout: Forge, Root: root, What: "session source", Looked: []string{sess}}
-	}
-	l.Sessions = []string{sess}
 	return l, nil
 }
 
 func findCoffer(root string) (*Layout, error) {
-	if root == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("coffer layout: %w to find .coffer in: %v", ErrNoHome, err)
-		}
-		root = filepath.Join(home, ".coffer")
-	}
-	root, err := filepath.Abs(root)
+	l, err := cofferBase(root)
 	if err != nil {
-		return nil, fmt.Errorf("coffer layout: %w", err)
+		return nil, err
 	}
-	// coffer opens an attachment's path if it is a file (Path(p).is_file()).
-	l := &Layout{Name: Coffer, Root: root, Bases: []string{root}, Reads: []string{string(filepath.Separator)}}
-	if filepath.Base(root) == ".coffer" {
-		// coffer writes "~/.coffer/…" in its tool calls.
-		l.Home = filepath.Dir(root)
-	}
+	root = l.Root
 	legacy := filepath.Join(root, "channel-media")
 	channel := filepath.Join(root, "content", "channel-media")
 	chat := filepath.Join(root, "content", "chat-media")
@@ -230,6 +260,29 @@ func findCoffer(root string) (*Layout, error) {
 	}
 	if len(l.Sessions) == 0 {
 		return nil, &NotFoundError{Layout: Coffer, Root: root, What: "session source", Looked: looked}
+	}
+	return l, nil
+}
+
+// cofferBase is the coffer layout under root (default ~/.coffer) before its
+// stores are looked for.
+func cofferBase(root string) (*Layout, error) {
+	if root == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("coffer layout: %w to find .coffer in: %v", ErrNoHome, err)
+		}
+		root = filepath.Join(home, ".coffer")
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("coffer layout: %w", err)
+	}
+	// coffer opens an attachment's path if it is a file (Path(p).is_file()).
+	l := &Layout{Name: Coffer, Root: root, Bases: []string{root}, Reads: []string{string(filepath.Separator)}}
+	if filepath.Base(root) == ".coffer" {
+		// coffer writes "~/.coffer/…" in its tool calls.
+		l.Home = filepath.Dir(root)
 	}
 	return l, nil
 }

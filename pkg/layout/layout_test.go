@@ -577,3 +577,34 @@ func TestCofferDatabaseThatIsNotAFile(t *testing.T) {
 		t.Fatalf("Find = %v, want an error naming coffer.db", err)
 	}
 }
+
+// TestForReplay: on the pod that replays from the copies, the layout's
+// reads are known without its stores and sessions; only the folder the
+// runtime reads must be there.
+func TestForReplay(t *testing.T) {
+	root := t.TempDir()
+	if _, err := layout.ForReplay(layout.Forge, root); err == nil {
+		t.Fatal("forge without .forge/files: no error")
+	}
+	files := filepath.Join(root, ".forge", "files")
+	if err := os.MkdirAll(filepath.Join(files, "remote"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := layout.ForReplay(layout.Forge, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Reads) != 1 || l.Reads[0] != files || l.Vars["files_dir"] != files || len(l.Stores) != 0 {
+		t.Fatalf("forge for replay: %+v", l)
+	}
+	if _, err := layout.Find(layout.Forge, root); err == nil {
+		t.Fatal("Find without stores: no error")
+	}
+	c, err := layout.ForReplay(layout.Coffer, root)
+	if err != nil || c.Root != root || len(c.Reads) != 1 {
+		t.Fatalf("coffer for replay: %+v, %v", c, err)
+	}
+	if _, err := layout.ForReplay("nope", root); err == nil {
+		t.Fatal("unknown layout: no error")
+	}
+}
