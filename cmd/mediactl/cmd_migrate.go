@@ -146,9 +146,15 @@ func runMigrate(c *cli.Context) error {
 	to := c.String("to")
 	dst, err := store.Open(c.Context, to)
 	if err != nil {
-		return fmt.Errorf("--to %s: %w", store.Redact(to), err)
+		return accessErr("--to", fmt.Errorf("--to %s: %w", store.Redact(to), store.Classify(store.Redact(to), err)))
 	}
 	defer dst.Close()
+	if err := store.Probe(c.Context, dst); err != nil {
+		var ae *store.AccessError
+		if errors.As(err, &ae) {
+			return accessErr("--to", fmt.Errorf("--to %s: %w", store.Redact(to), err))
+		}
+	}
 	if _, ok := dst.(store.Bucket); !ok {
 		return usageErr("give a bucket URL such as s3://BUCKET?region=…; to copy into a local folder use cp or rsync", "--to %s is not a bucket", to)
 	}

@@ -128,7 +128,7 @@ func targetError(c *cli.Context, err error) error {
 	case errors.As(err, &overlap):
 		return usageErr("keep the session store outside the blob store: point --store at the folder of blobs only (forge: .forge/files/inbound)", "%v", overlap)
 	case errors.As(err, &storeErr):
-		return fmt.Errorf("--store %s: %w", storeErr.Spec, storeErr.Err)
+		return accessErr("--store", fmt.Errorf("--store %s: %w", storeErr.Spec, storeErr.Err))
 	case errors.As(err, &srcErr):
 		return fmt.Errorf("--sessions %s: %w", srcErr.Spec, srcErr.Err)
 	case errors.As(err, &unknown):
@@ -141,6 +141,26 @@ func targetError(c *cli.Context, err error) error {
 		return usageErr("point --root at coffer's folder (default ~/.coffer)", "%v", err)
 	}
 	return err
+}
+
+// accessErr is err as a usage error (exit 2) with the fix for its kind when
+// it holds a *store.AccessError: a store that refuses to be read at all is a
+// mistake in flag's value or the credentials, which a retry (exit 3) would
+// only repeat.
+func accessErr(flag string, err error) error {
+	var ae *store.AccessError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	hint := map[store.AccessKind]string{
+		store.BadCredentials: "check the credentials in the environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY; see docs/stores.md",
+		store.Denied:         "the credentials may not list this bucket: grant list and read (S3 s3:ListBucket and s3:GetObject, GCS storage.objects.list and get, Azure Storage Blob Data Reader), or use other credentials",
+		store.NoSuchBucket:   "check the bucket, container or folder name in " + flag + ", and the endpoint or region it is looked for at",
+	}[ae.Kind]
+	if flag == "--to" && ae.Kind == store.NoSuchBucket {
+		hint = "create the bucket first (migrate never creates one), or check its name in --to and the endpoint or region"
+	}
+	return usageErr(hint, "%v", err)
 }
 
 // absOr is p made absolute, or p where that fails.

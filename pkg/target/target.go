@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/usage"
 )
 
 // Spec says what a run works on.
@@ -97,15 +99,32 @@ func Open(ctx context.Context, spec Spec) (*Targets, error) {
 	for _, s := range t.StoreSpecs {
 		st, err := store.Open(ctx, s)
 		if err != nil {
-			return nil, &StoreError{Spec: store.Redact(s), Err: err}
+			return nil, &StoreError{Spec: store.Redact(s), Err: store.Classify(store.Redact(s), err)}
 		}
 		t.Stores = append(t.Stores, st)
+		// A bucket that refuses to be read at all (wrong credentials, a
+		// mistyped name) is a mistake to fix, not an I/O error to retry.
+		if err := store.Probe(ctx, st); err != nil {
+			var ae *store.AccessError
+			if errors.As(err, &ae) {
+				return nil, &StoreError{Spec: store.Redact(s), Err: err}
+			}
+		}
 	}
 	if err := checkOverlap(ctx, t.Stores, t.SessionSpecs); err != nil {
 		return nil, err
 	}
 	t.SessionOptions = sessions.Options{Query: spec.Query, Exclude: slices.Clone(spec.Exclude)}
 	for _, s := range t.SessionSpecs {
+		// A local path that is not there at all is a typo to fix, not a
+		// source that failed to read (a retry would fail the same way).
+		// One that is there but cannot be read (a link to a volume not
+		// mounted) is read, and reported, as any other.
+		if localPath(s) {
+			if _, err := os.Lstat(s); errors.Is(err, fs.ErrNotExist) {
+				return nil, &SourceError{Spec: s, Err: usage.Errorf("session folder or file %s does not exist", s)}
+			}
+		}
 		src, err := sessions.Open(ctx, s, t.SessionOptions)
 		if err != nil {
 			return nil, &SourceError{Spec: store.Redact(s), Err: err}
@@ -286,6 +305,12 @@ type StoreError struct {
 
 func (e *StoreError) Error() string { return fmt.Sprintf("store %s: %v", e.Spec, e.Err) }
 func (e *StoreError) Unwrap() error { return e.Err }
+
+// localPath reports whether a session spec names a local folder or file
+// (not sqlite:, a database URL or a bucket URL).
+func localPath(spec string) bool {
+	return !strings.Contains(spec, "://") && !strings.HasPrefix(strings.ToLower(spec), "sqlite:")
+}
 
 // SourceError is an error opening one session source.
 type SourceError struct {
