@@ -550,13 +550,54 @@ func (w *Walker) unescape(raw []byte) []byte {
 // them as "\udce9", and the runtime that reads the session back opens the
 // file by its bytes, which is what a reference must resolve to.
 func AppendUnescaped(dst, raw []byte) []byte {
-	out := dst
+	dst, _ = appendUnescaped(dst, nil, raw, false)
+	return dst
+}
+
+// AppendUnescapedOffsets decodes raw as AppendUnescaped does, appending the
+// text to dst, and says where in raw each byte it appends is spelled: for
+// every byte appended to dst it appends to offs the offset in raw where the
+// character that byte starts is spelled, or -1 for a later byte of a
+// character written as one escape (the second byte of "\u00e9" decoded, the
+// second to fourth of a surrogate pair). A byte raw holds as itself has its
+// own offset, a byte of a multi-byte UTF-8 character too, and so do both
+// bytes of an invalid escape, which keeps its text.
+//
+// So a part text[i:j] of the decoded text is spelled raw[offs[i]:offs[j]]
+// when neither is -1 (reading len(raw) for offs[len(text)]), and a caller
+// can replace it in raw while every other character keeps its spelling: the
+// migration's rewriter changes a reference inside a JSON string that way.
+func AppendUnescapedOffsets(dst []byte, offs []int, raw []byte) ([]byte, []int) {
+	return appendUnescaped(dst, offs, raw, true)
+}
+
+// appendUnescaped is AppendUnescaped, and AppendUnescapedOffsets when track
+// is set: one decoder for both.
+func appendUnescaped(out []byte, offs []int, raw []byte, track bool) ([]byte, []int) {
 	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			out = append(out, c)
+		if raw[i] != '\\' {
+			// A run of bytes that stand for themselves, up to the next escape.
+			k := bytes.IndexByte(raw[i:], '\\')
+			if k < 0 {
+				k = len(raw) - i
+			}
+			out = append(out, raw[i:i+k]...)
+			if track {
+				for j := i; j < i+k; j++ {
+					offs = append(offs, j)
+				}
+			}
+			i += k - 1
 			continue
 		}
+		if i+1 >= len(raw) {
+			out = append(out, '\\')
+			if track {
+				offs = append(offs, i)
+			}
+			continue
+		}
+		start, n := i, len(out)
 		i++
 		switch raw[i] {
 		case '"', '\\', '/':
@@ -572,23 +613,26 @@ func AppendUnescaped(dst, raw []byte) []byte {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, n := decodeU(raw[i+1:])
-			if n == 0 {
+			r, k := decodeU(raw[i+1:])
+			if k == 0 {
 				out = append(out, '\\', 'u')
+				if track {
+					offs = append(offs, start, i)
+				}
 				continue
 			}
-			i += n
+			i += k
 			if utf16.IsSurrogate(r) {
-				r2, n2 := rune(-1), 0
+				r2, k2 := rune(-1), 0
 				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-					r2, n2 = decodeU(raw[i+3:])
+					r2, k2 = decodeU(raw[i+3:])
 				}
-				if d := utf16.DecodeRune(r, r2); n2 > 0 && d != utf8.RuneError {
+				if d := utf16.DecodeRune(r, r2); k2 > 0 && d != utf8.RuneError {
 					r = d
-					i += 2 + n2
+					i += 2 + k2
 				} else if 0xdc80 <= r && r <= 0xdcff {
 					out = append(out, byte(r-0xdc00))
-					continue
+					break
 				} else {
 					r = utf8.RuneError
 				}
@@ -596,9 +640,19 @@ func AppendUnescaped(dst, raw []byte) []byte {
 			out = utf8.AppendRune(out, r)
 		default:
 			out = append(out, '\\', raw[i])
+			if track {
+				offs = append(offs, start, i)
+			}
+			continue
+		}
+		if track {
+			offs = append(offs, start)
+			for range len(out) - n - 1 {
+				offs = append(offs, -1)
+			}
 		}
 	}
-	return out
+	return out, offs
 }
 
 // DecodeHex4 decodes the four hex digits (either case) that follow "\u" in a
