@@ -454,82 +454,18 @@ func (s decodedString) rawAt(i int) int {
 }
 
 // decodeJSONString decodes the stored bytes of a JSON string (between its
-// quotes) the way the reference extractor does: leniently, an invalid escape
-// keeps its text and an unpaired surrogate becomes U+FFFD.
+// quotes) with the decoder the reference extractor reads it with
+// (jsonwalk.AppendUnescapedOffsets, which decodes as AppendUnescaped does):
+// leniently, an invalid escape keeps its text, an unpaired surrogate becomes
+// U+FFFD, and one of U+DC80 to U+DCFF (Python's surrogateescape) the byte it
+// stands for. The rewriter must see the text the extractor saw, or it could
+// not find the references the extractor reported in it.
 func decodeJSONString(raw []byte) decodedString {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return decodedString{text: raw}
 	}
-	text := make([]byte, 0, len(raw))
-	at := make([]int, 0, len(raw)+1)
-	emit := func(from int, b ...byte) {
-		for k, c := range b {
-			if k == 0 {
-				at = append(at, from)
-			} else {
-				at = append(at, -1)
-			}
-			text = append(text, c)
-		}
-	}
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			emit(i, c)
-			continue
-		}
-		start := i
-		i++
-		switch e := raw[i]; e {
-		case '"', '\\', '/':
-			emit(start, e)
-		case 'b', 'f', 'n', 'r', 't':
-			emit(start, unshort(e))
-		case 'u':
-			r, ok := jsonwalk.DecodeHex4(raw[i+1:])
-			if !ok {
-				emit(start, '\\')
-				emit(i, 'u')
-				continue
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2, ok2 := rune(-1), false
-				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-					r2, ok2 = jsonwalk.DecodeHex4(raw[i+3:])
-				}
-				if d := utf16.DecodeRune(r, r2); ok2 && d != utf8.RuneError {
-					r = d
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			emit(start, utf8.AppendRune(nil, r)...)
-		default:
-			emit(start, '\\')
-			emit(i, e)
-		}
-	}
-	at = append(at, len(raw))
-	return decodedString{text: text, at: at}
-}
-
-// unshort returns the character a one-letter escape (\b \f \n \r \t) stands for.
-func unshort(e byte) byte {
-	switch e {
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	}
-	return e
+	text, at := jsonwalk.AppendUnescapedOffsets(make([]byte, 0, len(raw)), make([]int, 0, len(raw)+1), raw)
+	return decodedString{text: text, at: append(at, len(raw))}
 }
 
 // shortEscape returns the letter of the one-letter escape of c, if it has one.
@@ -570,6 +506,7 @@ type styleEvidence struct {
 	ascii    [128][numSpellings]int32
 	nonASCII [numSpellings]int32 // characters from U+0080, but for the two below
 	lineSep  [numSpellings]int32 // U+2028 and U+2029
+	notUTF8  [numSpellings]int32 // bytes that are not UTF-8, as themselves or as \udc80-\udcff (which nonASCII counts too)
 	uEscapes int32               // \u escapes, and of them those with lower- and upper-case hex letters
 	lowerHex int32
 	upperHex int32
@@ -577,38 +514,38 @@ type styleEvidence struct {
 
 // observeStyle counts the spellings in raw, the stored bytes of a JSON string
 // or a whole JSON text (outside strings there are no escapes, and the
-// characters whose spelling varies do not occur).
+// characters whose spelling varies do not occur). What an escape stands for
+// and where it ends is what the decoder says (see escapeAt).
 func observeStyle(raw []byte) *styleEvidence {
 	ev := &styleEvidence{}
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		switch {
 		case c == '\\' && i+1 < len(raw):
-			e := raw[i+1]
-			if e == 'u' {
-				r, ok := jsonwalk.DecodeHex4(raw[i+2:])
-				if !ok {
-					i += 2
-					continue
-				}
+			var buf [maxEscape]byte
+			text, n := escapeAt(raw[i:], &buf)
+			switch {
+			case n < 2:
+				// Not an escape ("\x", "\u12"): the decoder keeps its text,
+				// which shows no spelling.
+				n = 2
+			case raw[i+1] != 'u':
+				ev.ascii[text[0]][spellShort]++
+			default:
 				ev.hexCase(raw[i+2 : i+6])
-				i += 6
-				if utf16.IsSurrogate(r) && i+5 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if r2, ok := jsonwalk.DecodeHex4(raw[i+2:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							ev.hexCase(raw[i+2 : i+6])
-							r = d
-							i += 6
-						}
-					}
+				if n > 6 {
+					ev.hexCase(raw[i+8 : i+12]) // a surrogate pair
 				}
-				ev.rune(r, spellU)
-				continue
+				if r, size := utf8.DecodeRune(text); r == utf8.RuneError && size == 1 {
+					// \udc80-\udcff: a byte that is not UTF-8, the way
+					// Python's surrogateescape writes it.
+					ev.notUTF8[spellU]++
+					ev.nonASCII[spellU]++
+				} else {
+					ev.rune(r, spellU)
+				}
 			}
-			if d := unshort(e); d != e || e == '"' || e == '\\' || e == '/' {
-				ev.ascii[d][spellShort]++
-			}
-			i += 2
+			i += n
 		case c < utf8.RuneSelf:
 			ev.ascii[c][spellLiteral]++
 			i++
@@ -616,11 +553,36 @@ func observeStyle(raw []byte) *styleEvidence {
 			r, size := utf8.DecodeRune(raw[i:])
 			if r != utf8.RuneError || size > 1 {
 				ev.rune(r, spellLiteral)
+			} else {
+				ev.notUTF8[spellLiteral]++
 			}
 			i += size
 		}
 	}
 	return ev
+}
+
+// maxEscape is the length of the longest JSON escape, a surrogate pair
+// ("\ud83d\ude00").
+const maxEscape = 12
+
+// escapeAt decodes the escape at the start of raw (a backslash and what
+// follows) with the decoder the extractor uses, into buf: it returns the
+// text the escape stands for and the escape's length in raw, or a length of
+// 1 when the backslash starts no escape the decoder reads (it keeps the
+// backslash as text).
+func escapeAt(raw []byte, buf *[maxEscape]byte) ([]byte, int) {
+	window := raw[:min(len(raw), maxEscape)]
+	var offs [maxEscape]int
+	text, at := jsonwalk.AppendUnescapedOffsets(buf[:0], offs[:0], window)
+	// The escape is the first character of the text: it ends where the
+	// spelling of the next one starts.
+	for k := 1; k < len(at); k++ {
+		if at[k] >= 0 {
+			return text[:k], at[k]
+		}
+	}
+	return text, len(window)
 }
 
 func (ev *styleEvidence) rune(r rune, sp spelling) {
@@ -786,6 +748,23 @@ func (st jsonStyle) lineSep() spelling {
 	return spellLiteral
 }
 
+// notUTF8 is the spelling of a byte that is not UTF-8 (0x80 to 0xff, not part
+// of a character): as the string or the text around it writes such bytes,
+// as themselves or as Python's json.dumps writes a file name's byte that
+// os.listdir gave as a lone surrogate (\udce9); failing that, \udcXX where
+// the style escapes non-ASCII characters, which keeps the text ASCII, else
+// the byte itself.
+func (st jsonStyle) notUTF8() spelling {
+	notShort := func(sp spelling) bool { return sp != spellShort }
+	if sp, ok := majority(st.own.notUTF8, notShort); ok {
+		return sp
+	}
+	if sp, ok := st.outer.around(func(ev *styleEvidence) (spelling, bool) { return majority(ev.notUTF8, notShort) }); ok {
+		return sp
+	}
+	return st.nonASCII()
+}
+
 func (st jsonStyle) upperHex() bool {
 	// The nearest text that uses \u escapes shows its encoder's case, or
 	// that it has none to show (\u0026): then lower case, as most write.
@@ -800,8 +779,9 @@ func (st jsonStyle) upperHex() bool {
 	return false
 }
 
-// appendEncoded appends text, spelled in the style, to dst. Bytes that are not
-// UTF-8 are kept as they are: no spelling would decode to them.
+// appendEncoded appends text, spelled in the style, to dst. A byte that is not
+// UTF-8 is written as itself or as \udc80-\udcff, which the decoder reads
+// back as that byte (see notUTF8).
 func (st jsonStyle) appendEncoded(dst, text []byte) []byte {
 	hexDigits := "0123456789abcdef"
 	if st.upperHex() {
@@ -829,6 +809,7 @@ func (st jsonStyle) appendEncoded(dst, text []byte) []byte {
 		sp := spellLiteral
 		switch {
 		case r == utf8.RuneError && size == 1:
+			sp, r = st.notUTF8(), 0xdc00+rune(c) // \udcXX: Python's surrogateescape of c
 		case r == '\u2028' || r == '\u2029':
 			sp = st.lineSep()
 		default:
