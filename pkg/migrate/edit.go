@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -828,9 +827,12 @@ func (st jsonStyle) appendEncoded(dst, text []byte) []byte {
 	return dst
 }
 
-// wordIndexes returns where needle occurs in b as a whole word: not glued to
-// more path characters on either side (a JSON escape such as \n before it
-// counts as a separator; sentence punctuation after it too).
+// wordIndexes returns where needle occurs in b as a whole word, cut where the
+// extractor cuts words (ref.WholeWord). The rewriter must cut where the
+// extractor did: a reference found in "“/srv/…/ab.png”" that the rewriter did
+// not see as a word would stay pointing at the source, and one rewritten in
+// "/srv/…/ab.png#page=2", where the extractor found none, would be counted in
+// its place, so that it is not kept either.
 func wordIndexes(b, needle []byte) []int {
 	var out []int
 	for from := 0; from <= len(b)-len(needle) && len(needle) > 0; {
@@ -840,7 +842,7 @@ func wordIndexes(b, needle []byte) []int {
 		}
 		at := from + i
 		end := at + len(needle)
-		if startsWord(b, at) && endsWord(b, end) {
+		if ref.WholeWord(b, at, end) {
 			out = append(out, at)
 			from = end
 		} else {
@@ -848,35 +850,6 @@ func wordIndexes(b, needle []byte) []int {
 		}
 	}
 	return out
-}
-
-func isPathByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		strings.IndexByte("/._-~%:+@=", c) >= 0 || c >= 0x80
-}
-
-func startsWord(b []byte, at int) bool {
-	if at == 0 || !isPathByte(b[at-1]) {
-		return true
-	}
-	// An escape sequence such as \n, \t or \/ right before: count the backslashes.
-	n := 0
-	for i := at - 2; i >= 0 && b[i] == '\\'; i-- {
-		n++
-	}
-	return n%2 == 1 && strings.IndexByte("nrtbf/", b[at-1]) >= 0
-}
-
-func endsWord(b []byte, end int) bool {
-	if end == len(b) || !isPathByte(b[end]) {
-		return true
-	}
-	// Sentence punctuation: "see /srv/…/ab.png." or "…ab.png:".
-	i := end
-	for i < len(b) && strings.IndexByte(".,:;!?", b[i]) >= 0 {
-		i++
-	}
-	return i > end && (i == len(b) || !isPathByte(b[i]))
 }
 
 func overlaps(edits []Replacement, at, n int64) bool {
