@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/azureblob"
 	"gocloud.dev/blob/gcsblob"
@@ -150,16 +151,24 @@ func openAzure(ctx context.Context, u *url.URL, ioTimeout time.Duration) (*blob.
 // azureClient is the container client gocloud's azureblob opener makes
 // (gocloud.dev v0.49, credInfoT.NewClient: the storage account and key from
 // the environment, else a SAS token, which is in the service URL, else a
-// connection string, else azidentity's DefaultAzureCredential), on hc.
+// connection string, else azidentity's DefaultAzureCredential), on hc: the
+// container of azureService's client, on its pipeline.
 func azureClient(svc azureblob.ServiceURL, name azureblob.ContainerName, hc *http.Client) (*container.Client, error) {
-	opts := &container.ClientOptions{ClientOptions: policy.ClientOptions{
-		Telemetry: policy.TelemetryOptions{ApplicationID: "mediactl"},
-		Transport: hc,
-	}}
-	containerURL, err := url.JoinPath(string(svc), string(name))
+	c, err := azureService(string(svc), hc)
 	if err != nil {
 		return nil, err
 	}
+	return c.NewContainerClient(string(name)), nil
+}
+
+// azureService is the client of the blob service at serviceURL, with the
+// credentials azureClient documents, on hc. A connection string names its
+// own service.
+func azureService(serviceURL string, hc *http.Client) (*service.Client, error) {
+	opts := &service.ClientOptions{ClientOptions: policy.ClientOptions{
+		Telemetry: policy.TelemetryOptions{ApplicationID: "mediactl"},
+		Transport: hc,
+	}}
 	account, key := os.Getenv("AZURE_STORAGE_ACCOUNT"), os.Getenv("AZURE_STORAGE_KEY")
 	conn := os.Getenv("AZURE_STORAGE_CONNECTION_STRING")
 	if conn == "" {
@@ -171,15 +180,15 @@ func azureClient(svc azureblob.ServiceURL, name azureblob.ContainerName, hc *htt
 		if err != nil {
 			return nil, fmt.Errorf("AZURE_STORAGE_KEY: %w", err)
 		}
-		return container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
+		return service.NewClientWithSharedKeyCredential(serviceURL, cred, opts)
 	case os.Getenv("AZURE_STORAGE_SAS_TOKEN") != "":
-		return container.NewClientWithNoCredential(containerURL, opts)
+		return service.NewClientWithNoCredential(serviceURL, opts)
 	case conn != "":
-		return container.NewClientFromConnectionString(conn, string(name), opts)
+		return service.NewClientFromConnectionString(conn, opts)
 	}
 	cred, err := azidentity.NewDefaultAzureCredential(nil)
 	if err != nil {
 		return nil, fmt.Errorf("azidentity.NewDefaultAzureCredential: %w", err)
 	}
-	return container.NewClient(containerURL, cred, opts)
+	return service.NewClient(serviceURL, cred, opts)
 }

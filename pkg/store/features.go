@@ -199,14 +199,16 @@ const (
 	FeatureBatchRemove
 	// FeatureListSelected: [SelectiveLister].
 	FeatureListSelected
+	// FeatureDeleteRecovery: [RecoveryReporter].
+	FeatureDeleteRecovery
 
 	// AllFeatures is every capability this package knows.
-	AllFeatures = FeatureListSelected<<1 - 1
+	AllFeatures = FeatureDeleteRecovery<<1 - 1
 )
 
 // featureNames are the names String uses, in bit order: the methods that the
 // capabilities add.
-var featureNames = [...]string{"Internal", "ListUnordered", "ListKeys", "MoveManyToInternal", "MoveTo", "ReportsMD5", "DeleteMany", "ListSelected"}
+var featureNames = [...]string{"Internal", "ListUnordered", "ListKeys", "MoveManyToInternal", "MoveTo", "ReportsMD5", "DeleteMany", "ListSelected", "DeleteRecovery"}
 
 // Has reports whether f holds every capability of want.
 func (f Features) Has(want Features) bool { return f&want == want }
@@ -260,6 +262,9 @@ func FeaturesOf(st Store) Features {
 	if _, ok := st.(SelectiveLister); ok {
 		f |= FeatureListSelected
 	}
+	if _, ok := st.(RecoveryReporter); ok {
+		f |= FeatureDeleteRecovery
+	}
 	if declares {
 		f &^= d.Drops()
 	}
@@ -304,6 +309,12 @@ func AsBatchRemover(st Store) (BatchRemover, bool) {
 // AsSelectiveLister returns st's selective listing, when it offers one.
 func AsSelectiveLister(st Store) (SelectiveLister, bool) {
 	return as[SelectiveLister](st, FeatureListSelected)
+}
+
+// AsRecoveryReporter returns what says whether st's service keeps deleted
+// objects, when st can say (a bucket).
+func AsRecoveryReporter(st Store) (RecoveryReporter, bool) {
+	return as[RecoveryReporter](st, FeatureDeleteRecovery)
 }
 
 // ListSelected lists the entries of st under prefix whose key keep accepts,

@@ -12,14 +12,15 @@ import (
 // capabilityTypes maps each capability to its interface, independently of
 // FeaturesOf, so that the test below checks it against the method sets.
 var capabilityTypes = map[store.Features]reflect.Type{
-	store.FeatureInternal:      reflect.TypeFor[store.Internal](),
-	store.FeatureListUnordered: reflect.TypeFor[store.UnorderedLister](),
-	store.FeatureListKeys:      reflect.TypeFor[store.KeyLister](),
-	store.FeatureBatchMove:     reflect.TypeFor[store.BatchMover](),
-	store.FeatureMoveTo:        reflect.TypeFor[store.LocalMover](),
-	store.FeatureReportsMD5:    reflect.TypeFor[store.MD5Reporter](),
-	store.FeatureBatchRemove:   reflect.TypeFor[store.BatchRemover](),
-	store.FeatureListSelected:  reflect.TypeFor[store.SelectiveLister](),
+	store.FeatureInternal:       reflect.TypeFor[store.Internal](),
+	store.FeatureListUnordered:  reflect.TypeFor[store.UnorderedLister](),
+	store.FeatureListKeys:       reflect.TypeFor[store.KeyLister](),
+	store.FeatureBatchMove:      reflect.TypeFor[store.BatchMover](),
+	store.FeatureMoveTo:         reflect.TypeFor[store.LocalMover](),
+	store.FeatureReportsMD5:     reflect.TypeFor[store.MD5Reporter](),
+	store.FeatureBatchRemove:    reflect.TypeFor[store.BatchRemover](),
+	store.FeatureListSelected:   reflect.TypeFor[store.SelectiveLister](),
+	store.FeatureDeleteRecovery: reflect.TypeFor[store.RecoveryReporter](),
 }
 
 // trashElsewhere embeds a local store but would route trash moves elsewhere,
@@ -59,8 +60,8 @@ func TestFeaturesOf(t *testing.T) {
 	}{
 		{"local", local, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureBatchMove | store.FeatureMoveTo | store.FeatureListSelected,
 			"Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ListSelected"},
-		{"mem", mem, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected, "Internal,ReportsMD5,DeleteMany,ListSelected"},
-		{"file", file, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected, "Internal,ReportsMD5,DeleteMany,ListSelected"},
+		{"mem", mem, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected | store.FeatureDeleteRecovery, "Internal,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery"},
+		{"file", file, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected | store.FeatureDeleteRecovery, "Internal,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery"},
 		{"wrapper dropping moves", trashElsewhere{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureListSelected,
 			"Internal,ListUnordered,ListKeys,ListSelected"},
 		{"plain wrapper", onlyStore{local}, 0, "none"},
@@ -96,8 +97,10 @@ func TestFeaturesOf(t *testing.T) {
 		_, md := store.AsMD5Reporter(c.st)
 		_, br := store.AsBatchRemover(c.st)
 		_, ls := store.AsSelectiveLister(c.st)
+		_, dr := store.AsRecoveryReporter(c.st)
 		offered := map[store.Features]bool{store.FeatureInternal: in, store.FeatureListUnordered: ul, store.FeatureListKeys: kl,
-			store.FeatureBatchMove: bm, store.FeatureMoveTo: lm, store.FeatureReportsMD5: md, store.FeatureBatchRemove: br, store.FeatureListSelected: ls}
+			store.FeatureBatchMove: bm, store.FeatureMoveTo: lm, store.FeatureReportsMD5: md, store.FeatureBatchRemove: br, store.FeatureListSelected: ls,
+			store.FeatureDeleteRecovery: dr}
 		for f, ok := range offered {
 			if ok != got.Has(f) {
 				t.Errorf("%s: As… for %s = %v, FeaturesOf has it = %v", c.name, f, ok, got.Has(f))
@@ -112,7 +115,7 @@ func TestFeaturesOf(t *testing.T) {
 }
 
 func TestFeaturesString(t *testing.T) {
-	if got := store.AllFeatures.String(); got != "Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ReportsMD5,DeleteMany,ListSelected" {
+	if got := store.AllFeatures.String(); got != "Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery" {
 		t.Errorf("AllFeatures = %q", got)
 	}
 	if got := (store.FeatureMoveTo | 1<<31).String(); got != "MoveTo" {

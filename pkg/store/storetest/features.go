@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"crypto/rand"
 	"errors"
@@ -20,14 +21,15 @@ import (
 // capabilityTypes maps each capability to its interface, so that testFeatures
 // checks FeaturesOf against the store's method set rather than against itself.
 var capabilityTypes = map[store.Features]reflect.Type{
-	store.FeatureInternal:      reflect.TypeFor[store.Internal](),
-	store.FeatureListUnordered: reflect.TypeFor[store.UnorderedLister](),
-	store.FeatureListKeys:      reflect.TypeFor[store.KeyLister](),
-	store.FeatureBatchMove:     reflect.TypeFor[store.BatchMover](),
-	store.FeatureMoveTo:        reflect.TypeFor[store.LocalMover](),
-	store.FeatureReportsMD5:    reflect.TypeFor[store.MD5Reporter](),
-	store.FeatureBatchRemove:   reflect.TypeFor[store.BatchRemover](),
-	store.FeatureListSelected:  reflect.TypeFor[store.SelectiveLister](),
+	store.FeatureInternal:       reflect.TypeFor[store.Internal](),
+	store.FeatureListUnordered:  reflect.TypeFor[store.UnorderedLister](),
+	store.FeatureListKeys:       reflect.TypeFor[store.KeyLister](),
+	store.FeatureBatchMove:      reflect.TypeFor[store.BatchMover](),
+	store.FeatureMoveTo:         reflect.TypeFor[store.LocalMover](),
+	store.FeatureReportsMD5:     reflect.TypeFor[store.MD5Reporter](),
+	store.FeatureBatchRemove:    reflect.TypeFor[store.BatchRemover](),
+	store.FeatureListSelected:   reflect.TypeFor[store.SelectiveLister](),
+	store.FeatureDeleteRecovery: reflect.TypeFor[store.RecoveryReporter](),
 }
 
 // testFeatures: FeaturesOf reports exactly the capabilities whose interface
@@ -649,4 +651,36 @@ func testDeleteIfMatch(t *testing.T, s store.Store) {
 		t.Errorf("DeleteMany with the current ETag: %v", errs[0])
 	}
 	wantKeys(t, s, "")
+}
+
+// recoveryKinds are the kinds a RecoveryReporter may answer.
+var recoveryKinds = []string{store.RecoveryNone, store.RecoveryUnknown, store.RecoveryS3Versioning, store.RecoveryS3VersioningSuspended,
+	store.RecoveryGCSVersioning, store.RecoveryGCSSoftDelete, store.RecoveryAzureVersioning, store.RecoveryAzureSoftDelete}
+
+// testDeleteRecovery: a store that says whether its service keeps deleted
+// objects answers with a known kind and a detail, on a server that lets the
+// test's credentials read the setting without "unknown"; a retention only
+// where something is kept; and "unknown", at once, on a cancelled context.
+func testDeleteRecovery(t *testing.T, s store.Store) {
+	rr, ok := store.AsRecoveryReporter(s)
+	if !ok {
+		t.Skip("does not say whether deleted objects are kept")
+	}
+	put(t, s, "a", "a", store.PutOptions{})
+	r := rr.DeleteRecovery(ctx)
+	if !slices.Contains(recoveryKinds, r.Kind) || r.Detail == "" {
+		t.Fatalf("DeleteRecovery = %+v: want one of %q, with a detail", r, recoveryKinds)
+	}
+	if r.Kind == store.RecoveryUnknown {
+		t.Errorf("DeleteRecovery = %+v: the test server should let its credentials read the setting", r)
+	}
+	if r.Retention < 0 || r.Retention > 0 && !r.Keeps() {
+		t.Errorf("DeleteRecovery = %+v: a retention where nothing is kept", r)
+	}
+	t.Logf("%s: %s, retention %v: %s", s.Location(), r.Kind, r.Retention, r.Detail)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if r := rr.DeleteRecovery(cancelled); r.Kind != store.RecoveryUnknown && r.Kind != store.RecoveryNone {
+		t.Errorf("DeleteRecovery on a cancelled context = %+v, want unknown (or none where nothing is asked)", r)
+	}
 }

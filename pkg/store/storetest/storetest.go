@@ -35,7 +35,8 @@ import (
 // content type and metadata on buckets ([store.Bucket]), modification times and
 // Rename on local stores ([store.Local]), and each optional capability of
 // [store.FeaturesOf] (the internal folder, unordered listing, ListKeys and
-// OpenEntry, the batch move, MoveTo, ReportsMD5, the batch removal) where the store offers it.
+// OpenEntry, the batch move, MoveTo, ReportsMD5, the batch removal, what deletes
+// leave behind) where the store offers it.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests := []struct {
 		name string
@@ -73,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReportsMD5", testReportsMD5},
 		{"BatchRemove", testBatchRemove},
 		{"DeleteIfMatch", testDeleteIfMatch},
+		{"DeleteRecovery", testDeleteRecovery},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
