@@ -17,7 +17,7 @@ import (
 )
 
 // gcSchema versions the JSON document of `gc -o json`; see docs/gc.md.
-const gcSchema = "mediactl.gc/v1"
+const gcSchema = "mediactl.gc/v2"
 
 func gcCommand() *cli.Command {
 	return &cli.Command{

@@ -13,6 +13,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/retain"
+	"github.com/mediactl/mediactl/pkg/store"
 )
 
 // gcStoreJSON is one store of the gc document: the library's report with
@@ -206,6 +207,35 @@ func printMarks(w io.Writer, r *gcStoreJSON, m *gc.MarkReport, trashDir string, 
 	}
 }
 
+// recoveryNote says in one line what a bucket's service keeps of a blob gc
+// deletes, and so whether a delete for good (--no-trash, a marked blob's
+// delete, a purge) is final.
+func recoveryNote(d *gc.Recovery) string {
+	kept := func(what string) string {
+		if d.Retention != "" {
+			return what + " kept " + d.Retention
+		}
+		return what + " kept with no known expiry"
+	}
+	switch d.Kind {
+	case store.RecoveryS3Versioning:
+		return "note: the bucket keeps deleted objects (S3 versioning, " + kept("noncurrent versions") + "): a blob gc deletes can be recovered from its noncurrent version"
+	case store.RecoveryS3VersioningSuspended:
+		return "note: S3 versioning is suspended on the bucket (" + kept("noncurrent versions") + "): a blob gc deletes can be recovered from its noncurrent version if it was written while versioning was enabled; one written since is deleted for good"
+	case store.RecoveryGCSVersioning:
+		return "note: the bucket keeps deleted objects (GCS object versioning, " + kept("noncurrent versions") + "): a blob gc deletes can be recovered from its noncurrent version"
+	case store.RecoveryGCSSoftDelete:
+		return "note: the bucket keeps deleted objects (GCS soft delete, " + d.Retention + "): a blob gc deletes can be restored within " + d.Retention + " (gcloud storage restore)"
+	case store.RecoveryAzureVersioning:
+		return "note: the container keeps deleted blobs (Azure blob versioning, " + kept("versions") + "): a blob gc deletes can be recovered from its previous version"
+	case store.RecoveryAzureSoftDelete:
+		return "note: the storage account keeps deleted blobs (Azure soft delete, " + d.Retention + "): a blob gc deletes can be undeleted within " + d.Retention
+	case store.RecoveryNone:
+		return "note: no versioning or soft delete on this bucket: --no-trash and marked deletes are final"
+	}
+	return "note: whether the bucket keeps deleted objects is not known (" + printable(d.Detail) + "): count --no-trash and marked deletes as final"
+}
+
 // printRestored lists the blobs put back from the trash because a session
 // names them, and the blobs a run put back because it could not read the
 // sessions again.
@@ -281,6 +311,9 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 	}
 	if !quiet || r.ExitCode != exitOK {
 		fmt.Fprintln(w, line)
+	}
+	if d := r.DeleteRecovery; d != nil && !quiet {
+		fmt.Fprintln(w, recoveryNote(d))
 	}
 	if p.ReferencedCandidates > 0 {
 		fmt.Fprintf(w, "WARNING: %s of these blobs are referenced by sessions: their references will dangle (--keep-referenced keeps them)\n", humanize.Comma(p.ReferencedCandidates))

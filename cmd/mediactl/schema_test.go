@@ -94,7 +94,7 @@ type planV1 struct {
 	Nested               []string      `json:"nested_stores"`
 }
 
-type gcV1 struct {
+type gcV2 struct {
 	envelopeV1
 	DryRun bool `json:"dry_run"`
 	Stores []struct {
@@ -120,6 +120,13 @@ type gcV1 struct {
 			Deleted     *trashResultV1 `json:"deleted"`
 			Unmarked    []skipV1       `json:"unmarked"`
 		} `json:"marks"`
+		// DeleteRecovery: on a bucket, what its service keeps of a
+		// deleted blob (docs/gc.md); absent for a local store.
+		DeleteRecovery *struct {
+			Kind      string `json:"kind"`
+			Retention string `json:"retention"`
+			Detail    string `json:"detail"`
+		} `json:"delete_recovery"`
 	} `json:"stores"`
 }
 
@@ -324,7 +331,7 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 	runJSON(t, exitOK, &v, "version", "-o", "json")
 	checkEnvelope(t, v.envelopeV1, "mediactl.version/v2", exitOK)
 
-	var plan gcV1
+	var plan gcV2
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	runJSON(t, exitOK, &plan, "gc", "--root", root, "--layout", "forge", "-o", "json", "--plan-out", planFile)
 	pf, err := os.ReadFile(planFile)
@@ -337,12 +344,15 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 	if err := dec.Decode(&planDoc); err != nil || planDoc.Schema != "mediactl.gc-plan/v1" || len(planDoc.Plans) != 1 || len(planDoc.Plans[0].Candidates) != 1 {
 		t.Fatalf("--plan-out: %v %+v", err, planDoc)
 	}
-	checkEnvelope(t, plan.envelopeV1, "mediactl.gc/v1", exitOK)
+	checkEnvelope(t, plan.envelopeV1, "mediactl.gc/v2", exitOK)
 	if !plan.DryRun || len(plan.Stores) != 1 || plan.Stores[0].Plan == nil || len(plan.Stores[0].Plan.Candidates) != 1 || plan.Stores[0].Outcome != "ok" {
 		t.Fatalf("gc plan: %+v", plan)
 	}
+	if d := plan.Stores[0].DeleteRecovery; d != nil {
+		t.Errorf("gc of a local store reports delete_recovery %+v", d)
+	}
 
-	var done gcV1
+	var done gcV2
 	runJSON(t, exitOK, &done, "gc", "--root", root, "--layout", "forge", "--delete", "-o", "json")
 	r := done.Stores[0].Result
 	if done.DryRun || r == nil || r.Trashed != 1 || r.Run == "" || r.Skipped == nil || r.Failed == nil {
@@ -418,7 +428,7 @@ func TestNDJSONEveryCommand(t *testing.T) {
 	}{
 		{[]string{"scan", "--root", root, "--layout", "forge"}, "mediactl.scan/v1", map[string]bool{"reference": true}},
 		{[]string{"verify", "--root", root, "--layout", "forge"}, "mediactl.verify/v1", nil},
-		{[]string{"gc", "--root", root, "--layout", "forge"}, "mediactl.gc/v1", map[string]bool{"candidate": true}},
+		{[]string{"gc", "--root", root, "--layout", "forge"}, "mediactl.gc/v2", map[string]bool{"candidate": true}},
 		{[]string{"gc", "runs", "--store", store}, "mediactl.gc-runs/v1", nil},
 		{[]string{"gc", "purge", "--store", store, "--sessions", filepath.Join(root, ".forge", "sessions")}, "mediactl.gc-purge/v1", nil},
 		{[]string{"migrate", "--root", root, "--layout", "forge", "--to", "file://" + bucket, "--dry-run"}, "mediactl.migrate/v1", nil},
@@ -479,11 +489,14 @@ func TestSchemaOfBucketMarks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sessions, "s.json"), []byte(`{"parts":[{"uri":"used.png"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var done gcV1
+	var done gcV2
 	runJSON(t, exitOK, &done, "gc", "--store", "file://"+bucket, "--sessions", sessions, "--delete", "--max-delete", "100%", "-o", "json")
 	m := done.Stores[0].Marks
 	if m == nil || m.Marked != 1 || m.Run == "" || m.Grace != "1d" || m.Unmarked == nil || done.Stores[0].Result != nil {
 		t.Fatalf("marks: %+v", done.Stores[0])
+	}
+	if d := done.Stores[0].DeleteRecovery; d == nil || d.Kind != "none" || d.Retention != "" || d.Detail == "" {
+		t.Fatalf("delete_recovery of a file:// bucket: %+v, want kind none with a detail", d)
 	}
 	var runs gcRunsV1
 	runJSON(t, exitOK, &runs, "gc", "runs", "--store", "file://"+bucket, "-o", "json")

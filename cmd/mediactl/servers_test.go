@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
@@ -70,6 +73,57 @@ func cmdS3put(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	defer b.Close()
 	ts.Check(b.WriteAll(ctx, args[0], []byte(args[1]), nil))
+}
+
+// s3client is the S3 client of this script's bucket; close the bucket after.
+func s3client(ts *testscript.TestScript) (*blob.Bucket, *s3.Client) {
+	b, err := blob.OpenBucket(context.Background(), "s3://"+ts.Getenv("S3_BUCKET")+"?"+ts.Getenv("S3_QUERY"))
+	ts.Check(err)
+	var c *s3.Client
+	if !b.As(&c) {
+		b.Close()
+		ts.Fatalf("the s3 bucket exposes no *s3.Client")
+	}
+	return b, c
+}
+
+// s3versioning Enabled|Suspended: set the versioning of this script's
+// bucket, as an operator does with PutBucketVersioning.
+func cmdS3Versioning(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 || args[0] != "Enabled" && args[0] != "Suspended" {
+		ts.Fatalf("usage: s3versioning Enabled|Suspended")
+	}
+	b, c := s3client(ts)
+	defer b.Close()
+	_, err := c.PutBucketVersioning(context.Background(), &s3.PutBucketVersioningInput{
+		Bucket:                  aws.String(ts.Getenv("S3_BUCKET")),
+		VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatus(args[0])},
+	})
+	ts.Check(err)
+}
+
+// s3versions KEY: print "N versions, M delete markers" of KEY in this
+// script's bucket (ListObjectVersions).
+func cmdS3Versions(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: s3versions KEY")
+	}
+	b, c := s3client(ts)
+	defer b.Close()
+	out, err := c.ListObjectVersions(context.Background(), &s3.ListObjectVersionsInput{Bucket: aws.String(ts.Getenv("S3_BUCKET")), Prefix: aws.String(args[0])})
+	ts.Check(err)
+	versions, markers := 0, 0
+	for _, v := range out.Versions {
+		if aws.ToString(v.Key) == args[0] {
+			versions++
+		}
+	}
+	for _, m := range out.DeleteMarkers {
+		if aws.ToString(m.Key) == args[0] {
+			markers++
+		}
+	}
+	fmt.Fprintf(ts.Stdout(), "%d versions, %d delete markers\n", versions, markers)
 }
 
 // condition answers [pg]: a test PostgreSQL is running. Scripts say

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/trash"
@@ -65,10 +66,52 @@ type StoreReport struct {
 	// check after the moves could not read every session.
 	PutBack int64 `json:"put_back,omitempty"`
 	// Marks is what a run on a bucket marked and deleted (deferred deletes).
-	Marks   *MarkReport            `json:"marks,omitempty"`
-	Refused *RefusedError          `json:"-"`
-	Locked  *storelock.LockedError `json:"-"`
-	Err     error                  `json:"-"`
+	Marks *MarkReport `json:"marks,omitempty"`
+	// DeleteRecovery is what the bucket's service keeps of a blob the run
+	// deletes (versioning, soft delete), asked once before anything is
+	// removed; nil for a store that cannot say (a local one).
+	DeleteRecovery *Recovery              `json:"delete_recovery,omitempty"`
+	Refused        *RefusedError          `json:"-"`
+	Locked         *storelock.LockedError `json:"-"`
+	Err            error                  `json:"-"`
+}
+
+// Recovery is what a bucket's service keeps of a deleted object, as a
+// report says it: [store.Recovery] with the retention in the report's
+// duration format.
+type Recovery struct {
+	// Kind is one of store's Recovery… kinds: "none", "unknown",
+	// "s3-versioning", "s3-versioning-suspended", "gcs-versioning",
+	// "gcs-soft-delete", "azure-versioning", "azure-soft-delete".
+	Kind string `json:"kind"`
+	// Retention is how long a deleted blob is kept ("7d"), "" when until
+	// someone or a rule the service did not report removes it, or nothing is
+	// kept.
+	Retention string `json:"retention,omitempty"`
+	// Detail is what the service reported, or why it is not known.
+	Detail string `json:"detail"`
+}
+
+// recoveryTimeout bounds the question to a bucket's service about what it
+// keeps of deleted objects: an answer that does not come is "unknown", and
+// the run goes on.
+const recoveryTimeout = 30 * time.Second
+
+// deleteRecovery asks st's service once what it keeps of a deleted blob;
+// nil when st cannot say (a local store).
+func deleteRecovery(ctx context.Context, st store.Store) *Recovery {
+	rr, ok := store.AsRecoveryReporter(st)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, recoveryTimeout)
+	defer cancel()
+	r := rr.DeleteRecovery(ctx)
+	rep := &Recovery{Kind: r.Kind, Detail: r.Detail}
+	if r.Retention > 0 {
+		rep.Retention = retain.FormatAge(r.Retention)
+	}
+	return rep
 }
 
 // Report is what Run did.
@@ -150,6 +193,10 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 			}
 		}()
 	}
+
+	// What a delete for good means on this store, said before anything is
+	// deleted: a bucket with versioning or soft delete still keeps it.
+	sr.DeleteRecovery = deleteRecovery(ctx, st)
 
 	o := opts.Options
 	o.Store = st
