@@ -3,13 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 
+	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/scan"
 )
 
 // migrateSchema versions the JSON document of `migrate -o json`; see docs/migrate.md.
@@ -158,12 +162,29 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 			fmt.Fprintln(w, "check: no session points at a local copy of a migrated blob")
 		} else {
 			fmt.Fprintf(w, "check: %d references still point at local copies of migrated blobs\n", ck.StillLocal)
+			if docs := leftoverDocs(ck.List); len(docs) > 0 {
+				fmt.Fprintf(w, "note: %d of them are in leftovers of a save cut short (%s), which the rewrite does not touch: if one is the only copy of its session, rename it to the session's own name (without .tmp) and run the rewrite again; otherwise remove it\n", len(docs), printable(strings.Join(docs, ", ")))
+			}
 		}
 	}
 	if d := rep.Delete; d != nil {
 		printDelete(w, d, doc.Undo)
 	}
 	fmt.Fprintf(w, "journal: %s\n", printable(rep.Journal))
+}
+
+// leftoverDocs are the documents of still-local references that are
+// leftovers of an atomic save cut short ("<id>.json.tmp"), each once: the
+// scan reads them as text, since one may be the only copy of a session, but
+// no runtime reads them and the rewrite leaves them alone.
+func leftoverDocs(list []scan.Found) []string {
+	var out []string
+	for _, f := range list {
+		if d := f.Place.Document; blobname.IsTemporary(d) && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func printDelete(w io.Writer, d *migrate.DeleteReport, undo string) {
