@@ -69,6 +69,9 @@ func TestManPageCoversEveryCommandAndFlag(t *testing.T) {
 	commandsAt := index["SH COMMANDS"]
 	flagNamed := func(where manSection, f cli.Flag) {
 		t.Helper()
+		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
+			return // hidden from help and man page alike (-vv)
+		}
 		for _, n := range f.Names() {
 			// As roff shows a flag: \fB--jobs, -j\fP.
 			dashes := "--"

@@ -167,6 +167,9 @@ func commonFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-progress", Usage: "never draw a progress bar (it is only drawn when stderr is a terminal)", EnvVars: envVar("no-progress")},
 		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format on stderr: text or json", EnvVars: envVar("log-format")},
 		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log level: debug, info, warn or error", EnvVars: envVar("log-level")},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Count: new(int), Usage: "more logs on stderr, as rclone and restic take it: -v is --log-level info, -vv debug (an explicit --log-level wins)"},
+		// -vv is one word to the flag parser; it is -v twice.
+		&cli.BoolFlag{Name: "vv", Hidden: true},
 	}
 }
 
@@ -215,8 +218,26 @@ func globals(c *cli.Context) (*global, error) {
 	default:
 		return nil, usageErr("use -o text, -o json or -o ndjson", "unknown output format %q", g.output)
 	}
+	levelName := str("log-level")
+	explicit := false
+	verbose := 0
+	for _, x := range c.Lineage() {
+		explicit = explicit || x.IsSet("log-level")
+		verbose += x.Count("verbose")
+		if x.Bool("vv") {
+			verbose += 2
+		}
+	}
+	if !explicit {
+		switch {
+		case verbose >= 2:
+			levelName = "debug"
+		case verbose == 1:
+			levelName = "info"
+		}
+	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(str("log-level"))); err != nil {
+	if err := level.UnmarshalText([]byte(levelName)); err != nil {
 		return nil, usageErr("use --log-level debug, info, warn or error", "unknown log level %q", str("log-level"))
 	}
 	hopts := &slog.HandlerOptions{Level: level}
