@@ -171,8 +171,12 @@ func (s *BucketStore) CopyToInternal(ctx context.Context, key, name string) erro
 }
 
 // copy copies the object key to dst, both below the store's prefix, on the
-// service: on S3 by a CopyObject of its own (see s3Putter.copy).
+// service: on S3 by a CopyObject of its own (see s3Putter.copy); on a file://
+// bucket reading the source as Open does (copyFile).
 func (s *BucketStore) copy(ctx context.Context, key, dst string) error {
+	if s.scheme == "file" {
+		return s.copyFile(ctx, key, dst)
+	}
 	if s.s3put != nil && !s3KeyEscaped(s.prefix+key) && !s3KeyEscaped(s.prefix+dst) {
 		if err := s.s3put.copy(ctx, s.prefix+key, s.prefix+dst); err != nil {
 			return s3CopyError(err)

@@ -49,6 +49,11 @@ import (
 // 16 MiB, parts of 8 MiB), as do most other S3 tools for large files. Callers that
 // need a content hash of every object must not rely on MD5; migrate records
 // "sha256" in Metadata for that reason.
+//
+// A file:// bucket's files are never read through fileblob, which follows
+// symbolic links and waits on FIFOs: Open, OpenObject, Stat, OpenInternal and
+// the copies open the file fileblob keeps the object in as a LocalStore
+// opens a blob, confined to the bucket's folder (see openFile).
 type BucketStore struct {
 	b *blob.Bucket
 	// openURL is the URL b was opened from, without the prefix (see
@@ -75,6 +80,12 @@ type BucketStore struct {
 	name       string
 	prefix     string
 	location   string
+	// fileDir is a file:// bucket's folder below its prefix, opened as a
+	// local store, from which its files are read (see openFile); fileMu
+	// guards its opening and closing.
+	fileDir    atomic.Pointer[LocalStore]
+	fileMu     sync.Mutex
+	fileClosed bool
 }
 
 var _ Bucket = (*BucketStore)(nil)
@@ -243,7 +254,11 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 		return nil, fmt.Errorf("store %s: open bucket: %w", Redact(open.String()), err)
 	}
 	s.b, s.s3put = b, putter
-
+	if s.scheme == "file" {
+		// The folder reads are confined to is the one there now; missing
+		// (nothing written under the prefix yet), it is opened on first use.
+		_, _ = s.prefixFolder()
+	}
 	return s, nil
 }
 
@@ -300,6 +315,7 @@ func (s *BucketStore) Close() error {
 	if s.unsummed != nil {
 		s.unsummed.Close()
 	}
+	s.closeFileFolder()
 	return s.b.Close()
 }
 
@@ -425,7 +441,9 @@ func (s *BucketStore) ListSelected(ctx context.Context, prefix string, keep func
 }
 
 // Stat returns the attributes of key: Size, ModTime, ContentType, MD5 (nil when the
-// backend has none, see BucketStore) and user Metadata (keys lowercased).
+// backend has none, see BucketStore) and user Metadata (keys lowercased). On a
+// file:// bucket the object's file and its attributes file are read as Open
+// reads (see openFile): a link or a FIFO is refused, not followed or waited on.
 func (s *BucketStore) Stat(ctx context.Context, key string) (Entry, error) {
 	if err := ValidKey(key); err != nil {
 		return Entry{}, fmt.Errorf("store %s: stat: %w", s.location, err)
@@ -434,6 +452,13 @@ func (s *BucketStore) Stat(ctx context.Context, key string) (Entry, error) {
 }
 
 func (s *BucketStore) stat(ctx context.Context, key string) (Entry, error) {
+	if s.scheme == "file" {
+		e, err := s.statFile(ctx, key)
+		if err != nil {
+			return Entry{}, s.errorf("stat", key, err)
+		}
+		return e, nil
+	}
 	a, err := s.b.Attributes(ctx, key)
 	if err != nil {
 		return Entry{}, s.errorf("stat", key, err)
@@ -449,43 +474,79 @@ func (s *BucketStore) stat(ctx context.Context, key string) (Entry, error) {
 	}, nil
 }
 
-// Open opens key for reading. The reader is bound to ctx.
+// Open opens key for reading. The reader is bound to ctx. On a file:// bucket
+// the object's file is opened as a local store opens a blob, whatever the
+// key's spelling (see openFile): never through a symbolic link, never out of
+// the bucket's folder, and a FIFO or device is refused (ErrNotRegular), never
+// waited on.
 func (s *BucketStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := ValidKey(key); err != nil {
 		return nil, fmt.Errorf("store %s: open: %w", s.location, err)
 	}
-	r, err := s.newReader(ctx, key)
+	r, _, err := s.newReader(ctx, key)
 	if err != nil {
 		return nil, s.errorf("open", key, err)
 	}
 	return &bucketReader{r: r, s: s, key: key}, nil
 }
 
+// OpenObject opens the object key (below the prefix) for reading, as Open
+// does, and describes it: Size and ModTime, and the ContentType the service
+// gives (none for a file:// bucket, whose attributes file it does not read).
+// Unlike Open it does not apply ValidKey: key is one the bucket's listing
+// returned, which a store would not write ("a//b" on S3, a backslash in a
+// file name) — a session source reads every object it lists. A file://
+// bucket's key still never leads out of its folder (see openFile).
+func (s *BucketStore) OpenObject(ctx context.Context, key string) (io.ReadCloser, Entry, error) {
+	r, e, err := s.newReader(ctx, key)
+	if err != nil {
+		return nil, Entry{}, s.errorf("open", key, err)
+	}
+	e.Key = key
+	return &bucketReader{r: r, s: s, key: key}, e, nil
+}
+
 // gcsReadStalls is how many I/O timeouts one read of a gs:// object may
 // last without returning a byte; see newReader.
 const gcsReadStalls = 3
 
-// newReader opens key, its full name in the bucket, for reading. On gs://
+// newReader opens key (below the prefix) for reading and describes what it
+// opened (Size, ModTime, ContentType where the service gives one). A file://
+// bucket's object is opened by openFile, never by fileblob. On gs://
 // (the JSON API; gRPC reads have their own keepalives), a
 // Read that returns no byte for gcsReadStalls times io_timeout ends the read
 // with an *IOTimeoutError: the storage library reopens a body that fails, at
 // the offset reached, with no limit, so a service that answers each request
 // and then stalls would hold the read for ever. A Read asks for at most
 // ioTimeoutChunk bytes, so that a slow transfer that moves returns in time.
-func (s *BucketStore) newReader(ctx context.Context, key string) (io.ReadCloser, error) {
+func (s *BucketStore) newReader(ctx context.Context, key string) (io.ReadCloser, Entry, error) {
+	if s.scheme == "file" {
+		rc, st, err := s.openFile(ctx, s.prefix+key, false)
+		if err != nil {
+			return nil, Entry{}, err
+		}
+		return rc, Entry{Size: st.size, ModTime: st.mtime}, nil
+	}
+	describe := func(r *blob.Reader) Entry {
+		return Entry{Size: r.Size(), ModTime: r.ModTime(), ContentType: r.ContentType()}
+	}
 	if !s.guardReads {
-		return s.b.NewReader(ctx, key, nil)
+		r, err := s.b.NewReader(ctx, key, nil)
+		if err != nil {
+			return nil, Entry{}, err
+		}
+		return r, describe(r), nil
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	r, err := s.b.NewReader(rctx, key, nil)
 	if err != nil {
 		cancel()
-		return nil, err
+		return nil, Entry{}, err
 	}
 	g := &stallGuardReader{r: r, cancel: cancel, limit: gcsReadStalls * s.ioTimeout}
 	g.timer = time.AfterFunc(time.Hour, func() { g.fired.Store(true); cancel() })
 	g.timer.Stop() // armed by each Read, one timer for the whole read
-	return g, nil
+	return g, describe(r), nil
 }
 
 // stallGuardReader ends a read whose Read returned nothing for limit.
@@ -762,8 +823,8 @@ func (s *BucketStore) putFileExclusive(ctx context.Context, name string, r io.Re
 // FileblobKeepsName reports whether a file:// bucket (gocloud's fileblob)
 // keeps the object name in a file of that very name below its folder: it
 // escapes what s3KeyEscaped names, "//" and a trailing "/" too. Code that
-// reads or writes such a bucket's files itself, bypassing fileblob, does so
-// only for these names.
+// writes such a bucket's files itself, bypassing fileblob, does so only for
+// these names. Reads bypass fileblob for every name (see openFile).
 func FileblobKeepsName(name string) bool {
 	return !s3KeyEscaped(name) && !strings.Contains(name, "//") && !strings.HasSuffix(name, "/")
 }
@@ -803,7 +864,7 @@ func (s *BucketStore) MoveFromInternal(ctx context.Context, name, key string) er
 	if err != nil {
 		return err
 	}
-	r, err := s.newReader(ctx, src)
+	r, _, err := s.newReader(ctx, src)
 	if err != nil {
 		return s.errorf(op, key, err)
 	}
@@ -825,7 +886,7 @@ func (s *BucketStore) OpenInternal(ctx context.Context, name string) (io.ReadClo
 		return nil, fmt.Errorf("store %s: open: %w", s.location, err)
 	}
 	key := internalName(name)
-	r, err := s.newReader(ctx, key)
+	r, _, err := s.newReader(ctx, key)
 	if err != nil {
 		return nil, s.errorf("open", key, err)
 	}
@@ -894,7 +955,9 @@ func (s *BucketStore) listFileInternal(ctx context.Context, prefix string, fn fu
 
 // Blob returns the underlying gocloud bucket (already confined to Prefix), for
 // driver-specific needs through its As method. Writes through it bypass the key
-// checks of the store.
+// checks of the store, and reads through it of a file:// bucket are not
+// confined (fileblob follows links and waits on FIFOs): read with Open,
+// OpenObject and Stat.
 func (s *BucketStore) Blob() *blob.Bucket { return s.b }
 
 // IsThrottled reports whether err is a service asking the client to slow down

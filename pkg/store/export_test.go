@@ -3,3 +3,14 @@ package store
 // WalkOnly makes s resolve folders as where openat2 is refused: one
 // O_NOFOLLOW|O_DIRECTORY openat per folder (a no-op off Linux).
 func WalkOnly(s *LocalStore) { s.noOpenat2.Store(true) }
+
+// FileWalkOnly makes the reads of the file:// bucket s take the portable
+// path of its confined open, as where openat2 is refused.
+func FileWalkOnly(s *BucketStore) error {
+	d, err := s.prefixFolder()
+	if err != nil {
+		return err
+	}
+	d.noOpenat2.Store(true)
+	return nil
+}

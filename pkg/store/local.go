@@ -245,25 +245,40 @@ func (s *LocalStore) OpenEntry(ctx context.Context, key string) (io.ReadCloser, 
 	if err := ValidKey(key); err != nil {
 		return nil, Entry{}, fmt.Errorf("store %s: open: %w", s.dir, err)
 	}
-	if err := ctx.Err(); err != nil {
+	rc, st, err := s.readEntry(ctx, key)
+	if err != nil {
 		return nil, Entry{}, s.errorf("open", key, err)
 	}
-	if rc, st, ok, err := s.openBeneath(key); ok {
-		if err != nil {
-			return nil, Entry{}, s.errorf("open", key, err)
-		}
-		return rc, Entry{Key: key, Size: st.size, ModTime: st.mtime, Mode: st.mode}, nil
+	return rc, Entry{Key: key, Size: st.size, ModTime: st.mtime, Mode: st.mode}, nil
+}
+
+// readEntry opens the regular file name, a slash path below the store
+// directory with no empty, "." or ".." segment that the caller has checked,
+// and describes the file it opened. It is the confined open of the package:
+// no symbolic link anywhere on the way is followed, nothing outside the
+// directory is reached, and a FIFO or device is refused at once, never
+// waited on (O_NONBLOCK, then a check that the file opened is regular). On
+// Linux that is one openat2 call (openBeneath); elsewhere, and where openat2
+// is refused, the portable path of openRegularFile. Errors carry no store
+// context: OpenEntry and a file:// bucket's reads (BucketStore.openFile) add
+// their own.
+func (s *LocalStore) readEntry(ctx context.Context, name string) (io.ReadCloser, entryStat, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, entryStat{}, err
 	}
-	f, err := s.openRegular(ctx, "open", key)
+	if rc, st, ok, err := s.openBeneath(name); ok {
+		return rc, st, err
+	}
+	f, err := s.openRegularFile(ctx, name)
 	if err != nil {
-		return nil, Entry{}, err
+		return nil, entryStat{}, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, Entry{}, s.errorf("open", key, err)
+		return nil, entryStat{}, err
 	}
-	return f, Entry{Key: key, Size: fi.Size(), ModTime: fi.ModTime(), Mode: fi.Mode()}, nil
+	return f, entryStat{size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}, nil
 }
 
 // Stat describes key from lstat: a symlink is described, not followed (its Link is
@@ -296,38 +311,54 @@ func (s *LocalStore) Open(ctx context.Context, key string) (io.ReadCloser, error
 }
 
 func (s *LocalStore) openRegular(ctx context.Context, op, name string) (*os.File, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, s.errorf(op, name, err)
-	}
-	if err := s.checkParents(name); err != nil {
-		return nil, s.errorf(op, name, err)
-	}
-	before, err := s.root.Lstat(name)
+	f, err := s.openRegularFile(ctx, name)
 	if err != nil {
 		return nil, s.errorf(op, name, err)
 	}
+	return f, nil
+}
+
+// openRegularFile is openRegular without the store's context in its errors.
+func (s *LocalStore) openRegularFile(ctx context.Context, name string) (*os.File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.checkParents(name); err != nil {
+		return nil, err
+	}
+	before, err := s.root.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
 	if !before.Mode().IsRegular() {
-		return nil, s.errorf(op, name, notRegular(before.Mode()))
+		return nil, notRegular(before.Mode())
 	}
 	// openFlags adds O_NONBLOCK where it exists: should a FIFO be swapped in after
 	// the lstat, opening it must not hang (it is then refused below).
 	f, err := s.root.OpenFile(name, os.O_RDONLY|openFlags, 0)
 	if err != nil {
-		return nil, s.errorf(op, name, err)
+		return nil, err
 	}
 	after, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, s.errorf(op, name, err)
+		return nil, err
 	}
 	if !after.Mode().IsRegular() || !os.SameFile(before, after) {
 		f.Close()
-		return nil, s.errorf(op, name, fmt.Errorf("%w: %w", ErrReplaced, ErrNotRegular))
+		return nil, fmt.Errorf("%w: %w", ErrReplaced, ErrNotRegular)
 	}
 	return f, nil
 }
 
-func notRegular(m fs.FileMode) error {
+// notRegularError says what a file that is not a regular one is; it wraps
+// ErrNotRegular.
+type notRegularError struct{ mode fs.FileMode }
+
+func (e *notRegularError) Unwrap() error { return ErrNotRegular }
+
+func (e *notRegularError) Error() string {
+	m := e.mode
 	var what string
 	switch {
 	case m&fs.ModeSymlink != 0:
@@ -343,8 +374,10 @@ func notRegular(m fs.FileMode) error {
 	default:
 		what = "an irregular file (" + m.String() + ")"
 	}
-	return fmt.Errorf("is %s: %w", what, ErrNotRegular)
+	return "is " + what + ": " + ErrNotRegular.Error()
 }
+
+func notRegular(m fs.FileMode) error { return &notRegularError{mode: m} }
 
 // Put writes r to key atomically. The data is staged in a new file (mode 0600) under
 // InternalDir/tmp, fsync'ed, given opts.ModTime if set, then renamed over key, or,
