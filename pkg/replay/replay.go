@@ -152,12 +152,12 @@ type allowedBucket struct {
 	scheme   string
 	name     string // bucket name; for file://, the absolute directory
 	location string // the store's URL, without credentials
+	// store reads a file:// bucket's objects (OpenObject, Stat) as a local
+	// store reads blobs, whatever the key's spelling: never through a link,
+	// only regular files, a FIFO never waited on. fileblob, behind blob,
+	// opens through links, out of the folder.
 	store    *store.BucketStore
 	blob     *blob.Bucket // confined to the URL's prefix
-	// local is a file:// bucket's folder below its prefix, read as a local
-	// store reads (never through a link, only regular files, a FIFO never
-	// waited on): fileblob opens through links, out of the folder.
-	local    *store.LocalStore
 	prefixes []pattern
 }
 
@@ -208,11 +208,6 @@ func New(cfg Config) (*Replayer, error) {
 		}
 		b := &allowedBucket{scheme: s.Scheme(), name: s.Name(), location: s.Location(), store: s, blob: s.Blob()}
 		r.buckets = append(r.buckets, b)
-		if b.scheme == "file" {
-			if b.local, err = store.OpenLocal(filepath.Join(s.Name(), filepath.FromSlash(s.Prefix()))); err != nil {
-				return nil, fmt.Errorf("replay: allowed bucket %s: %w", b.location, err)
-			}
-		}
 		if b.scheme == "mem" {
 			return nil, fmt.Errorf("replay: allowed bucket %s: a mem:// bucket cannot be named by a reference", b.location)
 		}
@@ -247,9 +242,6 @@ func (r *Replayer) Close() error {
 	}
 	for _, b := range r.buckets {
 		errs = append(errs, b.store.Close())
-		if b.local != nil {
-			errs = append(errs, b.local.Close())
-		}
 	}
 	if r.cache != nil {
 		errs = append(errs, r.cache.close())
@@ -352,16 +344,16 @@ func (r *Replayer) openObject(ctx context.Context, ref string, t target) (io.Rea
 	if n, ok := blobname.Parse(t.key); ok {
 		want = n.Digest
 	} else {
-		a, err := b.blob.Attributes(ctx, t.bucketK)
+		md, ct, err := objectAttributes(ctx, b, t.bucketK)
 		if err != nil {
 			return nil, Info{}, objectErr(ref, err)
 		}
-		d, ok := blobname.ParseDigest(a.Metadata[MetadataKey])
+		d, ok := blobname.ParseDigest(md[MetadataKey])
 		if !ok {
 			return nil, Info{}, refuse(ref, ErrNoDigest, "object %s has no content-addressed name and no %s metadata", info.Location, MetadataKey)
 		}
 		want = d
-		info.ContentType = a.ContentType
+		info.ContentType = ct
 	}
 	info.SHA256 = blobname.Digest(want).String()
 	if r.cache != nil {
@@ -373,13 +365,10 @@ func (r *Replayer) openObject(ctx context.Context, ref string, t target) (io.Rea
 			return rc, info, nil
 		}
 	}
-	if b.local != nil && store.FileblobKeepsName(b.store.Prefix()+t.bucketK) {
-		rc, e, err := b.local.OpenEntry(ctx, t.bucketK)
+	if b.scheme == "file" {
+		rc, e, err := b.store.OpenObject(ctx, t.bucketK)
 		if err != nil {
-			if errors.Is(err, store.ErrNotRegular) {
-				return nil, Info{}, refuse(ref, ErrNotRegular, "%v", err)
-			}
-			return nil, Info{}, fmt.Errorf("replay %q: %w", ref, err)
+			return nil, Info{}, objectErr(ref, err)
 		}
 		info.Size = e.Size
 		if info.ContentType == "" {
@@ -418,7 +407,25 @@ func objectURL(b *allowedBucket, key string) string {
 	return b.scheme + "://" + b.name + "/" + key
 }
 
+// objectAttributes returns the metadata and content type of the object key
+// of b: a file:// bucket's through the store, which reads the attributes
+// file confined to the bucket's folder as it reads objects.
+func objectAttributes(ctx context.Context, b *allowedBucket, key string) (map[string]string, string, error) {
+	if b.scheme == "file" {
+		e, err := b.store.Stat(ctx, key)
+		return e.Metadata, e.ContentType, err
+	}
+	a, err := b.blob.Attributes(ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	return a.Metadata, a.ContentType, nil
+}
+
 func objectErr(ref string, err error) error {
+	if errors.Is(err, store.ErrNotRegular) {
+		return refuse(ref, ErrNotRegular, "%v", err)
+	}
 	if gcerrors.Code(err) == gcerrors.NotFound && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("replay %q: %w: %w", ref, fs.ErrNotExist, err)
 	}

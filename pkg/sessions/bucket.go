@@ -126,7 +126,10 @@ func (s *bucketSource) Walk(ctx context.Context, fn func(Item) error) (Counts, e
 				size = -1
 			}
 			item = Item{Place: place, Size: size, Leftover: leftover, Open: func() (io.ReadCloser, error) {
-				r, err := s.bucket.Blob().NewReader(s.ctx, key, nil)
+				// Through the store: a file:// bucket's file is opened
+				// confined to its folder (no link followed, a FIFO refused),
+				// never by fileblob's reader.
+				r, _, err := s.bucket.OpenObject(s.ctx, key)
 				if err != nil {
 					return nil, err
 				}
