@@ -303,8 +303,8 @@ func (x *Index) build() {
 			}
 		}
 	}
-	x.byHead = newGroupTable(len(x.parts), func(k int) string { return x.parts[k].key[:minHexPart] }, x.hashString)
-	x.byAnchor = newGroupTable(len(x.skels), func(k int) string { return x.skels[k].key }, x.hashString)
+	x.byHead = newGroupTable(len(x.parts), func(k int) string { return x.parts[k].key[:minHexPart] }, func(k string) uint64 { return hashFolded(x.hashSeed, k) })
+	x.byAnchor = newGroupTable(len(x.skels), func(k int) string { return x.skels[k].key }, func(k string) uint64 { return hashFolded(x.hashSeed, k) })
 	for _, g := range x.skels {
 		x.maxAnchor = max(x.maxAnchor, len(g.key))
 	}

@@ -167,7 +167,7 @@ func (x *Index) markRun(r []byte) {
 	}
 	for k := 0; k+minHexPart <= len(r); k++ {
 		head := r[k : k+minHexPart]
-		g := x.byHead.find(x.hashFolded(head), func(k int) bool { return equalFolded(head, x.parts[k].key[:minHexPart]) })
+		g := x.byHead.find(hashFolded(x.hashSeed, head), func(k int) bool { return equalFolded(head, x.parts[k].key[:minHexPart]) })
 		for ; g >= 0; g = int(x.byHead.next[g]) {
 			part := x.parts[g].key
 			if x.isDone(g) || len(r)-k < len(part) || !equalFolded(r[k:k+len(part)], part) {
@@ -321,19 +321,10 @@ func (x *Index) isDone(g int) bool {
 	return atomic.LoadUint32(&x.done[g>>5])&(1<<(g&31)) != 0
 }
 
-// hashString is hashFolded of a string already folded.
-func (x *Index) hashString(s string) uint64 {
-	h := x.hashSeed
-	for k := len(s) - 1; k >= 0; k-- {
-		h = hashStep(h, s[k])
-	}
-	return hashFinish(h, len(s))
-}
-
 // hashFolded hashes b folded to lower case, as anchorsEndingAt does byte by
-// byte from the end.
-func (x *Index) hashFolded(b []byte) uint64 {
-	h := x.hashSeed
+// byte from the end; the tables are built with it from their (folded) keys.
+func hashFolded[T string | []byte](seed uint64, b T) uint64 {
+	h := seed
 	for k := len(b) - 1; k >= 0; k-- {
 		h = hashStep(h, b[k])
 	}
