@@ -38,19 +38,14 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"cmp"
-	"compress/gzip"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -58,9 +53,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
-	_ "modernc.org/sqlite"
+	"github.com/mediactl/mediactl/internal/realworld"
 )
 
 // Classes of a truth's blobs.
@@ -113,17 +107,9 @@ func usage() {
 	os.Exit(2)
 }
 
-// The repository's copies of the stores forge and coffer wrote, and their truths.
-const testdata = "internal/realworld/testdata"
-
-// placeholder is what the archives and truths hold where the generating
-// machine had its root.
-const placeholder = "/__ROOT__"
-
 func prepare(args []string) error {
 	fl := flag.NewFlagSet("prepare", flag.ExitOnError)
 	dir := fl.String("dir", "", "directory to unpack into (created)")
-	src := fl.String("testdata", testdata, "the folder of forge.tar.gz, forge-truth.json, coffer.tar.gz, coffer-truth.json")
 	fl.Parse(args)
 	if *dir == "" {
 		return errors.New("prepare: -dir is required")
@@ -132,13 +118,7 @@ func prepare(args []string) error {
 	if err != nil {
 		return err
 	}
-	// internal/realworld writes the root the way each runtime escapes it;
-	// a root of these characters is written as it is by both.
-	if !plainRoot.MatchString(d) {
-		return fmt.Errorf("prepare: %s: use a directory whose path has only letters, digits and / . _ + -", d)
-	}
-	root := filepath.Join(d, "forge", "work")
-	ft, err := install(filepath.Join(*src, "forge.tar.gz"), filepath.Join(*src, "forge-truth.json"), filepath.Join(d, "forge"), root)
+	root, ft, err := realworld.InstallForge(filepath.Join(d, "forge"))
 	if err != nil {
 		return fmt.Errorf("forge: %w", err)
 	}
@@ -149,8 +129,7 @@ func prepare(args []string) error {
 	if err := writeTruth(filepath.Join(d, "forge.truth.json"), f); err != nil {
 		return err
 	}
-	home := filepath.Join(d, "coffer", "home-legacy")
-	ct, err := install(filepath.Join(*src, "coffer.tar.gz"), filepath.Join(*src, "coffer-truth.json"), filepath.Join(d, "coffer"), home)
+	home, ct, err := realworld.InstallCoffer(filepath.Join(d, "coffer"))
 	if err != nil {
 		return fmt.Errorf("coffer: %w", err)
 	}
@@ -163,199 +142,6 @@ func prepare(args []string) error {
 	}
 	fmt.Printf("forge %s\ncoffer %s\n", root, filepath.Join(home, ".coffer"))
 	return nil
-}
-
-var plainRoot = regexp.MustCompile(`^[A-Za-z0-9/._+-]+$`)
-
-// install does for one store what internal/realworld (and the publication's
-// install.sh) does, for a plain root: unpack the archive under dest, put root
-// where the placeholder is (forge: in its session files and in the files its
-// tools write in .forge/files, also in the \\/-escaped spelling; coffer: in
-// its SQLite rows), move every file's times forward by the time elapsed since
-// generation, and return the truth with root in place of the placeholder.
-// It fails when a placeholder is left, which would mean the archives grew a
-// form realworld knows and this does not.
-func install(archive, truthFile, dest, root string) (map[string]any, error) {
-	raw, err := os.ReadFile(truthFile)
-	if err != nil {
-		return nil, err
-	}
-	var t map[string]any
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("%s: %w", truthFile, err)
-	}
-	gen, err := time.Parse(time.RFC3339Nano, str(t["generated_at"]))
-	if err != nil {
-		return nil, fmt.Errorf("%s: generated_at: %w", truthFile, err)
-	}
-	shift := time.Since(gen)
-	files, err := unpack(archive, dest)
-	if err != nil {
-		return nil, err
-	}
-	esc := []byte(strings.ReplaceAll(root, "/", `\\/`))
-	sessDir := filepath.Join(root, ".forge", "sessions")
-	filesDir := filepath.Join(root, ".forge", "files")
-	for _, f := range files {
-		if !f.regular {
-			continue
-		}
-		if d := filepath.Dir(f.path); d == sessDir || d == filesDir {
-			b, err := os.ReadFile(f.path)
-			if err != nil {
-				return nil, err
-			}
-			nb := bytes.ReplaceAll(b, []byte(`\\`+placeholder), esc)
-			nb = bytes.ReplaceAll(nb, []byte(placeholder), []byte(root))
-			if bytes.Contains(nb, []byte("__ROOT__")) {
-				return nil, fmt.Errorf("%s: a placeholder is left after the substitution", f.path)
-			}
-			if !bytes.Equal(nb, b) {
-				if err := os.WriteFile(f.path, nb, 0o600); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if filepath.Base(f.path) == "coffer.db" {
-			if err := substituteRows(f.path, root); err != nil {
-				return nil, fmt.Errorf("%s: %w", f.path, err)
-			}
-		}
-	}
-	now := time.Now()
-	for _, f := range files {
-		if !f.regular {
-			continue
-		}
-		atime := now
-		if !f.atime.IsZero() {
-			atime = f.atime
-		}
-		if err := os.Chtimes(f.path, atime.Add(shift), f.mtime.Add(shift)); err != nil {
-			return nil, err
-		}
-	}
-	return replaceRoot(t, root).(map[string]any), nil
-}
-
-type unpacked struct {
-	path         string
-	regular      bool
-	mtime, atime time.Time
-}
-
-// unpack writes a gzip'd tar archive under dest with its modes, directories'
-// modes last.
-func unpack(archive, dest string) ([]unpacked, error) {
-	fh, err := os.Open(archive)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	zr, err := gzip.NewReader(fh)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", archive, err)
-	}
-	tr := tar.NewReader(zr)
-	var out []unpacked
-	var dirs []*tar.Header
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", archive, err)
-		}
-		name := filepath.Clean(filepath.FromSlash(h.Name))
-		if !filepath.IsLocal(name) {
-			return nil, fmt.Errorf("%s: entry %q leaves the destination", archive, h.Name)
-		}
-		p := filepath.Join(dest, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return nil, err
-			}
-			dirs = append(dirs, h)
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return nil, err
-			}
-			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-			if err != nil {
-				return nil, err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Chmod(p, h.FileInfo().Mode().Perm())
-			}
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, unpacked{path: p, regular: true, mtime: h.ModTime, atime: h.AccessTime})
-		default:
-			return nil, fmt.Errorf("%s: entry %q of type %q", archive, h.Name, h.Typeflag)
-		}
-	}
-	for _, h := range dirs {
-		if err := os.Chmod(filepath.Join(dest, filepath.Clean(filepath.FromSlash(h.Name))), h.FileInfo().Mode().Perm()); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// substituteRows puts root in coffer's rows and checkpoints the WAL.
-func substituteRows(db, root string) error {
-	conn, err := sql.Open("sqlite", "file:"+db)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	conn.SetMaxOpenConns(1)
-	for _, q := range []string{
-		`update chat_messages set content = replace(content, '` + placeholder + `', ?)`,
-		`update conversations set agent_config = replace(agent_config, '` + placeholder + `', ?)`,
-	} {
-		if _, err := conn.Exec(q, root); err != nil {
-			return err
-		}
-	}
-	var left int
-	if err := conn.QueryRow(`select (select count(*) from chat_messages where instr(content, '__ROOT__') > 0) +
-		(select count(*) from conversations where instr(agent_config, '__ROOT__') > 0)`).Scan(&left); err != nil {
-		return err
-	}
-	if left > 0 {
-		return fmt.Errorf("%d rows still hold a placeholder", left)
-	}
-	if _, err := conn.Exec(`pragma wal_checkpoint(TRUNCATE)`); err != nil {
-		return err
-	}
-	return conn.Close()
-}
-
-func replaceRoot(v any, root string) any {
-	switch x := v.(type) {
-	case string:
-		return strings.ReplaceAll(x, placeholder, root)
-	case []any:
-		for i := range x {
-			x[i] = replaceRoot(x[i], root)
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[strings.ReplaceAll(k, placeholder, root)] = replaceRoot(e, root)
-		}
-		return out
-	}
-	return v
 }
 
 // forgeTruth: the truth's blobs, by their class. needed is every blob some

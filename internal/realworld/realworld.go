@@ -95,6 +95,22 @@ func CofferIn(t testing.TB, parent string) (home string, truth map[string]any) {
 	return home, truth
 }
 
+// InstallForge is ForgeIn for a program that is not a test (bench/overkeep):
+// it unpacks the forge store into parent and returns the root and the truth,
+// or the error.
+func InstallForge(parent string) (root string, truth map[string]any, err error) {
+	return installForge(parent)
+}
+
+// InstallCoffer is CofferIn for a program that is not a test: the home (parent
+// is created if needed) and the truth, or the error.
+func InstallCoffer(parent string) (home string, truth map[string]any, err error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", nil, err
+	}
+	return installCoffer(parent)
+}
+
 func installForge(parent string) (string, map[string]any, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", nil, err
