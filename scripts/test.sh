@@ -43,6 +43,19 @@ if ! command -v systemd-analyze >/dev/null; then
     missing+=("systemd-analyze (apt-get install -y systemd), which CI=true runs")
   fi
 fi
+# Chromium renders report --html's page (cmd/mediactl's
+# TestReportHTMLInBrowser, which skips without it unless CI=true); installed
+# when it can be.
+if [ ! -x /usr/bin/chromium ]; then
+  if $can_apt; then
+    echo "scripts/test.sh: installing chromium for the report page's browser test" >&2
+    sudo_=""; $root || sudo_="sudo -n"
+    $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null ||
+      missing+=("chromium (apt-get install -y chromium)")
+  elif [ "${CI:-}" = true ]; then
+    missing+=("chromium (apt-get install -y chromium), which CI=true runs")
+  fi
+fi
 if [ -z "${WEED_BIN:-}" ] && ! scripts/services/seaweedfs.sh status >/dev/null 2>&1; then
   weed=$(ls "${MEDIACTL_CACHE_DIR:-.cache}"/seaweedfs/*/weed 2>/dev/null | head -n 1 || true)
   avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)

@@ -133,6 +133,7 @@ Results go to stdout, logs to stderr.
 			gcCommand(),
 			migrateCommand(),
 			catCommand(),
+			reportCommand(),
 			versionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
