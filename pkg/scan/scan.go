@@ -224,7 +224,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.Sources = append(rep.Sources, SourceReport{Source: s.String(), Complete: true})
 	}
 
-	items := make(chan item, 4*opts.Jobs)
+	items := make(chan []item, 4*opts.Jobs)
+	// Units of values go back to the producers once read: a unit is 256
+	// items, too large to allocate anew for every 256 values.
+	spare := make(chan []item, 8*opts.Jobs+len(opts.Sources))
 	batches := make(chan batch, 4*opts.Jobs)
 
 	// Producers: every source walks in its own goroutine.
@@ -235,14 +238,21 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		producers.Add(1)
 		go func() {
 			defer producers.Done()
-			counts[i], walkErrs[i] = src.Walk(ctx, func(it sessions.Item) error {
+			u := unitBuilder{spare: spare}
+			send := func(us []item) error {
 				select {
-				case items <- item{it, i}:
+				case items <- us:
 					return nil
 				case <-ctx.Done():
 					return ctx.Err()
 				}
+			}
+			counts[i], walkErrs[i] = src.Walk(ctx, func(it sessions.Item) error {
+				return u.add(item{it, i}, send)
 			})
+			if walkErrs[i] == nil {
+				walkErrs[i] = u.flush(send)
+			}
 		}()
 	}
 	go func() { producers.Wait(); close(items) }()
@@ -258,8 +268,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			w := &worker{ctx: ctx, stores: opts.Stores, set: set, progress: opts.Progress, text: opts.Text,
 				countOnly: opts.CountOnly && opts.OnReference == nil, unrecorded: opts.CountOnly, sendAll: opts.OnReference != nil,
 				exts: map[string]uint16{}, out: batches, shard: opts.Shard}
-			for it := range items {
-				w.handle(it)
+			for us := range items {
+				w.handle(us)
+				if cap(us) == unitItems {
+					clear(us) // nothing read stays reachable
+					select {
+					case spare <- us[:0]:
+					default:
+					}
+				}
 			}
 		}()
 	}
@@ -309,14 +326,78 @@ type worker struct {
 	flat   flatBatch // the item's names still to record, without stores
 }
 
-func (w *worker) handle(it item) {
+// unitBuilder gathers a source's column values into units for the workers:
+// a database yields one Item per value, most of them a few bytes long, and
+// handing each over on its own (a channel send, a batch back to the
+// collector) cost more than reading it. A document or a problem travels
+// alone, so that documents are still parsed in parallel.
+type unitBuilder struct {
+	pending []item
+	bytes   int
+	spare   chan []item // units the workers have read, to be filled again
+}
+
+// unitItems and unitBytes bound a unit of values.
+const (
+	unitItems = 256
+	unitBytes = 64 << 10
+)
+
+func (u *unitBuilder) add(it item, send func([]item) error) error {
+	if it.Open != nil || it.Err != nil {
+		if err := u.flush(send); err != nil {
+			return err
+		}
+		return send([]item{it})
+	}
+	if u.pending == nil {
+		select {
+		case u.pending = <-u.spare:
+		default:
+			u.pending = make([]item, 0, unitItems)
+		}
+	}
+	u.pending = append(u.pending, it)
+	u.bytes += len(it.Text)
+	if len(u.pending) >= unitItems || u.bytes >= unitBytes {
+		return u.flush(send)
+	}
+	return nil
+}
+
+// flush sends what is pending; the worker owns the slice.
+func (u *unitBuilder) flush(send func([]item) error) error {
+	if len(u.pending) == 0 {
+		return nil
+	}
+	us := u.pending
+	u.pending, u.bytes = nil, 0
+	return send(us)
+}
+
+// handle reads the items of one unit, all of one source, and sends the
+// collector one batch for them.
+func (w *worker) handle(us []item) {
 	if w.ctx.Err() != nil {
 		return
 	}
 	if w.ex == nil {
 		w.ex = &ref.Extractor{FoundAt: w.add, Text: w.text}
 	}
-	w.b = batch{source: it.source}
+	w.b = batch{source: us[0].source}
+	for _, it := range us {
+		if w.ctx.Err() != nil {
+			break
+		}
+		w.item(it)
+	}
+	w.set.recordFlat(w.b.source, &w.flat)
+	w.out <- w.b
+	w.b = batch{}
+}
+
+// item reads one item into the batch being filled.
+func (w *worker) item(it item) {
 	for i := range w.recent {
 		w.recent[i].used = false // their buffers are kept
 	}
@@ -327,7 +408,7 @@ func (w *worker) handle(it item) {
 		b.prob = &Problem{Place: it.Place, Err: it.Err.Error()}
 	case it.Open != nil:
 		n, err := w.document(it)
-		b.bytes = n
+		b.bytes += n
 		if err != nil && it.Leftover && ref.IsSyntax(err) {
 			// A leftover of an atomic write cut short is not a session and
 			// not a problem, but it may be the only copy of one: the
@@ -343,14 +424,11 @@ func (w *worker) handle(it item) {
 		}
 	default:
 		w.ex.Value(it.Text, it.Place)
-		b.bytes = int64(len(it.Text))
+		b.bytes += int64(len(it.Text))
 		if w.progress != nil {
-			w.progress.Add(b.bytes)
+			w.progress.Add(int64(len(it.Text)))
 		}
 	}
-	w.set.recordFlat(it.source, &w.flat)
-	w.out <- w.b
-	w.b = batch{}
 }
 
 func (w *worker) document(it item) (int64, error) {
