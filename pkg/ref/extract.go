@@ -85,6 +85,9 @@ type Extractor struct {
 	Text func(s []byte)
 	// Limits bound each document's parse.
 	Limits jsonwalk.Limits
+
+	// values is Value's handler, kept for the next value.
+	values *docHandler
 }
 
 // At is the place of a reference that FoundAt is told about. It is only
@@ -128,15 +131,27 @@ func (e *Extractor) Document(r io.Reader, at Place) error {
 // Value searches one text value (a database column): as JSON when it is a JSON
 // object or array, else as plain text.
 func (e *Extractor) Value(b []byte, at Place) {
-	h := &docHandler{e: e, at: at}
+	// A database yields millions of short values: the handler, and the
+	// parser of JSON held in them, are kept from one value to the next.
+	// (A copy of the Extractor, whose handler's e is the original, makes
+	// its own.)
+	h := e.values
+	if h == nil || h.e != e || h.limits != e.Limits {
+		h = &docHandler{e: e, limits: e.Limits}
+	}
+	e.values = nil // in use
+	h.at = at
 	if e.Text != nil {
 		// The raw text holds every token of the JSON strings inside it too.
 		e.Text(b)
 	}
-	if h.embedded(b, &where{}, -1) {
-		return
+	var w where
+	if !h.embedded(b, &w, -1) {
+		w = where{}
+		h.plain(b, nil, &w, -1)
 	}
-	h.plain(b, nil, &where{}, -1)
+	h.at = Place{}
+	e.values = h
 }
 
 // objState is what one open object has said so far about a {bucket, path}
@@ -193,6 +208,8 @@ type docHandler struct {
 	arenaBuf []byte
 	// forms holds a number's integer forms while Text reads them.
 	forms []byte
+	// limits are the Limits sub's parser was made with (Value's handler).
+	limits jsonwalk.Limits
 }
 
 // pointer is the pointer of the walker's value within this level's JSON. For
@@ -337,6 +354,7 @@ func (h *docHandler) embedded(s []byte, at *where, off int64) bool {
 		h.sub = inner
 	}
 	inner.at, inner.objs = h.at, inner.objs[:0]
+	inner.e.Text = h.e.Text // a kept handler serves the Extractor as it is now
 	switch {
 	case h.level > 0:
 		inner.arena = h.arena
