@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/ref"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -223,46 +222,18 @@ func (s *sqliteSource) checkUnchanged() error {
 	return nil
 }
 
-func (s *sqliteSource) Walk(ctx context.Context, fn func(Item) error) (c Counts, err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return c, fmt.Errorf("begin read transaction on %s: %w", s.path, err)
-	}
-	// Read-only: nothing to commit; rollback ends the snapshot.
-	defer tx.Rollback()
+// sqliteTablesQuery lists the user tables.
+const sqliteTablesQuery = `SELECT name FROM sqlite_master
+	WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'
+	AND COALESCE(sql, '') NOT LIKE 'CREATE VIRTUAL TABLE%'
+	ORDER BY name`
 
-	if s.query != "" {
-		err = s.walkQuery(ctx, tx, fn, &c)
-	} else {
-		err = s.walkTables(ctx, tx, fn, &c)
-	}
-	if err == nil && s.immutable {
-		if cerr := s.checkUnchanged(); cerr != nil {
-			err = fn(Item{Place: ref.Place{Source: s.spec, Offset: -1}, Size: -1, Err: cerr})
-		}
-	}
-	return c, err
-}
-
-func (s *sqliteSource) walkTables(ctx context.Context, tx *sql.Tx, fn func(Item) error, c *Counts) error {
-	tables, err := sqliteTables(ctx, tx)
-	if err != nil {
-		return fmt.Errorf("list tables of %s: %w", s.path, err)
-	}
-	for _, t := range tables {
-		if err := s.walkTable(ctx, tx, t, fn, c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// sqliteColumnsQuery lists a table's columns (see sqliteColumns).
+const sqliteColumnsQuery = `SELECT name, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid`
 
 // sqliteTables lists the user tables. The first read also fixes the snapshot.
 func sqliteTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master
-		WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'
-		AND COALESCE(sql, '') NOT LIKE 'CREATE VIRTUAL TABLE%'
-		ORDER BY name`)
+	rows, err := tx.QueryContext(ctx, sqliteTablesQuery)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +259,7 @@ func sqliteTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 // hidden column is 2 for a VIRTUAL and 3 for a STORED generated column, and 1
 // for a hidden column of a virtual table, which is not read as a table.
 func sqliteColumns(ctx context.Context, tx *sql.Tx, table string) (cols []string, generated []bool, pk []string, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid`, table)
+	rows, err := tx.QueryContext(ctx, sqliteColumnsQuery, table)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -320,119 +291,6 @@ func sqliteColumns(ctx context.Context, tx *sql.Tx, table string) (cols []string
 		}
 	}
 	return cols, generated, pk, nil
-}
-
-func (s *sqliteSource) walkTable(ctx context.Context, tx *sql.Tx, table string, fn func(Item) error, c *Counts) error {
-	tableErr := func(err error) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		// A problem confined to this table (a corrupt page, an unknown collation):
-		// report it and go on with the others.
-		return fn(Item{Place: ref.Place{Source: s.spec, Table: table, Offset: -1}, Size: -1,
-			Err: fmt.Errorf("read table %s: %w", table, err)})
-	}
-	cols, _, pk, err := sqliteColumns(ctx, tx, table)
-	if err != nil {
-		return tableErr(err)
-	}
-	if len(cols) == 0 {
-		return nil
-	}
-	keyNames := sqliteKeyNames(cols, pk)
-	rows, err := tx.QueryContext(ctx, sqliteSelect(table, keyNames, cols))
-	if err != nil {
-		return tableErr(err)
-	}
-	defer rows.Close()
-	vals := make([]any, len(keyNames)+len(cols))
-	ptrs := make([]any, len(keyNames)+len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	nk := len(keyNames)
-	var arena valueArena
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return tableErr(err)
-		}
-		c.Rows++
-		key := ""
-		for i, v := range vals {
-			if i < nk {
-				continue
-			}
-			text, ok, err := arena.itemValue(v)
-			if err != nil {
-				return tableErr(fmt.Errorf("column %s: %w", cols[i-nk], err))
-			}
-			if !ok {
-				continue
-			}
-			if key == "" && nk > 0 {
-				key = renderKey(keyNames, vals[:nk])
-			}
-			if err := fn(Item{
-				Place: ref.Place{Source: s.spec, Table: table, Key: key, Column: cols[i-nk], Offset: -1},
-				Size:  -1,
-				Text:  text,
-			}); err != nil {
-				return err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return tableErr(err)
-	}
-	return nil
-}
-
-func (s *sqliteSource) walkQuery(ctx context.Context, tx *sql.Tx, fn func(Item) error, c *Counts) error {
-	rows, err := tx.QueryContext(ctx, s.query)
-	if err != nil {
-		return fmt.Errorf("session query on %s: %w", s.path, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return fmt.Errorf("session query on %s: %w", s.path, err)
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	var arena valueArena
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("session query on %s: %w", s.path, err)
-		}
-		c.Rows++
-		key := renderValue(vals[0])
-		for i, v := range vals {
-			if _, isTime := v.(time.Time); isTime {
-				continue // a DATE/DATETIME/TIMESTAMP column (see sqliteSource)
-			}
-			text, ok, err := arena.itemValue(v)
-			if err != nil {
-				return fmt.Errorf("session query on %s: column %s (row %s): %w", s.path, cols[i], key, err)
-			}
-			if !ok {
-				continue
-			}
-			if err := fn(Item{
-				Place: ref.Place{Source: s.spec, Table: "query", Key: key, Column: cols[i], Offset: -1},
-				Size:  -1,
-				Text:  text,
-			}); err != nil {
-				return err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("session query on %s: %w", s.path, err)
-	}
-	return nil
 }
 
 // sqliteKeyNames is what identifies a row: the primary key, else the rowid under
