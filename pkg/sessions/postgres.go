@@ -718,15 +718,20 @@ func pgTableSelect(t *pgTable) (q string, keyNames []string) {
 			sel = append(sel, pgIdent(col)+"::text")
 		}
 	}
-	from := pgIdent(t.schema) + "." + pgIdent(t.name)
+	table := pgIdent(t.schema) + "." + pgIdent(t.name)
+	from := table
 	if !t.partitioned {
 		from = "ONLY " + from // not the rows of tables inheriting from it: they are read on their own
 	}
 	q = "SELECT " + strings.Join(sel, ", ") + " FROM " + from
 	if len(t.pk) > 0 {
+		// By the table's columns, qualified: a bare name would be the
+		// output column of that name, the key's text ("10" before "9"),
+		// which the server sorts on disk instead of following the key's
+		// index.
 		var order []string
 		for _, k := range t.pk {
-			order = append(order, pgIdent(k))
+			order = append(order, table+"."+pgIdent(k))
 		}
 		q += " ORDER BY " + strings.Join(order, ", ")
 	}
