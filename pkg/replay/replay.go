@@ -55,6 +55,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gocloud.dev/blob"
@@ -99,6 +100,18 @@ type Bucket struct {
 	// A {placeholder} is one whole segment. "" allows the whole bucket; no
 	// prefix allows nothing.
 	Prefixes []string
+	// Mount is the absolute local directory where the replaying pods mount
+	// the bucket's root (gcsfuse, mountpoint-s3, an NFS export of a file://
+	// bucket): a path or file URI below it names the object of that key, and
+	// is read through the bucket's API, so that a host without the mount
+	// reads what the pods will. A file:// bucket's own directory is always
+	// one of its mounts.
+	Mount string
+	// Names are what the sessions call the bucket besides the name in its
+	// URL, in {bucket, path} pairs and bucket URLs of its scheme: a file://
+	// bucket's name is its folder, and a bucket behind another endpoint may
+	// have another name there.
+	Names []string
 }
 
 // Vars give placeholders of the allowed prefixes their values for one read: with
@@ -159,6 +172,17 @@ type allowedBucket struct {
 	store    *store.BucketStore
 	blob     *blob.Bucket // confined to the URL's prefix
 	prefixes []pattern
+	names    []string // Bucket.Names
+	// mounts are the local directories below which a path names an object
+	// (Bucket.Mount, and a file:// bucket's own directory), absolute and
+	// clean.
+	mounts []string
+}
+
+// called reports whether references may name the bucket name: its own
+// name, or one of Bucket.Names.
+func (b *allowedBucket) called(name string) bool {
+	return name == b.name || slices.Contains(b.names, name)
 }
 
 func (b *allowedBucket) prefixList() string {
@@ -206,10 +230,19 @@ func New(cfg Config) (*Replayer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("replay: allowed bucket: %w", err)
 		}
-		b := &allowedBucket{scheme: s.Scheme(), name: s.Name(), location: s.Location(), store: s, blob: s.Blob()}
+		b := &allowedBucket{scheme: s.Scheme(), name: s.Name(), location: s.Location(), store: s, blob: s.Blob(), names: bc.Names}
 		r.buckets = append(r.buckets, b)
 		if b.scheme == "mem" {
 			return nil, fmt.Errorf("replay: allowed bucket %s: a mem:// bucket cannot be named by a reference", b.location)
+		}
+		if b.scheme == "file" {
+			b.mounts = append(b.mounts, b.name)
+		}
+		if m := bc.Mount; m != "" {
+			if !filepath.IsAbs(m) || filepath.Clean(m) != m || m == string(filepath.Separator) {
+				return nil, fmt.Errorf("replay: allowed bucket %s: the mount %q is not an absolute, clean folder below /", b.location, m)
+			}
+			b.mounts = append(b.mounts, m)
 		}
 		for _, p := range bc.Prefixes {
 			pat, err := parsePattern(p)
@@ -272,7 +305,7 @@ func (r *Replayer) OpenObject(ctx context.Context, bucket, key string, vars ...V
 	}
 	var first error
 	for _, b := range r.buckets {
-		if b.name != bucket || !store.NamesBucket(b.scheme) {
+		if !b.called(bucket) || !store.NamesBucket(b.scheme) && len(b.names) == 0 {
 			continue
 		}
 		t, err := r.resolveObject(ref, b.scheme, bucket, key, mergeVars(vars))
@@ -287,6 +320,61 @@ func (r *Replayer) OpenObject(ctx context.Context, bucket, key string, vars ...V
 		first = refuse(ref, ErrBucketNotAllowed, "no allowed bucket is named %q", bucket)
 	}
 	return nil, Info{}, first
+}
+
+// Stat resolves ref as Open does and returns what Open would serve, without
+// reading a byte of it: the digest the bytes are to hash to (from the name,
+// else the object's sha256 metadata), the size the source announces, where
+// it lies. An object whose content-addressed name and sha256 metadata
+// disagree is an error wrapping ErrDigestMismatch. Info.Verified says whether
+// Open would verify the bytes; Stat itself proves only that the object is
+// there, as large as announced, and carries that digest.
+func (r *Replayer) Stat(ctx context.Context, ref string, vars ...Vars) (Info, error) {
+	t, err := r.resolve(ref, mergeVars(vars))
+	if err != nil {
+		return Info{}, err
+	}
+	if t.root != nil {
+		name, verifiable := blobname.Parse(t.rel)
+		if !verifiable && !r.unverif {
+			return Info{}, refuse(ref, ErrNoDigest, "local file %s has no content-addressed name", path.Base(t.rel))
+		}
+		e, err := t.root.store.Stat(ctx, t.rel)
+		if err != nil {
+			return Info{}, fmt.Errorf("replay %q: %w", ref, err)
+		}
+		if !e.Regular() {
+			return Info{}, refuse(ref, ErrNotRegular, "%s is not a regular file", t.rel)
+		}
+		info := Info{Size: e.Size, ContentType: mediatype.ForExt(path.Ext(t.rel)), Source: FromLocal,
+			Location: filepath.Join(t.root.dir, filepath.FromSlash(t.rel))}
+		if verifiable {
+			info.SHA256, info.Verified = name.Digest.String(), true
+		}
+		return info, nil
+	}
+	b := t.bucket
+	e, err := b.store.Stat(ctx, t.bucketK)
+	if err != nil {
+		return Info{}, objectErr(ref, err)
+	}
+	info := Info{Source: FromBucket, Location: objectURL(b, t.key), Verified: true, Size: e.Size, ContentType: e.ContentType}
+	md, hasMD := blobname.ParseDigest(e.Metadata[MetadataKey])
+	n, named := blobname.Parse(t.key)
+	switch {
+	case named && hasMD && blobname.Digest(md) != n.Digest:
+		return Info{}, fmt.Errorf("replay %q: %w: the name says sha256 %s, the object's metadata %x", ref, ErrDigestMismatch, n.Digest, md)
+	case named:
+		info.SHA256 = n.Digest.String()
+	case hasMD:
+		info.SHA256 = blobname.Digest(md).String()
+	default:
+		return Info{}, refuse(ref, ErrNoDigest, "object %s has no content-addressed name and no %s metadata", info.Location, MetadataKey)
+	}
+	if info.ContentType == "" || info.ContentType == "application/octet-stream" {
+		info.ContentType = mediatype.ForExt(path.Ext(t.key))
+	}
+	return info, nil
 }
 
 func mergeVars(vs []Vars) Vars {

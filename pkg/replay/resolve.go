@@ -74,8 +74,8 @@ func fileURIPath(ref string) (string, error) {
 }
 
 // resolvePath admits a local path (absolute, or relative to the working
-// directory New saw) below a root, or below the directory of an allowed
-// file:// bucket.
+// directory New saw) below a root, or below a mount of an allowed bucket (a
+// file:// bucket's directory is one).
 func (r *Replayer) resolvePath(ref, p string, vars Vars) (target, error) {
 	if strings.ContainsAny(p, "\\\x00") {
 		return target{}, refuse(ref, ErrInvalidReference, "path contains a backslash or a NUL byte")
@@ -91,16 +91,18 @@ func (r *Replayer) resolvePath(ref, p string, vars Vars) (target, error) {
 	p = filepath.Clean(p)
 	var prefixRefusal error
 	for _, b := range r.buckets {
-		if b.scheme != "file" || !below(p, b.name) {
-			continue
-		}
-		key := filepath.ToSlash(p[len(b.name)+1:])
-		t, err := r.allowKey(ref, b, key, vars)
-		if err == nil {
-			return t, nil
-		}
-		if prefixRefusal == nil {
-			prefixRefusal = err
+		for _, m := range b.mounts {
+			if !below(p, m) {
+				continue
+			}
+			key := filepath.ToSlash(p[len(m)+1:])
+			t, err := r.allowKey(ref, b, key, vars)
+			if err == nil {
+				return t, nil
+			}
+			if prefixRefusal == nil {
+				prefixRefusal = err
+			}
 		}
 	}
 	var best *localRoot
@@ -165,7 +167,7 @@ func (r *Replayer) resolveObject(ref, scheme, name, key string, vars Vars) (targ
 	var first error
 	found := false
 	for _, b := range r.buckets {
-		if b.scheme != scheme || b.name != name {
+		if b.scheme != scheme || !b.called(name) {
 			continue
 		}
 		found = true
