@@ -12,6 +12,8 @@ import (
 	"github.com/mediactl/mediactl/pkg/layout"
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/replay"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/target"
 )
 
 // catSchema versions the JSON document of `cat -o json`.
@@ -194,8 +196,23 @@ func catConfig(c *cli.Context) (replay.Config, error) {
 	if len(prefixes) == 0 {
 		prefixes = []string{""}
 	}
+	names, err := target.ParseBucketNames(c.Context, c.StringSlice("bucket-name"))
+	if err != nil {
+		return cfg, usageErr("write --bucket-name NAME=URL, the URL as for --allow-bucket", "%v", err)
+	}
 	for _, u := range c.StringSlice("allow-bucket") {
-		cfg.Buckets = append(cfg.Buckets, replay.Bucket{URL: u, Prefixes: prefixes})
+		b := replay.Bucket{URL: u, Prefixes: prefixes}
+		if len(names) > 0 {
+			st, err := store.Open(c.Context, u)
+			if err != nil {
+				return cfg, usageErr("check --allow-bucket", "--allow-bucket %s: %v", store.Redact(u), err)
+			}
+			if sb, ok := st.(store.Bucket); ok {
+				b.Names = names[sb.Scheme()+"://"+sb.Name()]
+			}
+			st.Close()
+		}
+		cfg.Buckets = append(cfg.Buckets, b)
 	}
 	if len(cfg.Roots) == 0 && len(cfg.Buckets) == 0 {
 		return cfg, usageErr("add --allow-root DIR, --allow-bucket URL or --layout", "cat reads nothing unless told where it may read")

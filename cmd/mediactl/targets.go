@@ -25,6 +25,7 @@ func targetFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "sessions-exclude", Usage: "in session folders, do not read entries whose path relative to the folder, or whose name, matches this glob (* ? [a-z]); in PostgreSQL, tables whose schema.table or name, and columns whose schema.table.column or table.column, matches it (a foreign table, or a column holding bytea inside an array or a composite value, is otherwise reported as unread); excluded entries are counted, not reported as unread; repeatable", EnvVars: envVar("sessions-exclude")},
 		&cli.StringFlag{Name: "layout", Usage: "fill --store and --sessions from a known layout under --root: forge or coffer", EnvVars: envVar("layout")},
 		&cli.StringFlag{Name: "root", Usage: "the directory a --layout lives in (forge: the agent's work directory; coffer: ~/.coffer by default)", EnvVars: envVar("root")},
+		&cli.StringSliceFlag{Name: "bucket-name", Usage: "NAME=URL: the sessions call the bucket at URL NAME in {bucket, path} pairs and bucket URLs (a file:// folder, or a bucket behind another endpoint name), e.g. agent-runs=file:///srv/buckets/agent-runs; repeatable", EnvVars: envVar("bucket-name")},
 	}
 }
 
@@ -79,12 +80,13 @@ func (t *targets) openRewriters(c *cli.Context) ([]sessions.Rewriter, error) {
 // what a layout would pick.
 func openTargets(c *cli.Context, g *global) (*targets, error) {
 	opened, err := target.Open(c.Context, target.Spec{
-		Stores:   c.StringSlice("store"),
-		Sessions: c.StringSlice("sessions"),
-		Query:    c.String("sessions-query"),
-		Exclude:  c.StringSlice("sessions-exclude"),
-		Layout:   c.String("layout"),
-		Root:     c.String("root"),
+		Stores:      c.StringSlice("store"),
+		Sessions:    c.StringSlice("sessions"),
+		Query:       c.String("sessions-query"),
+		Exclude:     c.StringSlice("sessions-exclude"),
+		Layout:      c.String("layout"),
+		Root:        c.String("root"),
+		BucketNames: c.StringSlice("bucket-name"),
 	})
 	if err != nil {
 		return nil, targetError(c, err)
@@ -114,8 +116,11 @@ func targetError(c *cli.Context, err error) error {
 		srcErr   *target.SourceError
 		unknown  *layout.UnknownError
 		notFound *layout.NotFoundError
+		bucketNm *target.BucketNameError
 	)
 	switch {
+	case errors.As(err, &bucketNm):
+		return usageErr("write --bucket-name NAME=URL, e.g. agent-runs=file:///srv/buckets/agent-runs", "--bucket-name: %v", err)
 	case errors.As(err, &nothing):
 		return usageErr("pass --store and --sessions, or --layout forge|coffer --root DIR (see '"+c.Command.HelpName+" --help')",
 			"no --store or --sessions given and no .forge folder in %s to detect", nothing.Dir)

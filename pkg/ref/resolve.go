@@ -56,6 +56,8 @@ type Resolver struct {
 	scheme  string
 	name    string
 	prefix  string
+	// names are what sessions call the bucket besides name (AlsoNamed).
+	names []string
 }
 
 // Local describes a local store and how the runtime that owns it names its
@@ -267,18 +269,50 @@ func localKey(key string) (Status, string) {
 	return Inside, key
 }
 
+// AlsoNamed returns a resolver of the same bucket store that sessions also
+// call by each of names: a {bucket, path} pair, or a bucket URL of the
+// store's scheme, naming one of them names the store's bucket. It lets a
+// bucket whose URL does not carry the name the sessions use (a file://
+// folder, whose name is its path; an S3 bucket reached by another name
+// behind another endpoint) resolve their references. A local store's
+// resolver is returned as it is.
+func (r *Resolver) AlsoNamed(names ...string) *Resolver {
+	if r == nil || !r.bucket || len(names) == 0 {
+		return r
+	}
+	c := *r
+	c.names = append(slices.Clip(r.names), names...)
+	return &c
+}
+
+// named reports whether the bucket is called name.
+func (r *Resolver) named(name string) bool {
+	return name == r.name || slices.Contains(r.names, name)
+}
+
 func (r *Resolver) resolveBucket(ref Reference) (Status, string) {
 	switch ref.Kind {
 	case BucketURL:
-		if !sameScheme(ref.Scheme, r.scheme) || ref.Bucket != r.name {
+		if !sameScheme(ref.Scheme, r.scheme) || !r.named(ref.Bucket) {
 			return Elsewhere, ""
 		}
 		return r.underPrefix(ref.Path)
 	case BucketPair:
-		if ref.Bucket != r.name {
+		if !r.named(ref.Bucket) {
 			return Elsewhere, ""
 		}
 		return r.underPrefix(ref.Path)
+	case AbsPath, FileURI:
+		// A file:// bucket's objects are files below its folder, its name.
+		if r.scheme != "file" {
+			return Elsewhere, ""
+		}
+		p := cleanAbs(ref.Path)
+		dir := strings.TrimSuffix(r.name, "/")
+		if dir == "" || !strings.HasPrefix(p, dir+"/") {
+			return Elsewhere, ""
+		}
+		return r.underPrefix(p[len(dir)+1:])
 	case RelPath:
 		c := path.Clean(ref.Path)
 		if r.prefix != "" && strings.HasPrefix(c, r.prefix) {

@@ -65,6 +65,41 @@ func TestResolveBucket(t *testing.T) {
 	}
 }
 
+// A bucket the sessions call by another name (AlsoNamed), and a file://
+// bucket, whose objects are the files below its folder.
+func TestResolveBucketNamesAndFolders(t *testing.T) {
+	r := NewBucketResolver("s3", "media-eu-1", "agent-inputs/").AlsoNamed("agent-runs")
+	fb := NewBucketResolver("file", "/srv/buckets/agent-runs", "").AlsoNamed("agent-runs")
+	cases := []struct {
+		r    *Resolver
+		ref  Reference
+		st   Status
+		key  string
+		name string
+	}{
+		{r, Reference{Kind: BucketPair, Bucket: "agent-runs", Path: "agent-inputs/u/t/f.png"}, Inside, "u/t/f.png", "pair by the other name"},
+		{r, Reference{Kind: BucketURL, Scheme: "s3", Bucket: "agent-runs", Path: "agent-inputs/u/t/f.png"}, Inside, "u/t/f.png", "url by the other name"},
+		{r, Reference{Kind: BucketPair, Bucket: "media-eu-1", Path: "agent-inputs/u/t/f.png"}, Inside, "u/t/f.png", "pair by its own name"},
+		{r, Reference{Kind: BucketURL, Scheme: "gs", Bucket: "agent-runs", Path: "agent-inputs/f.png"}, Elsewhere, "", "other scheme"},
+		{r, Reference{Kind: BucketPair, Bucket: "agent-runs", Path: "other/f.png"}, Outside, "", "other prefix"},
+		{r, Reference{Kind: AbsPath, Path: "/srv/buckets/agent-runs/f.png"}, Elsewhere, "", "a path is no s3 object"},
+		{fb, Reference{Kind: BucketPair, Bucket: "agent-runs", Path: "u/f.png"}, Inside, "u/f.png", "file bucket pair"},
+		{fb, Reference{Kind: AbsPath, Path: "/srv/buckets/agent-runs/u/f.png"}, Inside, "u/f.png", "file bucket path"},
+		{fb, Reference{Kind: FileURI, Path: "/srv/buckets/agent-runs/u/f.png"}, Inside, "u/f.png", "file bucket URI"},
+		{fb, Reference{Kind: AbsPath, Path: "/srv/buckets/agent-runs/../x/f.png"}, Elsewhere, "", "traversal out of the folder"},
+		{fb, Reference{Kind: AbsPath, Path: "/srv/buckets/agent-runs-2/f.png"}, Elsewhere, "", "a sibling folder"},
+	}
+	for _, c := range cases {
+		st, key := c.r.Resolve(c.ref)
+		if st != c.st || key != c.key {
+			t.Errorf("%s: Resolve(%s) = %v %q, want %v %q", c.name, c.ref.Path, st, key, c.st, c.key)
+		}
+	}
+	if l := NewLocalResolver("/srv/x", nil, nil); l.AlsoNamed("agent-runs") != l {
+		t.Error("AlsoNamed changed a local resolver")
+	}
+}
+
 func TestResolveNotAKey(t *testing.T) {
 	r := NewLocalResolver("/srv/agent/.forge/files/inbound", nil, []string{"/srv/agent"})
 	long := strings.Repeat("a", 256) + ".png"

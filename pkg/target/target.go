@@ -16,7 +16,7 @@
 //
 // Errors carry data ([OverlapError], [NothingToDetectError],
 // [RootWithoutLayoutError], [TooManySourcesError], [StoreError],
-// [SourceError]); layout errors are the layout package's, unwrapped. None
+// [SourceError], [BucketNameError]); layout errors are the layout package's, unwrapped. None
 // names a command-line flag: a CLI words its own hints.
 package target
 
@@ -53,6 +53,12 @@ type Spec struct {
 	// Layout is a layout name (layout.Forge, layout.Coffer) whose stores and
 	// sources under Root are used where Stores or Sessions are empty.
 	Layout string
+	// BucketNames say what the sessions call a bucket whose URL does not
+	// carry that name, each "NAME=URL": a file:// folder (whose name is its
+	// path), or a bucket reached by another name behind another endpoint.
+	// A {bucket, path} pair or bucket URL naming NAME then names that
+	// bucket, in every store of it (see ref.Resolver.AlsoNamed).
+	BucketNames []string
 	// Root is the directory the layout lives in. With no Layout, no Stores
 	// and no Sessions, it is where .forge is looked for ("" is the current
 	// directory). With no Layout but Stores or Sessions, it must be empty.
@@ -80,6 +86,61 @@ type Targets struct {
 	// SessionOptions are the options every session source was opened with
 	// (the Spec's Query and Exclude).
 	SessionOptions sessions.Options
+
+	// names are the Spec's BucketNames, by the bucket's scheme and name
+	// ("s3://media", "file:///srv/b").
+	names map[string][]string
+}
+
+// BucketNameError is a Spec.BucketNames entry that cannot be used.
+type BucketNameError struct {
+	Entry  string
+	Reason string
+}
+
+func (e *BucketNameError) Error() string {
+	return fmt.Sprintf("bucket name %q: %s", e.Entry, e.Reason)
+}
+
+// Is makes a BucketNameError a usage error.
+func (e *BucketNameError) Is(target error) bool { return target == usage.Err }
+
+// ParseBucketNames reads NAME=URL entries (Spec.BucketNames): it opens the
+// bucket of each URL, without contacting its service, to learn its scheme
+// and name, and returns the names by "scheme://name" ("s3://media",
+// "file:///srv/b").
+func ParseBucketNames(ctx context.Context, entries []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, e := range entries {
+		name, u, ok := strings.Cut(e, "=")
+		switch {
+		case !ok || name == "" || u == "":
+			return nil, &BucketNameError{Entry: e, Reason: "write it as NAME=URL, e.g. agent-runs=file:///srv/buckets/agent-runs"}
+		case strings.ContainsAny(name, "/\\\x00"):
+			return nil, &BucketNameError{Entry: e, Reason: "a bucket name has no slash"}
+		}
+		st, err := store.Open(ctx, u)
+		if err != nil {
+			return nil, &BucketNameError{Entry: store.Redact(e), Reason: err.Error()}
+		}
+		b, isBucket := st.(store.Bucket)
+		if !isBucket {
+			st.Close()
+			return nil, &BucketNameError{Entry: store.Redact(e), Reason: "not a bucket URL (file://, s3://, gs://, azblob://)"}
+		}
+		id := b.Scheme() + "://" + b.Name()
+		if !slices.Contains(out[id], name) {
+			out[id] = append(out[id], name)
+		}
+		st.Close()
+	}
+	return out, nil
+}
+
+// BucketNames are the names the Spec's BucketNames give the bucket of the
+// scheme and name ("s3", "media"; "file", "/srv/b").
+func (t *Targets) BucketNames(scheme, name string) []string {
+	return t.names[scheme+"://"+name]
 }
 
 // Open resolves spec and opens its stores, checks that no local store and
@@ -96,6 +157,9 @@ func Open(ctx context.Context, spec Spec) (*Targets, error) {
 			t.Close()
 		}
 	}()
+	if t.names, err = ParseBucketNames(ctx, spec.BucketNames); err != nil {
+		return nil, err
+	}
 	for _, s := range t.StoreSpecs {
 		st, err := store.Open(ctx, s)
 		if err != nil {
@@ -218,7 +282,11 @@ func (t *Targets) Resolver(s store.Store) *ref.Resolver {
 	if ls, ok := store.Unwrap(s).(store.Local); ok && t.Layout != nil {
 		return t.Layout.Resolver(ls.Dir())
 	}
-	return scan.NewResolver(s, t.Bases)
+	r := scan.NewResolver(s, t.Bases)
+	if b, ok := store.Unwrap(s).(store.Bucket); ok {
+		r = r.AlsoNamed(t.BucketNames(b.Scheme(), b.Name())...)
+	}
+	return r
 }
 
 // Companion is the layout's companion rule for a local store whose files
