@@ -162,6 +162,14 @@ func runMigrate(c *cli.Context) error {
 		return usageErr("give another bucket or prefix", "--to is the store being migrated")
 	}
 	opts.To = dst
+	if (opts.Rewrite || opts.DeleteSource) && !opts.DryRun {
+		rp, err := readBackReplayer(to, dst.(store.Bucket), opts.Template)
+		if err != nil {
+			return err
+		}
+		defer rp.Close()
+		opts.ReadBack = &migrate.ReadBack{Replayer: rp, Reads: opts.Reads, Full: opts.VerifyDownload, Jobs: opts.Jobs}
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The S3 transfer manager allocates fresh part buffers for every large
 		// blob, so without a limit the heap of a run of large blobs grows well

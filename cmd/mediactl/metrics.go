@@ -247,6 +247,7 @@ func migrateMetrics(c *cli.Context, rep *migrate.RunReport, from string, dryRun 
 	}
 	if ck := rep.Check; ck != nil {
 		counts[metrics.StillLocal] = ck.StillLocal
+		counts[metrics.Unresolved] = ck.Unresolved
 	}
 	if d := rep.Delete; d != nil && d.Result != nil {
 		counts[metrics.Removed] = d.Result.Trashed + d.Result.Deleted

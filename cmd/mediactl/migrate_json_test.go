@@ -57,6 +57,13 @@ type migrateV1 struct {
 		List       []foundV1 `json:"still_local_list"`
 		Complete   bool      `json:"complete"`
 		Problems   []string  `json:"problems"`
+		// New in v2: the read back of the references to the copies.
+		ReadBack          int64          `json:"read_back"`
+		ReadBackOther     int64          `json:"read_back_other"`
+		ReadBackFull      bool           `json:"read_back_full"`
+		Unresolved        int64          `json:"unresolved"`
+		UnresolvedUnknown int64          `json:"unresolved_unknown"`
+		UnresolvedList    []unresolvedV1 `json:"unresolved_list"`
 	} `json:"check"`
 	Delete *struct {
 		Candidates int64       `json:"candidates"`
@@ -119,7 +126,7 @@ func TestMigrateJSONSchema(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("migrate -o json does not match the documented schema: %v\n%s", err, stdout.String())
 	}
-	if doc.Schema != "mediactl.migrate/v1" || doc.ExitCode != 0 || doc.Outcome != "ok" || doc.Journal == "" {
+	if doc.Schema != "mediactl.migrate/v2" || doc.ExitCode != 0 || doc.Outcome != "ok" || doc.Journal == "" {
 		t.Fatalf("header: %+v", doc)
 	}
 	if doc.Copy.Copied != 4 || doc.Copy.CopiedBytes != 306 || doc.Copy.ConflictList == nil || doc.Copy.SkippedList == nil {
@@ -134,4 +141,11 @@ func TestMigrateJSONSchema(t *testing.T) {
 	if doc.Delete == nil || doc.Delete.Result == nil || doc.Delete.Result.Trashed != 4 || doc.Delete.Retained != 0 || doc.Delete.MinAge != "0s" || doc.Notes == nil {
 		t.Fatalf("delete: %+v", doc.Delete)
 	}
+}
+
+type unresolvedV1 struct {
+	Place     placeV1 `json:"place"`
+	Reference string  `json:"reference"`
+	Key       string  `json:"key"`
+	Reason    string  `json:"reason"`
 }

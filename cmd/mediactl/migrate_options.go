@@ -9,7 +9,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/replay"
 	"github.com/mediactl/mediactl/pkg/retain"
+	"github.com/mediactl/mediactl/pkg/store"
 )
 
 // migrateOptions reads migrate's flags.
@@ -117,6 +119,21 @@ func rewriteTarget(c *cli.Context, g *global, t *targets, o *migrate.RunOptions)
 		g.note("a copy only: the %s sessions keep pointing at the local files; --rewrite points them at the copies", t.layout.Name)
 	}
 	return nil
+}
+
+// readBackReplayer is the reader the check after a rewrite reads the
+// references to the copies with, as a replaying pod reads them: the
+// destination bucket (below its prefix), and the template's mount of it.
+func readBackReplayer(to string, dst store.Bucket, t migrate.Template) (*replay.Replayer, error) {
+	b := replay.Bucket{URL: to, Prefixes: []string{dst.Prefix()}}
+	if m, ok := t.Mount(dst); ok {
+		b.Mount = m
+	}
+	rp, err := replay.New(replay.Config{Buckets: []replay.Bucket{b}})
+	if err != nil {
+		return nil, usageErr("check --to and --rewrite-template", "%v", err)
+	}
+	return rp, nil
 }
 
 // varList is ", {v}, …" for the variables a template may use.

@@ -17,7 +17,7 @@ import (
 )
 
 // migrateSchema versions the JSON document of `migrate -o json`; see docs/migrate.md.
-const migrateSchema = "mediactl.migrate/v1"
+const migrateSchema = "mediactl.migrate/v2"
 
 type migrateDocument struct {
 	envelope
@@ -78,6 +78,11 @@ func migrateRecords(g *global, rep *migrate.RunReport) error {
 				return err
 			}
 		}
+		for _, u := range ck.UnresolvedList {
+			if err := g.record("unresolved", u); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -126,6 +131,9 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 		for _, f := range ck.List {
 			fmt.Fprintf(w, "still local: %s: %s\n", printable(f.Place.String()), printable(f.Ref.Raw))
 		}
+		for _, u := range ck.UnresolvedList {
+			fmt.Fprintf(w, "unresolved: %s: %s: %s\n", printable(u.Place.String()), printable(u.Ref), printable(u.Reason))
+		}
 		for _, p := range ck.Problems {
 			fmt.Fprintf(w, "unreadable: %s\n", printable(p))
 		}
@@ -166,11 +174,35 @@ func printMigrate(w io.Writer, doc *migrateDocument) {
 				fmt.Fprintf(w, "note: %d of them are in leftovers of a save cut short (%s), which the rewrite does not touch: if one is the only copy of its session, rename it to the session's own name (without .tmp) and run the rewrite again; otherwise remove it\n", len(docs), printable(strings.Join(docs, ", ")))
 			}
 		}
+		printReadBack(w, ck)
 	}
 	if d := rep.Delete; d != nil {
 		printDelete(w, d, doc.Undo)
 	}
 	fmt.Fprintf(w, "journal: %s\n", printable(rep.Journal))
+}
+
+// printReadBack says what reading the references to the copies back proved.
+func printReadBack(w io.Writer, ck *migrate.CheckReport) {
+	n := ck.ReadBack + ck.ReadBackOther + ck.Unresolved
+	if n == 0 {
+		return
+	}
+	how := "stat'ed: there, of the proven size and sha256"
+	if ck.ReadBackFull {
+		how = "read in full and hashed"
+	}
+	fmt.Fprintf(w, "check: %d of %d references to copies resolve to their proven copies as the runtime reads them (%s)", ck.ReadBack, n, how)
+	if ck.ReadBackOther > 0 {
+		fmt.Fprintf(w, "; %d to verified objects this run holds no proof of (their sources already moved, or not copied by this migration)", ck.ReadBackOther)
+	}
+	switch {
+	case ck.Unresolved > 0 && ck.UnresolvedUnknown > 0:
+		fmt.Fprintf(w, "; %d do not, %d of them standing for no proven source (no source is deleted while they do not resolve)", ck.Unresolved, ck.UnresolvedUnknown)
+	case ck.Unresolved > 0:
+		fmt.Fprintf(w, "; %d do not (their sources are kept)", ck.Unresolved)
+	}
+	fmt.Fprintln(w)
 }
 
 // leftoverDocs are the documents of still-local references that are

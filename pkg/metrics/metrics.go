@@ -64,6 +64,7 @@ const (
 	Failed         Gauge = "mediactl_failed"
 	Problems       Gauge = "mediactl_problems"
 	StillLocal     Gauge = "mediactl_still_local_references"
+	Unresolved     Gauge = "mediactl_unresolved_references"
 	Quarantined    Gauge = "mediactl_quarantined_blobs"
 	Restored       Gauge = "mediactl_restored_blobs"
 	Marked         Gauge = "mediactl_marked_blobs"
@@ -104,6 +105,7 @@ var help = map[Gauge]string{
 	Failed:       "Items the run failed on (removals, uploads, moves).",
 	Problems:     "Sources, documents or listings the run could not read in full.",
 	StillLocal:   "Session references still pointing at local copies of migrated blobs.",
+	Unresolved:   "Session references to copies that do not lead to the proven copy as the runtime reads them.",
 	Quarantined:  "Corrupt blobs moved to the quarantine.",
 	Marked:       "Blobs a run on a bucket marked for a later run to delete (gc --delete).",
 	Restored:     "Trashed blobs the run put back because a session names them (one saved during the run, or since the run that trashed them).",

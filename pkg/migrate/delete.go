@@ -24,7 +24,11 @@ import (
 // ObjectURL with an empty key): text naming a copy there keeps the copy, not
 // the source.
 func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int, mark retain.MarkOptions) (*CheckReport, *retain.Retention, error) {
-	cr, onRef := newCheck(migrated, maxListed)
+	return checkRetained(ctx, srcs, from, res, migrated, maxListed, mark, nil)
+}
+
+func checkRetained(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int, mark retain.MarkOptions, rb *readBack) (*CheckReport, *retain.Retention, error) {
+	cr, onRef := newCheck(migrated, maxListed, rb)
 	mark.Stores = []scan.Target{{Store: from, Resolver: res}}
 	mark.OnReference = onRef
 	r, err := retain.Mark(ctx, from, srcs, mark)
@@ -36,6 +40,7 @@ func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store
 		cr.Complete = false
 		cr.Problems = append(cr.Problems, "listing "+r.Store+": "+r.ListError)
 	}
+	rb.check(ctx, cr)
 	return cr, r, nil
 }
 

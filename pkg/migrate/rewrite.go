@@ -242,6 +242,23 @@ type CheckReport struct {
 	// then be concluded about which blobs are unreferenced.
 	Complete bool     `json:"complete"`
 	Problems []string `json:"problems"`
+
+	// ReadBack counts the distinct references to copies (text below a copy
+	// prefix) that were read back as the runtime reads them (RunOptions.
+	// ReadBack) and led to their proven copies; ReadBackOther those that led
+	// to a verified object this migration did not copy. ReadBackFull says
+	// the bytes were read and hashed, not only stat'ed.
+	ReadBack      int64 `json:"read_back"`
+	ReadBackOther int64 `json:"read_back_other"`
+	ReadBackFull  bool  `json:"read_back_full"`
+	// Unresolved counts those that did not: listed with their first place in
+	// UnresolvedList, and their sources kept (Referenced). UnresolvedUnknown
+	// counts the ones that stand for no proven source: no source may be
+	// deleted then, as which one they were meant for is unknown.
+	Unresolved        int64        `json:"unresolved"`
+	UnresolvedUnknown int64        `json:"unresolved_unknown"`
+	UnresolvedList    []Unresolved `json:"unresolved_list"`
+	maxListed         int
 }
 
 // Check reads the sessions again and finds the references that still point at
@@ -250,7 +267,11 @@ type CheckReport struct {
 // reference spelled through any alias it knows is counted, not only paths in
 // the store's own folder.
 func Check(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int) (*CheckReport, error) {
-	cr, onRef := newCheck(migrated, maxListed)
+	return check(ctx, srcs, from, res, migrated, maxListed, nil)
+}
+
+func check(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int, rb *readBack) (*CheckReport, error) {
+	cr, onRef := newCheck(migrated, maxListed, rb)
 	rep, err := scan.Run(ctx, scan.Options{
 		Sources:     srcs,
 		Stores:      []scan.Target{{Store: from, Resolver: res}},
@@ -260,17 +281,21 @@ func Check(ctx context.Context, srcs []sessions.Source, from store.Store, res *r
 		return nil, err
 	}
 	cr.finish(rep)
+	rb.check(ctx, cr)
 	return cr, nil
 }
 
 // newCheck returns an empty report and the function that adds a reference
-// found by a scan to it.
-func newCheck(migrated func(key string) bool, maxListed int) (*CheckReport, func(scan.Found)) {
+// found by a scan to it (and hands it to rb, when not nil).
+func newCheck(migrated func(key string) bool, maxListed int, rb *readBack) (*CheckReport, func(scan.Found)) {
 	if maxListed <= 0 {
 		maxListed = defaultMaxListed
 	}
-	cr := &CheckReport{Referenced: map[string]bool{}, List: []scan.Found{}, Problems: []string{}}
+	cr := &CheckReport{Referenced: map[string]bool{}, List: []scan.Found{}, Problems: []string{}, UnresolvedList: []Unresolved{}, maxListed: maxListed}
 	return cr, func(f scan.Found) {
+		if rb != nil {
+			rb.see(f)
+		}
 		if f.Status != ref.Inside || !migrated(f.Key) {
 			return
 		}

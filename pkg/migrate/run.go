@@ -43,6 +43,11 @@ type RunOptions struct {
 	// into text it does not read would break every replay, and is refused
 	// before anything is done.
 	Reads func(ref string) bool
+	// ReadBack, when set, reads every reference to a copy that the check
+	// after the rewrite finds back the way the runtime will (see ReadBack):
+	// one that does not lead to its proven copy is listed as unresolved
+	// (exit 1), and its source is kept.
+	ReadBack *ReadBack
 	// Resolver resolves the sessions' references against From (the layout's,
 	// or scan.NewResolver).
 	Resolver *ref.Resolver
@@ -203,6 +208,9 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 			return nil, err
 		}
 	}
+	if opts.Resolver == nil {
+		opts.Resolver = scan.NewResolver(opts.From, opts.Bases)
+	}
 	rep := &RunReport{Journal: opts.JournalPath, Notes: []string{}}
 	if rep.Journal == "" {
 		p, err := DefaultJournal(opts.From, dst)
@@ -292,22 +300,22 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	if (opts.Rewrite || opts.DeleteSource) && !stop() {
 		migrated := func(key string) bool { _, ok := proven.Get(key); return ok }
 		res := opts.Resolver
-		if res == nil {
-			res = scan.NewResolver(opts.From, opts.Bases)
-		}
 		var ck *CheckReport
 		var ret *retain.Retention
-		var copiedTo []string
 		var marks *gc.TrashMarks
 		checkStart := time.Now()
+		srcDir := ""
+		if l, ok := opts.From.(store.Local); ok {
+			srcDir = l.Dir()
+		}
+		copiedTo := opts.Template.CopyPrefixes(dst, srcDir)
+		var rb *readBack
+		if opts.ReadBack != nil {
+			rb = newReadBack(*opts.ReadBack, dst, proven, copiedTo)
+		}
 		if opts.DeleteSource {
 			// One read of the sessions: the precise check and the retention
 			// model that gc uses.
-			srcDir := ""
-			if l, ok := opts.From.(store.Local); ok {
-				srcDir = l.Dir()
-			}
-			copiedTo = opts.Template.CopyPrefixes(dst, srcDir)
 			mark := retain.MarkOptions{Jobs: opts.Jobs, CopiedTo: copiedTo, Companion: opts.Companion}
 			// The same read checks the trash: a trashed blob that a session
 			// began to name comes back before any source is removed.
@@ -315,9 +323,9 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 				return rep, err
 			}
 			mark.Also = marks.Mark
-			ck, ret, err = CheckRetained(ctx, opts.Sessions, opts.From, res, migrated, opts.MaxListed, mark)
+			ck, ret, err = checkRetained(ctx, opts.Sessions, opts.From, res, migrated, opts.MaxListed, mark, rb)
 		} else {
-			ck, err = Check(ctx, opts.Sessions, opts.From, res, migrated, opts.MaxListed)
+			ck, err = check(ctx, opts.Sessions, opts.From, res, migrated, opts.MaxListed, rb)
 		}
 		if err != nil {
 			return rep, err
@@ -326,7 +334,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		if !ck.Complete {
 			rep.Outcome.Worsen(outcome.Incomplete)
 		}
-		if opts.Rewrite && ck.StillLocal > 0 {
+		if (opts.Rewrite && ck.StillLocal > 0) || ck.Unresolved > 0 {
 			rep.Outcome.Worsen(outcome.Found)
 		}
 		if opts.DeleteSource {
@@ -440,6 +448,9 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 		return d
 	case so == outcome.Incomplete || so == outcome.Interrupted:
 		d.Refused = "an earlier step was incomplete; nothing was deleted (run again)"
+		return d
+	case ck.UnresolvedUnknown > 0:
+		d.Refused = fmt.Sprintf("%d references to copies do not lead to a proven copy, and which source each stands for is unknown; nothing was deleted", ck.UnresolvedUnknown)
 		return d
 	}
 	tl := lock

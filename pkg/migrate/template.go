@@ -117,16 +117,40 @@ func (t Template) Reaches(dst store.Bucket) error {
 		}
 		return &UnreachableTemplateError{Template: t.text, Sample: sample, Want: ObjectURL(dst, key), Fix: t.fix(dst)}
 	}
+	mount := t.mountText(dst)
+	if strings.TrimPrefix(sample, mount) == want {
+		return nil
+	}
+	return &UnreachableTemplateError{Template: t.text, Sample: sample, Want: mount + want, Fix: t.fix(dst)}
+}
+
+// mountText is the template's text before its first of {prefix}, {key},
+// {name} and {sha256}, rendered.
+func (t Template) mountText(dst store.Bucket) string {
 	const cut = "\x00"
 	pairs := []string{"{scheme}", dst.Scheme(), "{bucket}", dst.Name(), "{prefix}", cut, "{key}", cut, "{name}", cut, "{sha256}", cut}
 	for k, v := range t.vars {
 		pairs = append(pairs, "{"+k+"}", v)
 	}
 	mount, _, _ := strings.Cut(strings.NewReplacer(pairs...).Replace(t.text), cut)
-	if strings.TrimPrefix(sample, mount) == want {
-		return nil
+	return mount
+}
+
+// Mount is the local folder where the template says the destination
+// bucket's root is mounted on the pods that replay: its text before the
+// first key-dependent placeholder, as a clean absolute folder. It is false
+// for a template that renders the copies' URLs, or text that is not such a
+// folder.
+func (t Template) Mount(dst store.Bucket) (string, bool) {
+	if t.text == "" || strings.Contains(t.text, "{url}") {
+		return "", false
 	}
-	return &UnreachableTemplateError{Template: t.text, Sample: sample, Want: mount + want, Fix: t.fix(dst)}
+	m := t.mountText(dst)
+	dir, ok := strings.CutSuffix(m, string(filepath.Separator))
+	if !ok || !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || dir == "" {
+		return "", false
+	}
+	return dir, true
 }
 
 // fix is the template with {prefix} put before a lone {key} or {name}, when
