@@ -87,7 +87,7 @@ func upgradeCoffer(home string) (map[string]any, error) {
 		}
 		out = append(out, Upload{Key: key, Sidecar: u.id + ".json", Path: p, Referenced: u.referenced})
 		if u.referenced {
-			if err := addAttachmentRow(db, p, u.mime, u.filename, now); err != nil {
+			if err := addAttachmentRow(db, "c0ffee00aa5e4d1b9c3f2a1b0c9d8e7f", p, u.mime, u.filename, now); err != nil {
 				return nil, fmt.Errorf("%s: %w", db, err)
 			}
 		}
@@ -100,10 +100,27 @@ func upgradeCoffer(home string) (map[string]any, error) {
 	}, nil
 }
 
+// AddCofferDownload adds to a coffer home what coffer's media download does
+// for a user's file: its bytes under .coffer/channel-media as
+// uuid4().hex + the file's suffix, whatever it is (file mode 0600, modified
+// age ago), and a user message (id) whose attachment block names it. It
+// returns the file's path.
+func AddCofferDownload(home, id, hexName, suffix, filename string, content []byte, age time.Duration) (string, error) {
+	p := filepath.Join(home, ".coffer", "channel-media", hexName+suffix)
+	if err := os.WriteFile(p, content, 0o600); err != nil {
+		return "", err
+	}
+	now := time.Now()
+	if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+		return "", err
+	}
+	return p, addAttachmentRow(filepath.Join(home, ".coffer", "coffer.db"), id, p, "application/octet-stream", filename, now)
+}
+
 // addAttachmentRow appends a user message with an attachment block to the most
 // recently updated conversation, as coffer's web chat does when a user sends
 // an upload.
-func addAttachmentRow(db, path, mime, filename string, now time.Time) error {
+func addAttachmentRow(db, id, path, mime, filename string, now time.Time) error {
 	conn, err := sql.Open("sqlite", "file:"+db)
 	if err != nil {
 		return err
@@ -122,7 +139,7 @@ func addAttachmentRow(db, path, mime, filename string, now time.Time) error {
 		pyDumps([][2]any{{"type", "attachment"}, {"path", path}, {"mime", mime}, {"filename", filename}}) + "]"
 	stamp := now.Format("2006-01-02 15:04:05.000000")
 	if _, err := conn.Exec(`insert into chat_messages (id, conversation_id, seq, role, content, status, created_at)
-		values (?, ?, ?, 'user', ?, 'complete', ?)`, "c0ffee00aa5e4d1b9c3f2a1b0c9d8e7f", conv, seq, blocks, stamp); err != nil {
+		values (?, ?, ?, 'user', ?, 'complete', ?)`, id, conv, seq, blocks, stamp); err != nil {
 		return err
 	}
 	if _, err := conn.Exec(`update conversations set updated_at = ? where id = ?`, stamp, conv); err != nil {

@@ -223,6 +223,7 @@ func Copy(ctx context.Context, opts Options) (*Report, error) {
 		rep:     &Report{From: opts.From.Location(), To: opts.To.Location(), DryRun: opts.DryRun},
 		limiter: newLimiter(opts.BandwidthLimit),
 		cutoff:  opts.cutoff(),
+		quiet:   opts.quietCutoff(),
 	}
 	if err := preflight(ctx, opts.To); err != nil {
 		return nil, err
@@ -291,6 +292,7 @@ type migration struct {
 	rep     *Report
 	limiter *limiter
 	cutoff  time.Time
+	quiet   time.Time // see quietCutoff
 
 	mu        sync.Mutex
 	bytesRead atomic.Int64
@@ -320,7 +322,7 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	// Selected by key as the source is listed: a shard's listing of a local
 	// folder then holds the names of its own blobs only while it sorts them.
 	err := store.ListSelected(ctx, m.opts.From, "", m.opts.Select.keeps, func(e store.Entry) error {
-		if why := skipReason(e, m.cutoff); why != "" {
+		if why := skipReason(e, m.cutoff, m.quiet); why != "" {
 			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: why})
 			return nil
 		}
@@ -356,16 +358,26 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	return nil
 }
 
+// TemporaryQuiet is how long a file whose name looks temporary ("x.tmp",
+// "x.part", see blobname.IsTemporary) must have been left alone before it is
+// copied. A writer's file in progress changes within it; one that has not is
+// either a leftover (copied harmlessly, and never deleted as a source: gc's
+// retention does not list it) or media whose user-given name merely ends
+// that way — coffer keeps "<uuid>.tmp" for a user's "notes.tmp", and a
+// session names it.
+const TemporaryQuiet = time.Hour
+
 // skipReason says why a selected entry is not migrated (never, or not before
-// cutoff, its last modification time), or "" for a blob to copy.
-func skipReason(e store.Entry, cutoff time.Time) string {
+// cutoff, its last modification time; a temporary-looking name not before
+// quiet), or "" for a blob to copy.
+func skipReason(e store.Entry, cutoff, quiet time.Time) string {
 	switch {
 	case !e.Regular() && e.Link != "":
 		return "a symbolic link to " + e.Link + " (never followed)"
 	case !e.Regular():
 		return "not a regular file"
-	case blobname.IsTemporary(e.Key):
-		return "a temporary file left by an interrupted write"
+	case blobname.IsTemporary(e.Key) && !e.ModTime.Before(quiet):
+		return "a temporary file that may be being written (modified within the last " + TemporaryQuiet.String() + "): a later run migrates it if it is left as it is"
 	case !cutoff.IsZero() && !e.ModTime.Before(cutoff): // young, as gc and the trash judge it
 		return "modified " + e.ModTime.UTC().Format(time.RFC3339) + ", within the minimum age: a later run migrates it"
 	}
@@ -379,10 +391,10 @@ func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
 	if err := opts.Select.Check(); err != nil {
 		return 0, err
 	}
-	cutoff := opts.cutoff()
+	cutoff, quiet := opts.cutoff(), opts.quietCutoff()
 	var total int64
 	add := func(e store.Entry) error {
-		if skipReason(e, cutoff) == "" {
+		if skipReason(e, cutoff, quiet) == "" {
 			total += e.Size
 		}
 		return nil
@@ -417,6 +429,16 @@ func (o Options) cutoff() time.Time {
 		now = time.Now()
 	}
 	return now.Add(-o.Select.MinAge)
+}
+
+// quietCutoff is the modification time a temporary-looking name must be
+// older than to be copied (TemporaryQuiet before Now).
+func (o Options) quietCutoff() time.Time {
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return now.Add(-TemporaryQuiet)
 }
 
 // PatternError is a malformed Selection.Include pattern.
