@@ -378,6 +378,9 @@ var errFound = errors.New("found")
 // or a number's text), or "".
 func lookup(r io.Reader, p string) string {
 	h := &pointerHandler{want: p}
+	if segs, err := splitPointer(p); err == nil {
+		h.depth, h.last = len(segs), segs[len(segs)-1]
+	}
 	w := jsonwalk.New(r, h, jsonwalk.Limits{})
 	_ = w.Run()
 	return h.got
@@ -391,6 +394,8 @@ func Lookup(doc []byte, p string) string {
 
 type pointerHandler struct {
 	want, got string
+	depth     int    // the pointer's segments
+	last      string // its last segment, unescaped
 }
 
 func (h *pointerHandler) Begin(w *jsonwalk.Walker, kind byte) error {
@@ -413,6 +418,14 @@ func (h *pointerHandler) Number(w *jsonwalk.Walker, num []byte) error { return h
 func (h *pointerHandler) at(w *jsonwalk.Walker, v []byte) error {
 	if w.Values() > 0 {
 		return errFound
+	}
+	// Depth and member name first: rendering the pointer of every value
+	// would cost more than the walk.
+	if w.Depth() != h.depth {
+		return nil
+	}
+	if k := w.Key(); k != nil && string(k) != h.last {
+		return nil
 	}
 	if w.Pointer() == h.want {
 		h.got = strings.TrimSpace(string(v))

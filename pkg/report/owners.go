@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/owner"
@@ -11,67 +12,76 @@ import (
 	"github.com/mediactl/mediactl/pkg/scan"
 )
 
-// refs are the precise references the scan resolved inside a store, by
-// session unit and key: each (unit, store, key) once, with how often.
+// refs are the precise references the scan found, by session unit: each
+// (unit, reference) once, with how often. They are resolved once the
+// stores' listings are in (see attribute): a reference inside a store whose
+// listing lacks its key dangles, so no key is stat'ed.
 type refs struct {
-	storeIdx map[string]int
 	units    map[owner.Unit]int32
 	unitList []owner.Unit
 	pairs    map[refKey]*refVal
+	// last is the unit of the previous reference: a document's references
+	// come one after another.
+	last    owner.Unit
+	lastIdx int32
 }
 
 type refKey struct {
-	unit  int32
-	store int32
-	key   string
+	unit int32
+	text string // the reference's fields, joined
 }
 
 type refVal struct {
 	n int64
-	// hint is the reference's text when it says an agent-runs owner
-	// (agent-inputs/{user_id}/…); the attribution may use it.
-	hint string
+	r ref.Reference
 }
 
-func newRefs(stores []scan.Target) *refs {
-	r := &refs{storeIdx: map[string]int{}, units: map[owner.Unit]int32{}, pairs: map[refKey]*refVal{}}
-	for i, t := range stores {
-		if _, ok := r.storeIdx[t.Store.Location()]; !ok {
-			r.storeIdx[t.Store.Location()] = i
-		}
-	}
-	return r
+func newRefs() *refs {
+	return &refs{units: map[owner.Unit]int32{}, pairs: map[refKey]*refVal{}, lastIdx: -1}
 }
 
 // add is the scan's OnReference: called from one goroutine.
 func (r *refs) add(f scan.Found) {
-	if f.Status != ref.Inside {
-		return
-	}
-	s, ok := r.storeIdx[f.Store]
-	if !ok {
-		return
-	}
 	u := owner.UnitOf(f.Place)
-	ui, ok := r.units[u]
-	if !ok {
-		ui = int32(len(r.unitList))
-		r.units[u] = ui
-		r.unitList = append(r.unitList, u)
+	ui := r.lastIdx
+	if ui < 0 || u != r.last {
+		var ok bool
+		if ui, ok = r.units[u]; !ok {
+			ui = int32(len(r.unitList))
+			r.units[u] = ui
+			r.unitList = append(r.unitList, u)
+		}
+		r.last, r.lastIdx = u, ui
 	}
-	k := refKey{unit: ui, store: int32(s), key: f.Key}
+	x := f.Ref
+	k := refKey{unit: ui, text: x.Raw + "\x00" + x.Path + "\x00" + x.Scheme + "\x00" + x.Bucket + "\x00" + string(rune('0'+x.Kind))}
 	v := r.pairs[k]
 	if v == nil {
-		v = &refVal{}
-		for _, t := range []string{f.Ref.Path, f.Ref.Raw} {
-			if _, _, ok := owner.AgentRunsOwner(t); ok {
-				v.hint = t
-				break
-			}
-		}
+		v = &refVal{r: x}
 		r.pairs[k] = v
 	}
 	v.n++
+}
+
+// resolve places a reference as scan does: in the first store it resolves
+// inside, or — when it is inside several (an alias of a moved folder) — in
+// the first whose listing holds the key. ok is false when it is inside no
+// store; id is -1 when no listing holds it (a dangling reference).
+func resolve(stores []scan.Target, rets []*retain.Retention, x ref.Reference) (store int32, key string, id int, ok bool) {
+	store, id = -1, -1
+	for i, t := range stores {
+		st, k := t.Resolver.Resolve(x)
+		if st != ref.Inside {
+			continue
+		}
+		if store < 0 {
+			store, key = int32(i), k
+		}
+		if n, found := rets[i].Lookup(k); found {
+			return int32(i), k, n, true
+		}
+	}
+	return store, key, -1, store >= 0
 }
 
 // shared marks a blob more than one owner names, in storeOwn.owners.
@@ -92,7 +102,7 @@ type ownership struct {
 }
 
 // attribute gives every reference an owner and adds up each owner's blobs.
-func attribute(attr *owner.Attributor, rf *refs, rets []*retain.Retention, maxListed int, rep *Report) *ownership {
+func attribute(attr *owner.Attributor, rf *refs, stores []scan.Target, rets []*retain.Retention, maxListed int, rep *Report) *ownership {
 	own := &ownership{}
 	for range rets {
 		own.perStore = append(own.perStore, &storeOwn{owners: map[int32]int32{}, lastRef: map[int32]int64{}})
@@ -126,22 +136,32 @@ func attribute(attr *owner.Attributor, rf *refs, rets []*retain.Retention, maxLi
 	}
 	seen := map[ownBlob]bool{}
 	unitSeen := map[[2]int32]bool{}
-	// In a stable order, so that the lists are the same from run to run.
-	keys := make([]refKey, 0, len(rf.pairs))
-	for k := range rf.pairs {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b refKey) int {
-		return cmp.Or(cmp.Compare(a.unit, b.unit), cmp.Compare(a.store, b.store), cmp.Compare(a.key, b.key))
-	})
-	for _, k := range keys {
-		v := rf.pairs[k]
+	missing := map[[2]string]bool{}
+	for k, v := range rf.pairs {
+		sIdx, key, id, inside := resolve(stores, rets, v.r)
+		if !inside {
+			continue // outside every store: no blob of theirs
+		}
+		if id < 0 {
+			rep.Totals.DanglingReferences += v.n
+			if m := [2]string{strconv.Itoa(int(sIdx)), key}; !missing[m] {
+				missing[m] = true
+				rep.Totals.DanglingBlobs++
+			}
+		}
+		hint := ""
+		for _, t := range []string{v.r.Path, v.r.Raw} {
+			if _, _, ok := owner.AgentRunsOwner(t); ok {
+				hint = t
+				break
+			}
+		}
 		var o int32
-		if v.hint == "" && unitOwner[k.unit] != -2 {
+		if hint == "" && unitOwner[k.unit] != -2 {
 			o = unitOwner[k.unit]
 		} else {
-			o = ownerOf(k.unit, v.hint)
-			if v.hint == "" {
+			o = ownerOf(k.unit, hint)
+			if hint == "" {
 				unitOwner[k.unit] = o
 			}
 		}
@@ -163,14 +183,13 @@ func attribute(attr *owner.Attributor, rf *refs, rets []*retain.Retention, maxLi
 			}
 		}
 		last[o] = max(last[o], unitTime[k.unit])
-		r := rets[k.store]
-		id, ok := r.Lookup(k.key)
-		if !ok {
-			continue // dangling, or not a regular blob of the listing
+		if id < 0 {
+			continue // dangling
 		}
-		so := own.perStore[k.store]
+		r := rets[sIdx]
+		so := own.perStore[sIdx]
 		so.lastRef[int32(id)] = max(so.lastRef[int32(id)], unitTime[k.unit])
-		ob := ownBlob{o, k.store, int32(id)}
+		ob := ownBlob{o, sIdx, int32(id)}
 		if seen[ob] {
 			continue
 		}

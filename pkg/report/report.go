@@ -168,6 +168,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(opts.Sources) == 0 {
 		return nil, errors.New("report: no session source given")
 	}
+	opts.Stores = append([]scan.Target(nil), opts.Stores...)
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
@@ -183,7 +184,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep := &Report{Now: opts.Now.UTC(), Complete: true, Problems: []string{}, Owners: []*OwnerStats{},
 		Unattributed: Unattributed{UnitList: []owner.Unit{}}, Rule: ruleName(opts.Owners)}
 	attr := owner.NewAttributor(opts.Owners)
-	refs := newRefs(opts.Stores)
+	refs := newRefs()
 
 	// The first store's mark reads the sessions through the attribution
 	// and resolves every reference against every store; a further store's
@@ -201,7 +202,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		srcs := opts.Sources
 		if i == 0 {
 			srcs = wrapped
-			mo.Stores, mo.OnReference, mo.Progress = opts.Stores, refs.add, opts.Progress
+			// No Stores: the references are resolved against the
+			// listings afterwards, without a stat per key.
+			mo.OnReference, mo.Progress = refs.add, opts.Progress
 		}
 		r, err := retain.Mark(ctx, t.Store, srcs, mo)
 		if err != nil {
@@ -217,8 +220,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		if i == 0 && r.Scan != nil {
 			rep.Sources = r.Scan.Sources
-			rep.Totals.DanglingReferences = r.Scan.DanglingReferences
-			rep.Totals.DanglingBlobs = r.Scan.DanglingBlobs
 			rep.Interrupted = r.Scan.Interrupted
 		}
 		if ctx.Err() != nil {
@@ -230,7 +231,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return rep, nil
 	}
 
-	own := attribute(attr, refs, rets, opts.MaxListed, rep)
+	for i, t := range opts.Stores {
+		if t.Resolver == nil {
+			opts.Stores[i].Resolver = scan.NewResolver(t.Store, nil)
+		}
+	}
+	own := attribute(attr, refs, opts.Stores, rets, opts.MaxListed, rep)
 	for i, t := range opts.Stores {
 		sr := storeReport(ctx, t.Store, rets[i], own.perStore[i], opts)
 		rep.Stores = append(rep.Stores, sr)
