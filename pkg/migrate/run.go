@@ -248,7 +248,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		return nil, err
 	}
 	defer j.Close()
-	if st := j.State(); st.Runs > 0 && (st.From != opts.From.Location() || st.To != dst.Location()) {
+	if st := j.State(); st.Runs > 0 && (!store.SameBucket(st.From, opts.From.Location()) || !store.SameBucket(st.To, dst.Location())) {
 		return nil, &JournalMismatchError{Path: rep.Journal, From: st.From, To: st.To}
 	}
 	lock, err := storelock.AcquireShard(ctx, opts.From, opts.Command, opts.Select.Shard)

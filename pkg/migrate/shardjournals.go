@@ -174,7 +174,7 @@ func checkShardJournal(r io.Reader, from, to string) (int64, string) {
 		return good, err.Error()
 	case st.Runs == 0:
 		return good, "it records no run"
-	case st.From != from || st.To != to:
+	case !store.SameBucket(st.From, from) || !store.SameBucket(st.To, to):
 		return good, fmt.Sprintf("it migrated %s to %s, not %s to %s", st.From, st.To, from, to)
 	}
 	return good, ""

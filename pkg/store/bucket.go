@@ -172,6 +172,8 @@ func parseBucketURL(rawURL string) (*BucketStore, error) {
 			return nil, usagef("file URL %q: %v", rawURL, err)
 		}
 		s.name = abs
+		fileWriteParams(q, abs)
+		open.RawQuery = q.Encode()
 		open.Path = filepath.ToSlash(abs)
 		if !strings.HasPrefix(open.Path, "/") {
 			open.Path = "/" + open.Path // Windows: file:///C:/dir
@@ -198,6 +200,13 @@ func parseBucketURL(rawURL string) (*BucketStore, error) {
 	// Location: the URL an operator would pass back, credentials-free (the
 	// parameter check above admits no secrets), with the prefix in its place.
 	loc := *s.openURL
+	if u.Scheme == "file" {
+		lq := loc.Query()
+		for _, k := range writeOnlyParams {
+			lq.Del(k)
+		}
+		loc.RawQuery = lq.Encode()
+	}
 	switch {
 	case sch.named:
 		loc.Path = "/" + prefix
@@ -297,8 +306,10 @@ func plainURLErr(err error) error {
 }
 
 // Location returns the bucket URL, without credentials, and without
-// io_timeout: how the bucket is reached is not which bucket it is, and
-// reports and metric labels stay the same whatever it is set to.
+// io_timeout (and, for file://, no_tmp_dir, create_dir and dir_file_mode):
+// how the bucket is reached or written is not which bucket it is, and
+// reports, journals and metric labels stay the same whatever they are set
+// to.
 func (s *BucketStore) Location() string { return s.location }
 
 // Scheme returns the URL scheme: "s3", "gs", "azblob", "file" or "mem".
