@@ -169,6 +169,10 @@ var defaultInUsage = regexp.MustCompile(`\s*\(default:? ([^)]+)\)`)
 // so that help shows it once instead of beside urfave/cli's own "(default:
 // 0)".
 func oneDefault(f cli.Flag) {
+	if b, ok := f.(*cli.BoolFlag); ok {
+		b.DisableDefaultText = true // "(default: false)" on every switch says nothing
+	}
+	categorize(f)
 	v := reflect.ValueOf(f)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return
@@ -184,4 +188,39 @@ func oneDefault(f cli.Flag) {
 	u := usage.String()
 	text.SetString(u[m[2]:m[3]])
 	usage.SetString(u[:m[0]] + u[m[1]:])
+}
+
+// Help groups: a command's own flags come first, then what every command
+// reading stores and sessions takes, then output and logging.
+const (
+	categoryTargets = "Stores and sessions (every command that reads them):"
+	categoryOutput  = "Output and logs (every command):"
+)
+
+var flagCategories = map[string]string{
+	"store": categoryTargets, "sessions": categoryTargets, "sessions-query": categoryTargets,
+	"sessions-exclude": categoryTargets, "layout": categoryTargets, "root": categoryTargets,
+	"bucket-name": categoryTargets,
+	"output": categoryOutput, "quiet": categoryOutput, "no-progress": categoryOutput,
+	"log-format": categoryOutput, "log-level": categoryOutput, "verbose": categoryOutput,
+	"metrics-file": categoryOutput, "metrics-label": categoryOutput, "max-listed": categoryOutput,
+}
+
+// categorize puts a shared flag in its help group.
+func categorize(f cli.Flag) {
+	names := f.Names()
+	if len(names) == 0 {
+		return
+	}
+	cat, ok := flagCategories[names[0]]
+	if !ok {
+		return
+	}
+	v := reflect.ValueOf(f)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return
+	}
+	if c := v.Elem().FieldByName("Category"); c.IsValid() && c.Kind() == reflect.String && c.String() == "" {
+		c.SetString(cat)
+	}
 }

@@ -45,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	app := newApp(stdout, stderr)
 	app.Metadata = map[string]any{"args": args}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	code := exitCodeOf(err)
 	var ee *exitError
 	switch {
