@@ -21,7 +21,7 @@ import (
 )
 
 // verifySchema versions the JSON document of `verify -o json`; see docs/verify.md.
-const verifySchema = "mediactl.verify/v1"
+const verifySchema = "mediactl.verify/v2"
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{

@@ -201,7 +201,7 @@ var flagCategories = map[string]string{
 	"store": categoryTargets, "sessions": categoryTargets, "sessions-query": categoryTargets,
 	"sessions-exclude": categoryTargets, "layout": categoryTargets, "root": categoryTargets,
 	"bucket-name": categoryTargets,
-	"output": categoryOutput, "quiet": categoryOutput, "no-progress": categoryOutput,
+	"output":      categoryOutput, "quiet": categoryOutput, "no-progress": categoryOutput,
 	"log-format": categoryOutput, "log-level": categoryOutput, "verbose": categoryOutput,
 	"metrics-file": categoryOutput, "metrics-label": categoryOutput, "max-listed": categoryOutput,
 }

@@ -154,6 +154,7 @@ type verifyV1 struct {
 		Selected     int64             `json:"selected"`
 		Fraction     float64           `json:"fraction"`
 		Counts       map[string]int64  `json:"counts"`
+		NotAttempted int64             `json:"not_attempted"` // new in v2
 		BytesRead    int64             `json:"bytes_read"`
 		Seconds      float64           `json:"seconds"`
 		Corrupt      []json.RawMessage `json:"corrupt"`
@@ -393,7 +394,7 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 
 	var verified verifyV1
 	runJSON(t, exitOK, &verified, "verify", "--root", root, "--layout", "forge", "-o", "json")
-	checkEnvelope(t, verified.envelopeV1, "mediactl.verify/v1", exitOK)
+	checkEnvelope(t, verified.envelopeV1, "mediactl.verify/v2", exitOK)
 	if len(verified.Stores) != 1 || verified.Stores[0].Counts["ok"] != 4 || verified.Stores[0].Sessions == nil {
 		t.Fatalf("verify: %+v", verified)
 	}
@@ -427,7 +428,7 @@ func TestNDJSONEveryCommand(t *testing.T) {
 		types  map[string]bool // record types that must appear before the summary
 	}{
 		{[]string{"scan", "--root", root, "--layout", "forge"}, "mediactl.scan/v1", map[string]bool{"reference": true}},
-		{[]string{"verify", "--root", root, "--layout", "forge"}, "mediactl.verify/v1", nil},
+		{[]string{"verify", "--root", root, "--layout", "forge"}, "mediactl.verify/v2", nil},
 		{[]string{"gc", "--root", root, "--layout", "forge"}, "mediactl.gc/v2", map[string]bool{"candidate": true}},
 		{[]string{"gc", "runs", "--store", store}, "mediactl.gc-runs/v1", nil},
 		{[]string{"gc", "purge", "--store", store, "--sessions", filepath.Join(root, ".forge", "sessions")}, "mediactl.gc-purge/v1", nil},

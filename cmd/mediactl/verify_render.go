@@ -47,9 +47,16 @@ func printVerify(w io.Writer, rep *verify.Report, quiet bool) {
 // verifySummary is the last line: one line an operator can paste into a ticket.
 func verifySummary(rep *verify.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "verify %s%s: %s of %s blobs checked", rep.Store, shardNote(rep.Shard), humanize.Comma(rep.Selected), humanize.Comma(rep.Blobs))
-	if rep.Fraction < 1 && rep.Blobs > 0 {
-		fmt.Fprintf(&b, " (%.1f%%)", 100*rep.Fraction)
+	if rep.Interrupted {
+		// The listing stopped too: the totals are what it reached.
+		checked := rep.Counts[verify.OK] + rep.Counts[verify.Corrupt] + rep.Counts[verify.Unverifiable] + rep.Counts[verify.Unreadable]
+		fmt.Fprintf(&b, "verify %s%s: interrupted after %s blobs checked (%s stopped midway, not attempted) of the %s listed so far",
+			rep.Store, shardNote(rep.Shard), humanize.Comma(checked), humanize.Comma(rep.NotAttempted), humanize.Comma(rep.Blobs))
+	} else {
+		fmt.Fprintf(&b, "verify %s%s: %s of %s blobs checked", rep.Store, shardNote(rep.Shard), humanize.Comma(rep.Selected), humanize.Comma(rep.Blobs))
+		if rep.Fraction < 1 && rep.Blobs > 0 {
+			fmt.Fprintf(&b, " (%.1f%%)", 100*rep.Fraction)
+		}
 	}
 	if rep.Mode == "fast" {
 		b.WriteString(" by metadata (--fast, content not read)")

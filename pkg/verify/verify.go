@@ -165,6 +165,10 @@ type Report struct {
 	Fraction float64 `json:"fraction"`
 	// Counts per category, over the selected blobs.
 	Counts map[Category]int64 `json:"counts"`
+	// NotAttempted counts selected blobs whose check an interrupt stopped
+	// (an error while the run was being cancelled): they are in no
+	// category, and the next run checks them.
+	NotAttempted int64 `json:"not_attempted"`
 	// BytesRead is the bytes hashed; Seconds the time the run took.
 	BytesRead int64   `json:"bytes_read"`
 	Seconds   float64 `json:"seconds"`
@@ -381,6 +385,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	resultAnomalies := newAnomalyList(opts.MaxListed) // the hashers'
 	collect := func(r Result) {
+		if r.Category == Unreadable && ctx.Err() != nil {
+			// Stopped by the interrupt, not by the store: not a finding.
+			rep.NotAttempted++
+			return
+		}
 		hashedBytes.Add(r.Size)
 		hashedBlobs.Add(1)
 		if r.mode != 0 {
