@@ -112,6 +112,10 @@ func versionCommand() *cli.Command {
 				return g.document(v)
 			}
 			fmt.Fprintln(g.stdout, versionLine(v))
+			if b.Commit == unknown {
+				g.note("this binary records no commit: it was built outside a git checkout, or with -buildvcs=false (GOFLAGS may set it); " +
+					"build it in the checkout with 'go build -buildvcs=true ./cmd/mediactl', or install a release, whose version names its commit")
+			}
 			return nil
 		},
 	}
