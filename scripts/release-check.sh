@@ -13,7 +13,10 @@
 #     page) against this tree;
 #  4. the binary is statically linked and its 'version -o json' carries the
 #     snapshot version, HEAD's commit and its date; the hooks wrote non-empty
-#     files.
+#     files;
+#  5. the container image kos describes, assembled offline around that
+#     binary (internal/releaseconf/imagecheck): its config decodes with a
+#     non-root user and ko's entrypoint, and the binary runs from its layer.
 #
 # Where goreleaser cannot be installed (no module proxy) or run (not a git
 # checkout), and only when CI is not true, step 3 falls back to building
@@ -107,6 +110,12 @@ else
 	done < <(go run ./internal/releaseconf/releasecheck -config goreleaser.yaml -print-hooks)
 fi
 if command -v file >/dev/null; then file "$bin"; fi
+
+# The container image of goreleaser.yaml's kos section, assembled offline
+# around this binary (its base image is pulled from a registry at release
+# time, which this check cannot reach): config decoded, binary run from it.
+go run ./internal/releaseconf/imagecheck -config goreleaser.yaml -binary "$bin" -out .release/image \
+	-version "$version" -commit "$commit"
 
 for f in .release/gen/completions/mediactl.bash .release/gen/completions/_mediactl \
 	.release/gen/completions/mediactl.fish .release/gen/man/mediactl.1; do

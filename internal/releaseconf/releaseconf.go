@@ -37,6 +37,7 @@ type Config struct {
 	Archives    []Archive `yaml:"archives"`
 	Checksum    Checksum  `yaml:"checksum"`
 	NFPMs       []NFPM    `yaml:"nfpms"`
+	Kos         []Ko      `yaml:"kos"`
 	Publish     Publish   `yaml:"release"`
 	Snapshot    Snapshot  `yaml:"snapshot"`
 	Changelog   Changelog `yaml:"changelog"`
@@ -144,6 +145,25 @@ type NFPMContent struct {
 // FileInfo is an installed file's mode.
 type FileInfo struct {
 	Mode os.FileMode `yaml:"mode"`
+}
+
+// Ko is one entry of kos: a container image ko builds from a build's
+// settings, without a Dockerfile or a Docker daemon.
+type Ko struct {
+	ID                  string            `yaml:"id"`
+	Build               string            `yaml:"build"`
+	Main                string            `yaml:"main"`
+	BaseImage           string            `yaml:"base_image"`
+	User                string            `yaml:"user"`
+	Repositories        []string          `yaml:"repositories"`
+	Tags                []string          `yaml:"tags"`
+	Bare                bool              `yaml:"bare"`
+	PreserveImportPaths bool              `yaml:"preserve_import_paths"`
+	Platforms           []string          `yaml:"platforms"`
+	SBOM                string            `yaml:"sbom"`
+	CreationTime        string            `yaml:"creation_time"`
+	KoDataCreationTime  string            `yaml:"ko_data_creation_time"`
+	Labels              map[string]string `yaml:"labels"`
 }
 
 // Snapshot is the snapshot section.

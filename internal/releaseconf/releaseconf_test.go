@@ -1,7 +1,9 @@
 package releaseconf
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -191,4 +193,70 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted version %d", c.Version)
 		}
 	})
+}
+
+// TestReleaseImage: the release builds the container image the Kubernetes
+// recipes run (ko, from the release's build, on a static non-root base, for
+// the platforms the release builds), and every recipe pins its version tag,
+// never latest, and runs as the image's user.
+func TestReleaseImage(t *testing.T) {
+	c := load(t)
+	if len(c.Kos) != 1 {
+		t.Fatalf("%d kos entries, want 1", len(c.Kos))
+	}
+	k := c.Kos[0]
+	if k.Build != c.Builds[0].ID || k.Main != c.Builds[0].Main {
+		t.Errorf("the image builds %q/%q, the release %q/%q", k.Build, k.Main, c.Builds[0].ID, c.Builds[0].Main)
+	}
+	if !strings.HasPrefix(k.BaseImage, "cgr.dev/chainguard/static") {
+		t.Errorf("base image %q: want a static base with CA certificates and nothing else", k.BaseImage)
+	}
+	if k.User != "65532:65532" {
+		t.Errorf("user %q, want the non-root 65532:65532", k.User)
+	}
+	if len(k.Repositories) != 1 || k.Repositories[0] != "ghcr.io/mediactl/mediactl" || !k.Bare {
+		t.Errorf("repositories %v (bare %v), want ghcr.io/mediactl/mediactl", k.Repositories, k.Bare)
+	}
+	if !slices.Contains(k.Tags, "{{ .Version }}") {
+		t.Errorf("tags %v: a release's image must carry its version", k.Tags)
+	}
+	for _, p := range k.Platforms {
+		goos, arch, _ := strings.Cut(p, "/")
+		if goos != "linux" || !slices.Contains(c.Builds[0].GOARCH, arch) {
+			t.Errorf("platform %s is not one the release builds", p)
+		}
+	}
+	if len(k.Platforms) < 2 || k.CreationTime == "" {
+		t.Errorf("platforms %v, creation_time %q: want amd64 and arm64, times from the commit", k.Platforms, k.CreationTime)
+	}
+
+	image := regexp.MustCompile(`^\s*image:\s*(\S+)`)
+	pinned := regexp.MustCompile(`^ghcr\.io/mediactl/mediactl:[0-9]+\.[0-9]+\.[0-9]+$`)
+	files, _ := filepath.Glob(filepath.Join("..", "..", "deploy", "kubernetes", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no Kubernetes recipes found")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			m := image.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			n++
+			if !pinned.MatchString(m[1]) {
+				t.Errorf("%s: image %s: want %s:X.Y.Z, a version the release tags", f, m[1], k.Repositories[0])
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s names no image", f)
+		}
+		if !strings.Contains(string(b), "runAsUser: 65532") {
+			t.Errorf("%s does not run as the image's user 65532", f)
+		}
+	}
 }
