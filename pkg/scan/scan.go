@@ -250,8 +250,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			counts[i], walkErrs[i] = src.Walk(ctx, func(it sessions.Item) error {
 				return u.add(item{it, i}, send)
 			})
-			if walkErrs[i] == nil {
-				walkErrs[i] = u.flush(send)
+			// What was read before a failure is handed over too.
+			if err := u.flush(send); walkErrs[i] == nil {
+				walkErrs[i] = err
 			}
 		}()
 	}

@@ -1,0 +1,100 @@
+package scan_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mediactl/mediactl/pkg/ref"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+)
+
+// valuesSource yields values as a database does, one Item per value, with a
+// document and a problem among them, then fails when fail is set.
+type valuesSource struct {
+	values int
+	fail   bool
+}
+
+func (s valuesSource) String() string { return "values" }
+func (s valuesSource) Close() error   { return nil }
+
+func (s valuesSource) Walk(ctx context.Context, fn func(sessions.Item) error) (sessions.Counts, error) {
+	var c sessions.Counts
+	for i := range s.values {
+		d := sha256.Sum256(fmt.Appendf(nil, "blob %d", i))
+		p := ref.Place{Source: "values", Table: "t", Key: fmt.Sprintf("id=%d", i), Column: "c", Offset: -1}
+		if err := fn(sessions.Item{Place: p, Size: -1, Text: []byte(`{"path": "/x/` + hex.EncodeToString(d[:]) + `.png"}`)}); err != nil {
+			return c, err
+		}
+		c.Rows++
+		switch i {
+		case 300:
+			if err := fn(sessions.Item{Place: ref.Place{Source: "values", Table: "broken", Offset: -1}, Size: -1, Err: errors.New("broken table")}); err != nil {
+				return c, err
+			}
+		case 700:
+			doc := `{"uri": "/x/` + strings.Repeat("a", 64) + `.png"}`
+			if err := fn(sessions.Item{Place: ref.Place{Source: "values", Document: "d.json", Offset: -1}, Size: -1,
+				Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(doc)), nil }}); err != nil {
+				return c, err
+			}
+		}
+	}
+	if s.fail {
+		return c, errors.New("the database went away")
+	}
+	return c, nil
+}
+
+// Values travel to the workers in units: every value is read, a problem or
+// a document among them too, and values read before a source fails count.
+func TestValuesInUnitsAreAllRead(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		for _, values := range []int{1, 255, 256, 257, 1000} {
+			var mu sync.Mutex
+			var texts int
+			rep, err := scan.Run(context.Background(), scan.Options{
+				Sources: []sessions.Source{valuesSource{values: values, fail: fail}},
+				Jobs:    3,
+				Text: func(s []byte) {
+					if len(s) > 0 && s[0] == '{' {
+						mu.Lock()
+						texts++
+						mu.Unlock()
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs, problems := int64(values), int64(0)
+			if values > 300 {
+				problems++
+			}
+			if values > 700 {
+				refs++ // the document's
+			}
+			if fail {
+				problems++
+			}
+			if rep.References != refs || rep.Sources[0].Problems != problems || rep.Complete != (problems == 0) {
+				t.Errorf("%d values, failing %v: %d references, %d problems, complete %v; want %d, %d", values, fail,
+					rep.References, rep.Sources[0].Problems, rep.Complete, refs, problems)
+			}
+			if texts != values {
+				t.Errorf("%d values, failing %v: Text saw %d values whole", values, fail, texts)
+			}
+			if rep.DistinctBlobs != refs {
+				t.Errorf("%d values: %d distinct blobs, want %d", values, rep.DistinctBlobs, refs)
+			}
+		}
+	}
+}
