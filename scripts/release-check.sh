@@ -118,7 +118,8 @@ go run ./internal/releaseconf/imagecheck -config goreleaser.yaml -binary "$bin" 
 	-version "$version" -commit "$commit"
 
 for f in .release/gen/completions/mediactl.bash .release/gen/completions/_mediactl \
-	.release/gen/completions/mediactl.fish .release/gen/man/mediactl.1; do
+	.release/gen/completions/mediactl.fish .release/gen/completions/mediactl.ps1 \
+	.release/gen/man/mediactl.1 .release/gen/man/mediactl.1.gz; do
 	[[ -s $f ]] || { echo "release-check: a before hook did not write $f" >&2; exit 1; }
 done
 echo "release-check: completions and man page generated"

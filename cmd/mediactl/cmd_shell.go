@@ -39,13 +39,14 @@ func shellCommands() []*cli.Command {
 		},
 		{
 			Name:      "completion",
-			Usage:     "print a shell completion script: bash, zsh or fish",
-			ArgsUsage: "bash|zsh|fish",
+			Usage:     "print a shell completion script: bash, zsh, fish or powershell",
+			ArgsUsage: "bash|zsh|fish|powershell",
 			Description: `Load it in the running shell, or install it where the shell looks:
 
    source <(mediactl completion bash)     # bash; or save it in /etc/bash_completion.d/mediactl
    mediactl completion zsh > "${fpath[1]}/_mediactl"
-   mediactl completion fish > ~/.config/fish/completions/mediactl.fish`,
+   mediactl completion fish > ~/.config/fish/completions/mediactl.fish
+   mediactl completion powershell | Out-String | Invoke-Expression   # PowerShell; or in $PROFILE`,
 			Action: runCompletion,
 			BashComplete: func(c *cli.Context) {
 				for _, s := range completionShells {
@@ -62,7 +63,7 @@ func shellCommands() []*cli.Command {
 }
 
 // completionShells are the shells 'mediactl completion' writes a script for.
-var completionShells = []string{"bash", "zsh", "fish"}
+var completionShells = []string{"bash", "zsh", "fish", "powershell"}
 
 // runHelp prints the help of the command path given, or of mediactl.
 func runHelp(c *cli.Context) error {
@@ -118,7 +119,7 @@ func orList(names []string) string {
 }
 
 func runCompletion(c *cli.Context) error {
-	hint := "write it as: mediactl completion bash, zsh or fish"
+	hint := "write it as: mediactl completion bash, zsh, fish or powershell"
 	if c.NArg() != 1 {
 		return usageErr(hint, "completion takes one shell, %d arguments given", c.NArg())
 	}
@@ -128,6 +129,8 @@ func runCompletion(c *cli.Context) error {
 		script = bashCompletion
 	case "zsh":
 		script = zshCompletion
+	case "powershell":
+		script = powershellCompletion
 	case "fish":
 		s, err := c.App.ToFishCompletion()
 		if err != nil {
@@ -142,49 +145,6 @@ func runCompletion(c *cli.Context) error {
 	}
 	_, err := fmt.Fprint(c.App.Writer, script)
 	return err
-}
-
-func runMan(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usageErr("write it as: mediactl man", "unexpected argument %q", c.Args().First())
-	}
-	// The page is made from markdown: the description's <words> and indented
-	// examples must read there as they do in --help.
-	c.App.Description = manMarkdown(c.App.Description)
-	// urfave/cli's page shows a command's usage line but not its
-	// description: append the description there, without the exit code
-	// table, which the page has once.
-	var describe func(cmds []*cli.Command)
-	describe = func(cmds []*cli.Command) {
-		for _, cmd := range cmds {
-			desc := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cmd.Description), exitCodesHelp))
-			if desc != "" {
-				cmd.Usage += "\n\n" + manMarkdown(desc)
-			}
-			describe(cmd.Subcommands)
-		}
-	}
-	describe(c.App.Commands)
-	page, err := c.App.ToManWithSection(1)
-	if err != nil {
-		return fmt.Errorf("making the man page: %w", err)
-	}
-	_, err = fmt.Fprint(c.App.Writer, roffASCII(page))
-	return err
-}
-
-// roffASCII writes each non-ASCII character (the help's dashes and ellipses)
-// as a roff escape: troff without a preprocessor reads bytes, not UTF-8.
-func roffASCII(page string) string {
-	var b strings.Builder
-	for _, r := range page {
-		if r < 0x80 {
-			b.WriteRune(r)
-			continue
-		}
-		fmt.Fprintf(&b, `\[u%04X]`, r)
-	}
-	return b.String()
 }
 
 // withoutRepeats drops a completion line given before: urfave/cli's fish
@@ -204,81 +164,3 @@ func withoutRepeats(s string) string {
 	}
 	return strings.Join(out, "\n")
 }
-
-// manMarkdown is help text written for a terminal, as markdown that renders
-// the same: indented lines become code blocks (a blank line before each), and
-// angle brackets elsewhere are escaped rather than read as HTML.
-func manMarkdown(text string) string {
-	var b strings.Builder
-	prevIndented, prevBlank := false, true
-	for _, l := range strings.Split(text, "\n") {
-		indented := strings.HasPrefix(l, "   ") && strings.TrimSpace(l) != ""
-		switch {
-		case indented && !prevIndented && !prevBlank:
-			b.WriteString("\n    " + l + "\n")
-		case indented:
-			b.WriteString("    " + l + "\n")
-		case prevIndented && strings.TrimSpace(l) != "":
-			b.WriteString("\n" + escapeMarkdown(l) + "\n")
-		default:
-			b.WriteString(escapeMarkdown(l) + "\n")
-		}
-		prevIndented, prevBlank = indented, strings.TrimSpace(l) == ""
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-var markdownEscaper = strings.NewReplacer("<", "\\<", ">", "\\>", "*", "\\*")
-
-func escapeMarkdown(s string) string { return markdownEscaper.Replace(s) }
-
-// The completion scripts ask mediactl itself for the candidates: urfave/cli
-// answers a command line ending in --generate-bash-completion with the
-// subcommands, or with the flags when the word being completed starts with a
-// dash. The scripts only pass the words typed so far.
-
-const bashCompletion = `# bash completion for mediactl; load with: source <(mediactl completion bash)
-_mediactl_complete() {
-  local cur="${COMP_WORDS[COMP_CWORD]}"
-  local -a typed=("${COMP_WORDS[@]:0:COMP_CWORD}")
-  local candidates
-  if [[ "$cur" == -* ]]; then
-    candidates=$("${typed[0]}" "${typed[@]:1}" "$cur" --generate-bash-completion 2>/dev/null)
-  else
-    candidates=$("${typed[0]}" "${typed[@]:1}" --generate-bash-completion 2>/dev/null)
-  fi
-  COMPREPLY=()
-  local IFS=$'\n'
-  COMPREPLY=($(compgen -W "$candidates" -- "$cur"))
-  # Nothing to offer (a flag's value, a RUN): complete file names.
-  if [[ ${#COMPREPLY[@]} -eq 0 ]]; then
-    COMPREPLY=($(compgen -f -- "$cur"))
-  fi
-}
-complete -o default -F _mediactl_complete mediactl
-`
-
-const zshCompletion = `#compdef mediactl
-# zsh completion for mediactl; install as _mediactl in a directory of $fpath,
-# or load with: source <(mediactl completion zsh)
-_mediactl() {
-  local cur=${words[CURRENT]}
-  local -a typed candidates
-  typed=("${(@)words[1,CURRENT-1]}")
-  if [[ "$cur" == -* ]]; then
-    candidates=("${(@f)$(${typed[@]} $cur --generate-bash-completion 2>/dev/null)}")
-  else
-    candidates=("${(@f)$(${typed[@]} --generate-bash-completion 2>/dev/null)}")
-  fi
-  if [[ -n "${candidates[1]}" ]]; then
-    _describe 'mediactl' candidates
-  else
-    _files
-  fi
-}
-if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then
-  _mediactl "$@"
-else
-  compdef _mediactl mediactl
-fi
-`

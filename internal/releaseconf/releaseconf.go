@@ -79,6 +79,7 @@ type Archive struct {
 	Formats         []string         `yaml:"formats"`
 	FormatOverrides []FormatOverride `yaml:"format_overrides"`
 	NameTemplate    string           `yaml:"name_template"`
+	BuildsInfo      FileInfo         `yaml:"builds_info"`
 	Files           []ArchiveFile    `yaml:"files"`
 }
 
@@ -90,9 +91,10 @@ type FormatOverride struct {
 
 // ArchiveFile is a file put in an archive: a plain glob, or src/dst.
 type ArchiveFile struct {
-	Src         string `yaml:"src"`
-	Dst         string `yaml:"dst"`
-	StripParent bool   `yaml:"strip_parent"`
+	Src         string   `yaml:"src"`
+	Dst         string   `yaml:"dst"`
+	StripParent bool     `yaml:"strip_parent"`
+	Info        FileInfo `yaml:"info"`
 }
 
 // UnmarshalYAML accepts both of goreleaser's forms: "README.md" and
@@ -131,6 +133,7 @@ type NFPM struct {
 	License          string        `yaml:"license"`
 	Section          string        `yaml:"section"`
 	Bindir           string        `yaml:"bindir"`
+	Mtime            string        `yaml:"mtime"`
 	Contents         []NFPMContent `yaml:"contents"`
 }
 
@@ -139,12 +142,14 @@ type NFPMContent struct {
 	Src      string   `yaml:"src"`
 	Dst      string   `yaml:"dst"`
 	Type     string   `yaml:"type"`
+	Packager string   `yaml:"packager"`
 	FileInfo FileInfo `yaml:"file_info"`
 }
 
 // FileInfo is an installed file's mode.
 type FileInfo struct {
-	Mode os.FileMode `yaml:"mode"`
+	Mode  os.FileMode `yaml:"mode"`
+	MTime string      `yaml:"mtime"`
 }
 
 // Ko is one entry of kos: a container image ko builds from a build's

@@ -119,8 +119,20 @@ func TestReleaseArtifacts(t *testing.T) {
 			t.Errorf("archive files %v lack %s", srcs, want)
 		}
 	}
+	// Reproducible archives: every file's time is the commit's.
+	if a.BuildsInfo.MTime != "{{ .CommitDate }}" {
+		t.Errorf("archive builds_info mtime %q, want the commit date", a.BuildsInfo.MTime)
+	}
+	for _, f := range a.Files {
+		if f.Info.MTime != "{{ .CommitDate }}" {
+			t.Errorf("archive file %s: mtime %q, want the commit date", f.Src, f.Info.MTime)
+		}
+	}
 	hookOut := strings.Join(c.Before.Hooks, " ")
-	for _, generated := range []string{".release/gen/completions/mediactl.bash", ".release/gen/completions/_mediactl", ".release/gen/completions/mediactl.fish", ".release/gen/man/mediactl.1"} {
+	if !strings.Contains(hookOut, "SOURCE_DATE_EPOCH=") || !strings.Contains(hookOut, "gzip -n") {
+		t.Errorf("the man page hook does not date the page from the commit, or gzips it with a time: %s", hookOut)
+	}
+	for _, generated := range []string{".release/gen/completions/mediactl.bash", ".release/gen/completions/_mediactl", ".release/gen/completions/mediactl.fish", ".release/gen/completions/mediactl.ps1", ".release/gen/man/mediactl.1", ".release/gen/man/mediactl.1.gz"} {
 		if !strings.Contains(hookOut, "> "+generated) {
 			t.Errorf("no hook writes %s", generated)
 		}
@@ -148,11 +160,20 @@ func TestReleaseArtifacts(t *testing.T) {
 		"/usr/share/bash-completion/completions/mediactl":    ".release/gen/completions/mediactl.bash",
 		"/usr/share/zsh/vendor-completions/_mediactl":        ".release/gen/completions/_mediactl",
 		"/usr/share/fish/vendor_completions.d/mediactl.fish": ".release/gen/completions/mediactl.fish",
-		"/usr/share/man/man1/mediactl.1":                     ".release/gen/man/mediactl.1",
+		"/usr/share/man/man1/mediactl.1.gz":                  ".release/gen/man/mediactl.1.gz",
+		"/usr/share/doc/mediactl/copyright":                  "packaging/copyright",
 	} {
 		if installs[dst] != src {
 			t.Errorf("package installs %s from %q, want %q", dst, installs[dst], src)
 		}
+	}
+	if p.Mtime != "{{ .CommitDate }}" {
+		t.Errorf("package mtime %q, want the commit date", p.Mtime)
+	}
+	// The synopsis is the description's first line: package lists show it
+	// cut at about 60 characters.
+	if synopsis, _, _ := strings.Cut(p.Description, "\n"); len(synopsis) > 60 || synopsis == "" {
+		t.Errorf("package synopsis %q: want one line of at most 60 characters", synopsis)
 	}
 	if c.Snapshot.VersionTemplate == "" {
 		t.Error("no snapshot version_template")
