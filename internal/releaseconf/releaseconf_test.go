@@ -19,7 +19,8 @@ func load(t *testing.T) *Config {
 	return c
 }
 
-// TestReleaseBuilds: six static, trimmed, stripped targets whose version,
+// TestReleaseBuilds: six cgo-free, trimmed, stripped targets (static on
+// Linux; macOS binaries link libSystem whatever the build) whose version,
 // commit and date are set by the linker into the variables main reads.
 func TestReleaseBuilds(t *testing.T) {
 	c := load(t)
