@@ -119,15 +119,44 @@ func (t *trashDirStore) DeleteInternal(ctx context.Context, name string) error {
 	return t.st.DeleteInternal(ctx, name)
 }
 
+// ListInternal lists the trash from the folder and every other internal
+// name from the store, in one lexical order: a prefix that stops short of
+// the trash's own ("", "tr", "trash") lists both, the trash's names where
+// they sort, and none of the store's own internal trash, which this store
+// never reads.
 func (t *trashDirStore) ListInternal(ctx context.Context, prefix string, fn func(store.Entry) error) error {
-	k, ok := inTrash(prefix)
-	if !ok {
+	listTrash := func(k string) error {
+		return t.dir.List(ctx, k, func(e store.Entry) error {
+			e.Key = Dir + "/" + e.Key
+			return fn(e)
+		})
+	}
+	if k, ok := inTrash(prefix); ok {
+		return listTrash(k)
+	}
+	if !strings.HasPrefix(Dir+"/", prefix) {
 		return t.st.ListInternal(ctx, prefix, fn)
 	}
-	return t.dir.List(ctx, k, func(e store.Entry) error {
-		e.Key = Dir + "/" + e.Key
+	// Every trash name sorts between "trash/" and "trash0" ('0' follows
+	// '/'), so the folder's listing goes before the first other name past
+	// them.
+	listed := false
+	err := t.st.ListInternal(ctx, prefix, func(e store.Entry) error {
+		if _, ok := inTrash(e.Key); ok {
+			return nil
+		}
+		if !listed && e.Key > Dir+"/" {
+			listed = true
+			if err := listTrash(""); err != nil {
+				return err
+			}
+		}
 		return fn(e)
 	})
+	if err != nil || listed {
+		return err
+	}
+	return listTrash("")
 }
 
 // ErrNeedsLocal is returned by OpenDir for a store that is not a local
