@@ -1,0 +1,707 @@
+package forget
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/blobname"
+	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/owner"
+	"github.com/mediactl/mediactl/pkg/retain"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// ck is a candidate: a key of one of the stores.
+type ck struct {
+	s   int
+	key string
+}
+
+// run is one forget run's state.
+type run struct {
+	opts      Options
+	rep       *Report
+	stores    []scan.Target
+	locks     []*storelock.Lock
+	rets      []*retain.Retention
+	companion []func(string) (string, bool)
+	started   time.Time
+
+	cands map[ck]*Blob
+	// groups are the candidates of a store by their group (an upload and
+	// its sidecars): kept together, erased together.
+	groups map[ck][]ck
+	skip   map[owner.Unit]bool
+	// moved is, per store, this run's trash run.
+	moved map[int]string
+}
+
+// phaseHook, set by tests, is called where a live runtime may save a
+// session: "read" (the first read is over), "decided" (the second read is
+// over), "moved" (the blobs are in the trash run), "reread".
+var phaseHook func(string)
+
+func phase(p string) {
+	if phaseHook != nil {
+		phaseHook(p)
+	}
+}
+
+// Run forgets the owners: see the package comment. It returns an error only
+// for invalid options and for a session source that cannot be scanned at
+// all; everything else is in the report, whose Outcome says how it ended:
+// Found when an owner is unknown (nothing removed), Refused when a store is
+// locked, Incomplete when something could not be read (nothing removed) or
+// removed, Interrupted.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if opts.MaxListed <= 0 {
+		opts.MaxListed = 10000
+	}
+	ids := slices.Clone(opts.Owners)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	r := &run{opts: opts, started: time.Now(), moved: map[int]string{},
+		rep: &Report{Owners: ids, Unknown: []string{}, DryRun: !opts.Delete, Started: now.UTC(), Stores: []string{},
+			Erased: []Blob{}, Kept: []Kept{}, Problems: []string{}, Complete: true}}
+	r.stores = slices.Clone(opts.Stores)
+	for i, t := range r.stores {
+		if t.Resolver == nil {
+			r.stores[i].Resolver = scan.NewResolver(t.Store, nil)
+		}
+		r.rep.Stores = append(r.rep.Stores, t.Store.Location())
+	}
+	defer func() {
+		if ctx.Err() != nil {
+			r.rep.Interrupted = true
+		}
+		r.rep.Finished = time.Now().UTC()
+		r.rep.Outcome = r.rep.outcome()
+	}()
+	r.locks = make([]*storelock.Lock, len(r.stores))
+	defer func() {
+		for _, l := range r.locks {
+			if l != nil {
+				if err := l.Release(context.WithoutCancel(ctx)); err != nil {
+					r.fail(fmt.Sprintf("forget: %v", err))
+				}
+			}
+		}
+	}()
+	if !r.lock(ctx) {
+		return r.rep, nil
+	}
+	err := r.do(ctx)
+	return r.rep, err
+}
+
+func (rep *Report) outcome() outcome.Outcome {
+	switch {
+	case rep.Interrupted:
+		return outcome.Interrupted
+	case rep.Refused != "":
+		return outcome.Refused
+	case !rep.Complete:
+		return outcome.Incomplete
+	case len(rep.Unknown) > 0:
+		return outcome.Found
+	}
+	return outcome.OK
+}
+
+func (r *run) fail(problems ...string) {
+	r.rep.Complete = false
+	for _, p := range problems {
+		if len(r.rep.Problems) < r.opts.MaxListed {
+			r.rep.Problems = append(r.rep.Problems, p)
+		}
+	}
+}
+
+// lock takes every store's lock (a dry run only looks at them).
+func (r *run) lock(ctx context.Context) bool {
+	for i, t := range r.stores {
+		var err error
+		if r.opts.Delete {
+			r.locks[i], err = storelock.Acquire(ctx, t.Store, "forget")
+		} else {
+			err = storelock.Check(ctx, t.Store)
+		}
+		var le *storelock.LockedError
+		switch {
+		case errors.As(err, &le):
+			r.rep.Refused = le.Error()
+			return false
+		case err != nil:
+			r.fail(fmt.Sprintf("forget: %v", err))
+			return false
+		}
+	}
+	return true
+}
+
+func (r *run) do(ctx context.Context) error {
+	// 1. The listings, then every session through the attribution.
+	r.rets = make([]*retain.Retention, len(r.stores))
+	r.companion = make([]func(string) (string, bool), len(r.stores))
+	for i, t := range r.stores {
+		mo := retain.MarkOptions{}
+		if r.opts.Companion != nil {
+			r.companion[i] = r.opts.Companion(t.Store)
+			mo.Companion = r.companion[i]
+		}
+		ret, err := retain.Mark(ctx, t.Store, nil, mo)
+		if err != nil {
+			return fmt.Errorf("forget: %w", err)
+		}
+		r.rets[i] = ret
+		if !ret.Complete {
+			r.fail(ret.Problems...)
+		}
+		if len(ret.Nested) > 0 {
+			r.fail(fmt.Sprintf("%s holds another store's internal folder in %v: its blobs would be taken for this store's", ret.Store, ret.Nested))
+		}
+	}
+	if !r.rep.Complete || ctx.Err() != nil {
+		return nil
+	}
+	attr := owner.NewAttributor(r.opts.Rule)
+	rf := newRefs()
+	wrapped := make([]sessions.Source, len(r.opts.Sources))
+	for i, s := range r.opts.Sources {
+		wrapped[i] = attr.Wrap(s)
+	}
+	sr, err := scan.Run(ctx, scan.Options{Sources: wrapped, Jobs: r.opts.Jobs, MaxListed: r.opts.MaxListed, OnReference: rf.add, CountOnly: true})
+	if err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	if p := sr.Shortfall(); len(p) > 0 {
+		r.fail(p...)
+		return nil
+	}
+	phase("read")
+
+	// 2. Who owns what; the forgotten units; the candidates.
+	forgotten := map[string]bool{}
+	for _, id := range r.rep.Owners {
+		forgotten[id] = true
+	}
+	known := map[string]bool{}
+	type ownerSet struct {
+		all     bool // every owner seen is forgotten
+		unknown bool // a reference no owner could be given
+	}
+	unitOwn := make([]ownerSet, len(rf.unitList))
+	for i := range unitOwn {
+		unitOwn[i].all = true
+	}
+	for k, v := range rf.pairs {
+		o := attr.Owner(rf.unitList[k.unit], hint(v.r)).ID
+		v.owner = o
+		if o == "" {
+			unitOwn[k.unit].unknown = true
+			continue
+		}
+		known[o] = true
+		if !forgotten[o] {
+			unitOwn[k.unit].all = false
+		}
+	}
+	r.skip = map[owner.Unit]bool{}
+	attr.Units(func(u owner.Unit) {
+		o := attr.Owner(u, "").ID
+		if o == "" {
+			return
+		}
+		known[o] = true
+		if _, has := rf.units[u]; !has && forgotten[o] {
+			r.skip[u] = true // a unit of theirs without references
+		}
+	})
+	for _, id := range r.rep.Owners {
+		if !known[id] {
+			r.rep.Unknown = append(r.rep.Unknown, id)
+		}
+	}
+	if len(r.rep.Unknown) > 0 {
+		return nil
+	}
+	for i, u := range rf.unitList {
+		if o := unitOwn[i]; o.all && !o.unknown {
+			r.skip[u] = true
+		}
+	}
+	r.rep.Units = int64(len(r.skip))
+
+	r.cands = map[ck]*Blob{}
+	dangling := map[ck]int64{}
+	namedByOthers := map[ck]bool{}
+	for _, v := range rf.pairs {
+		s, key, id, inside := resolve(r.stores, r.rets, v.r)
+		if !inside {
+			continue
+		}
+		c := ck{s, key}
+		if !forgotten[v.owner] {
+			namedByOthers[c] = true
+			continue
+		}
+		if id < 0 {
+			dangling[c] += v.n
+			continue
+		}
+		b := r.cands[c]
+		if b == nil {
+			ret := r.rets[s]
+			b = &Blob{Store: ret.Store, Key: key, Size: ret.Size(id), inStore: true, id: id, mod: ret.ModTime(id)}
+			r.cands[c] = b
+		}
+		b.References += v.n
+	}
+	r.addCompanions()
+	if err := r.addTrashed(ctx, dangling); err != nil {
+		r.fail(fmt.Sprintf("forget: %v", err))
+		return nil
+	}
+	for _, n := range dangling {
+		r.rep.AlreadyDangling += n
+	}
+
+	// 3. Every unit but the forgotten ones, read again: what they name under
+	// the retention rule, or by a precise reference, stays.
+	keep, ok := r.named(ctx, r.opts.Sources, r.cands, namedByOthers)
+	if !ok {
+		return nil
+	}
+	phase("decided")
+	erase := r.decide(keep)
+	if !r.opts.Delete {
+		for _, b := range erase {
+			if n, ok := blobname.Parse(b.Key); ok {
+				b.SHA256 = n.Digest.String()
+			}
+			r.erased(b)
+		}
+		return nil
+	}
+	return r.erase(ctx, erase)
+}
+
+// addCompanions adds to the candidates the other members of their groups
+// (coffer's sidecars), and records the groups.
+func (r *run) addCompanions() {
+	r.groups = map[ck][]ck{}
+	for s, comp := range r.companion {
+		if comp == nil {
+			continue
+		}
+		groupOf := func(key string) string {
+			if o, ok := comp(key); ok && o != "" {
+				return o
+			}
+			return key
+		}
+		want := map[string]bool{}
+		for c, b := range r.cands {
+			if c.s == s && b.inStore {
+				want[groupOf(c.key)] = true
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		ret := r.rets[s]
+		for id := range ret.Len() {
+			key := ret.Key(id)
+			g := groupOf(key)
+			if !want[g] {
+				continue
+			}
+			c := ck{s, key}
+			if r.cands[c] == nil {
+				r.cands[c] = &Blob{Store: ret.Store, Key: key, Size: ret.Size(id), inStore: true, id: id, mod: ret.ModTime(id)}
+			}
+			gk := ck{s, g}
+			r.groups[gk] = append(r.groups[gk], c)
+		}
+	}
+}
+
+// addTrashed finds the candidates (and the blobs the forgotten owners name
+// that are gone from the store) in every trash run, and in the marks.
+func (r *run) addTrashed(ctx context.Context, dangling map[ck]int64) error {
+	for s, t := range r.stores {
+		err := trash.EachTrashed(ctx, t.Store, func(_ trash.RunRecord, tb trash.Trashed) error {
+			c := ck{s, tb.Key}
+			b := r.cands[c]
+			if b == nil {
+				n, ok := dangling[c]
+				if !ok {
+					return nil
+				}
+				b = &Blob{Store: t.Store.Location(), Key: tb.Key, Size: tb.Size, References: n}
+				r.cands[c] = b
+				delete(dangling, c)
+			}
+			if !slices.Contains(b.runs, tb.Run) {
+				b.runs = append(b.runs, tb.Run)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		marks, err := trash.Marks(ctx, t.Store)
+		if err != nil {
+			return err
+		}
+		for _, m := range marks {
+			for _, x := range m.Marks {
+				if b := r.cands[ck{s, x.Key}]; b != nil && !slices.Contains(b.Marked, m.Run) {
+					b.Marked = append(b.Marked, m.Run)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// named reads srcs, less the forgotten units, and says which of cands a
+// unit names (under the retention rule, or by a precise reference into a
+// store), with why; also names the ones in also. ok is false when the read
+// was not complete: the run then stops, and the report says why.
+func (r *run) named(ctx context.Context, srcs []sessions.Source, cands map[ck]*Blob, also map[ck]bool) (map[ck]string, bool) {
+	idx := make([]*retain.Index, len(r.stores))
+	ids := map[ck]int{}
+	for i := range idx {
+		idx[i] = retain.NewIndex()
+	}
+	for c := range cands {
+		ids[c] = idx[c.s].Add(c.key)
+	}
+	precise := map[ck]bool{}
+	for c := range also {
+		precise[c] = true
+	}
+	filtered := make([]sessions.Source, len(srcs))
+	for i, s := range srcs {
+		filtered[i] = &without{Source: s, skip: r.skip}
+	}
+	text := func(s []byte) {
+		for _, x := range idx {
+			if x.Len() > 0 {
+				x.Mark(s)
+			}
+		}
+	}
+	onRef := func(f scan.Found) {
+		eachInside(r.stores, f.Ref, func(s int, key string) {
+			if _, ok := cands[ck{s, key}]; ok {
+				precise[ck{s, key}] = true
+			}
+		})
+	}
+	sr, err := scan.Run(ctx, scan.Options{Sources: filtered, Jobs: r.opts.Jobs, MaxListed: r.opts.MaxListed, Text: text, OnReference: onRef, CountOnly: true})
+	if err != nil {
+		r.fail(fmt.Sprintf("forget: %v", err))
+		return nil, false
+	}
+	if p := sr.Shortfall(); len(p) > 0 || ctx.Err() != nil {
+		r.fail(p...)
+		return nil, false
+	}
+	out := map[ck]string{}
+	for c, id := range ids {
+		switch {
+		case precise[c]:
+			out[c] = KeptNamedPrecisely
+		case idx[c.s].Referenced(id):
+			out[c] = KeptNamedByRule
+		}
+	}
+	return out, true
+}
+
+// decide applies keep (a reason per kept candidate) with the groups, lists
+// the kept in the report and returns the rest, sorted.
+func (r *run) decide(keep map[ck]string) []*Blob {
+	for _, members := range r.groups {
+		kept := slices.ContainsFunc(members, func(c ck) bool { return keep[c] != "" })
+		if !kept {
+			continue
+		}
+		for _, c := range members {
+			if keep[c] == "" {
+				keep[c] = KeptCompanion
+			}
+		}
+	}
+	var erase []*Blob
+	for c, b := range r.cands {
+		if why := keep[c]; why != "" {
+			r.rep.Kept = append(r.rep.Kept, Kept{Store: b.Store, Key: b.Key, Size: b.Size, Reason: why})
+			continue
+		}
+		erase = append(erase, b)
+	}
+	slices.SortFunc(r.rep.Kept, func(a, b Kept) int { return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key)) })
+	slices.SortFunc(erase, func(a, b *Blob) int { return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key)) })
+	return erase
+}
+
+// erased lists b in the report.
+func (r *run) erased(b *Blob) {
+	if b.Where == nil {
+		b.Where = []string{}
+	}
+	if r.rep.DryRun {
+		if b.inStore {
+			b.Where = append(b.Where, "store")
+		}
+		for _, run := range b.runs {
+			b.Where = append(b.Where, "trash run "+run)
+		}
+	}
+	r.rep.Erased = append(r.rep.Erased, *b)
+	r.rep.ErasedBytes += b.Size
+	r.rep.Dangling += b.References
+}
+
+// erase moves the store's candidates into a trash run per store, reads
+// again what changed since the run began, puts back what a unit saved
+// meanwhile names, and deletes the rest for good.
+func (r *run) erase(ctx context.Context, erase []*Blob) error {
+	for _, b := range erase {
+		b.SHA256 = r.digest(ctx, b)
+	}
+	byStore := map[int][]*Blob{}
+	index := map[ck]*Blob{}
+	for _, b := range erase {
+		s := slices.Index(r.rep.Stores, b.Store)
+		index[ck{s, b.Key}] = b
+		if b.inStore {
+			byStore[s] = append(byStore[s], b)
+		}
+	}
+	// 4. Into a trash run, each blob checked again right before it goes.
+	movedOut := map[ck]bool{}
+	for s := range r.stores {
+		blobs := byStore[s]
+		if len(blobs) == 0 {
+			continue
+		}
+		items := make(trash.List, len(blobs))
+		for i, b := range blobs {
+			items[i] = trash.Item{Key: b.Key, Size: b.Size, ModTime: b.mod}
+		}
+		res, err := trash.Move(ctx, r.locks[s], items, trash.Options{Command: "forget", Cutoff: r.started, StoreBlobs: r.rets[s].Blobs, Jobs: r.opts.Jobs})
+		if res != nil && res.Run != "" {
+			r.moved[s] = res.Run
+			r.rep.Runs = append(r.rep.Runs, res.Run)
+		}
+		if res != nil {
+			for _, k := range res.Skipped {
+				r.rep.Kept = append(r.rep.Kept, Kept{Store: r.rep.Stores[s], Key: k.Key, Size: index[ck{s, k.Key}].Size, Reason: KeptChanged + ": " + k.Reason})
+				index[ck{s, k.Key}].inStore = false
+			}
+			for _, k := range res.Failed {
+				r.rep.Kept = append(r.rep.Kept, Kept{Store: r.rep.Stores[s], Key: k.Key, Size: index[ck{s, k.Key}].Size, Reason: "could not be removed: " + k.Reason})
+				index[ck{s, k.Key}].inStore = false
+				r.fail(fmt.Sprintf("%s: could not be removed: %s", k.Key, k.Reason))
+			}
+		}
+		if err != nil || ctx.Err() != nil || res == nil || res.NotAttempted > 0 {
+			if err != nil {
+				r.fail(fmt.Sprintf("forget: %v", err))
+			}
+			r.putBackAll(ctx, "the moves did not all complete")
+			return nil
+		}
+		for _, b := range blobs {
+			if b.inStore {
+				movedOut[ck{s, b.Key}] = true
+			}
+		}
+	}
+	phase("moved")
+
+	// 5. What changed since the run began, read again: a unit saved
+	// meanwhile that names a blob puts it back.
+	pending := map[ck]*Blob{}
+	for c, b := range index {
+		if movedOut[c] || len(b.runs) > 0 {
+			pending[c] = b
+		}
+	}
+	since := r.started.Add(-gc.RereadMargin)
+	changed := make([]sessions.Source, len(r.opts.Sources))
+	for i, s := range r.opts.Sources {
+		changed[i] = sessions.ChangedSince(s, since)
+	}
+	// Units created since the first read are no one's to forget: they are
+	// read, so a new session of the forgotten owner keeps its blob too.
+	named, ok := r.named(ctx, changed, pending, nil)
+	phase("reread")
+	if !ok {
+		r.putBackAll(ctx, "the sessions could not all be read again after the moves")
+		return nil
+	}
+	for c := range named {
+		for gk, members := range r.groups {
+			if gk.s == c.s && slices.Contains(members, c) {
+				for _, m := range members {
+					if _, ok := pending[m]; ok && named[m] == "" {
+						named[m] = KeptCompanion
+					}
+				}
+			}
+		}
+	}
+	back := map[int][]string{}
+	for c := range named {
+		b := pending[c]
+		r.rep.Kept = append(r.rep.Kept, Kept{Store: b.Store, Key: b.Key, Size: b.Size, Reason: KeptNamedDuringRun})
+		if movedOut[c] {
+			back[c.s] = append(back[c.s], c.key)
+		}
+		delete(pending, c)
+	}
+	for s, keys := range back {
+		slices.Sort(keys)
+		if _, err := trash.RestoreKeys(context.WithoutCancel(ctx), r.locks[s], r.moved[s], keys); err != nil {
+			r.fail(fmt.Sprintf("forget: put back from %s: %v", r.moved[s], err))
+			r.putBackAll(ctx, "a blob named during the run could not be put back")
+			return nil
+		}
+	}
+
+	// 6. For good: this run's trash runs, then the candidates in older
+	// runs. A purge is a delete, made after the read above.
+	dctx := context.WithoutCancel(ctx)
+	failed := map[ck]bool{}
+	for s, run := range r.moved {
+		if _, err := trash.PurgeRun(dctx, r.locks[s], run); err != nil {
+			r.fail(fmt.Sprintf("forget: delete trash run %s: %v (its blobs are left in it: run forget again)", run, err))
+			for c := range pending {
+				if c.s == s && movedOut[c] {
+					failed[c] = true
+				}
+			}
+		}
+	}
+	older := map[int]map[string][]string{}
+	for c, b := range pending {
+		for _, run := range b.runs {
+			if older[c.s] == nil {
+				older[c.s] = map[string][]string{}
+			}
+			older[c.s][run] = append(older[c.s][run], c.key)
+		}
+	}
+	for s, runs := range older {
+		for run, keys := range runs {
+			slices.Sort(keys)
+			if _, err := trash.PurgeKeys(dctx, r.locks[s], run, keys); err != nil {
+				r.fail(fmt.Sprintf("forget: delete from trash run %s: %v", run, err))
+				for _, k := range keys {
+					failed[ck{s, k}] = true
+				}
+			}
+		}
+	}
+	if err := r.deleteCopies(dctx, pending, failed); err != nil {
+		r.fail(fmt.Sprintf("forget: %v", err))
+	}
+	at := time.Now().UTC()
+	var out []*Blob
+	for c, b := range pending {
+		b.Where = []string{}
+		if movedOut[c] {
+			b.Where = append(b.Where, "store")
+		}
+		for _, run := range b.runs {
+			b.Where = append(b.Where, "trash run "+run)
+		}
+		b.Where = append(b.Where, b.copies...)
+		if !failed[c] {
+			b.RemovedAt = &at
+		}
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b *Blob) int { return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key)) })
+	for _, b := range out {
+		r.erased(b)
+	}
+	slices.SortFunc(r.rep.Kept, func(a, b Kept) int { return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key)) })
+	return nil
+}
+
+// putBackAll puts every blob this run moved back into its store: the run
+// could not make sure that no unit names them.
+func (r *run) putBackAll(ctx context.Context, why string) {
+	if len(r.moved) > 0 {
+		r.fail("forget: " + why + ": everything this run moved was put back, nothing was deleted")
+	}
+	for s, run := range r.moved {
+		res, err := trash.Restore(context.WithoutCancel(ctx), r.locks[s], run)
+		if res != nil {
+			r.rep.PutBack += res.Restored
+		}
+		if err != nil {
+			r.fail(fmt.Sprintf("forget: put back trash run %s: %v (mediactl gc restore puts it back)", run, err))
+		}
+	}
+	r.moved = map[int]string{}
+}
+
+// digest is the sha256 of b's content: its name's for a content-addressed
+// name, else hashed from the store (or its first trash run).
+func (r *run) digest(ctx context.Context, b *Blob) string {
+	if n, ok := blobname.Parse(b.Key); ok {
+		return n.Digest.String()
+	}
+	s := slices.Index(r.rep.Stores, b.Store)
+	var (
+		rc  io.ReadCloser
+		err error
+	)
+	switch {
+	case b.inStore:
+		rc, err = r.stores[s].Store.Open(ctx, b.Key)
+	case len(b.runs) > 0:
+		in, ok := store.AsInternal(r.stores[s].Store)
+		if !ok {
+			return ""
+		}
+		rc, err = in.OpenInternal(ctx, trash.Dir+"/"+b.runs[0]+"/"+b.Key)
+	default:
+		return ""
+	}
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
