@@ -30,6 +30,9 @@ func WithDir(st *store.LocalStore, dir *store.LocalStore) store.Store {
 type trashDirStore struct {
 	st  *store.LocalStore
 	dir *store.LocalStore
+	// ownsDir is set when the folder was opened for this store (DirStore,
+	// PeekDirStore): Close closes it. The store st is always its caller's.
+	ownsDir bool
 }
 
 var (
@@ -56,7 +59,15 @@ func (t *trashDirStore) Put(ctx context.Context, key string, r io.Reader, o stor
 	return t.st.Put(ctx, key, r, o)
 }
 func (t *trashDirStore) Delete(ctx context.Context, key string) error { return t.st.Delete(ctx, key) }
-func (t *trashDirStore) Close() error                                 { return nil }
+
+// Close closes the trash folder when this store opened it; the store whose
+// trash it is stays open, its caller's.
+func (t *trashDirStore) Close() error {
+	if t.ownsDir {
+		return t.dir.Close()
+	}
+	return nil
+}
 
 // inTrash reports whether an internal name belongs to the trash, and its key
 // in the trash folder.
@@ -189,6 +200,7 @@ func OpenOwnDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
 // runs kept there (Runs) or taking the lock through it: it checks dir
 // (CheckDir), creates it if needed, and claims it for st (see claimDir): a
 // folder that holds another store's trash is refused with an *OwnerError.
+// Its Close closes the folder, not st.
 func DirStore(st store.Store, dir string) (store.Store, error) {
 	ls, err := checkedLocal(st, dir)
 	if err != nil {
@@ -202,9 +214,10 @@ func DirStore(st store.Store, dir string) (store.Store, error) {
 		return nil, fmt.Errorf("trash: %w", err)
 	}
 	if err := claimDir(ls, td, dir); err != nil {
+		td.Close()
 		return nil, err
 	}
-	return WithDir(ls, td), nil
+	return &trashDirStore{st: ls, dir: td, ownsDir: true}, nil
 }
 
 // PeekDirStore is DirStore for what makes no run (a dry run, gc runs,
@@ -213,6 +226,7 @@ func DirStore(st store.Store, dir string) (store.Store, error) {
 // into the folder claims it: a folder that does not exist is an error
 // wrapping fs.ErrNotExist, and one that records no store an
 // *UnclaimedError; neither holds runs of st, whatever its folders are named.
+// Its Close closes the folder, not st.
 func PeekDirStore(st store.Store, dir string) (store.Store, error) {
 	ls, err := checkedLocal(st, dir)
 	if err != nil {
@@ -227,6 +241,7 @@ func PeekDirStore(st store.Store, dir string) (store.Store, error) {
 	}
 	me, err := store.RealPath(ls.Dir())
 	if err != nil {
+		td.Close()
 		return nil, fmt.Errorf("trash: %s: %w", ls.Dir(), err)
 	}
 	if err := checkOwner(td, dir, me); err != nil {
@@ -236,7 +251,7 @@ func PeekDirStore(st store.Store, dir string) (store.Store, error) {
 		}
 		return nil, err
 	}
-	return WithDir(ls, td), nil
+	return &trashDirStore{st: ls, dir: td, ownsDir: true}, nil
 }
 
 // checkedLocal is st as a local store, when dir may hold its trash
