@@ -79,8 +79,18 @@ lock() {
 	flock 9
 }
 
+# user_bin is the same build kept in the user's cache folder, shared by every
+# clone: a new clone finds it there instead of building again.
+user_bin=${XDG_CACHE_HOME:-$HOME/.cache}/mediactl/seaweedfs/$WEED_VERSION/weed
+
 build() {
 	[[ -x $bin ]] && return 0
+	if [[ -z ${WEED_BIN:-} && -x $user_bin ]]; then
+		mkdir -p "$(dirname "$bin")"
+		cp "$user_bin" "$bin.tmp.$$" && mv "$bin.tmp.$$" "$bin"
+		echo "seaweedfs.sh: weed $WEED_VERSION from $user_bin" >&2
+		return 0
+	fi
 	command -v go >/dev/null || die "go not found: install Go first"
 	mkdir -p "$cache_root" "$weed_root"
 	# Keep the cache out of git without touching the repository's .gitignore.
@@ -108,6 +118,10 @@ build() {
 	fi
 	mv "$tmp" "$bin"
 	echo "seaweedfs.sh: built weed in $((SECONDS - start)) s" >&2
+	# For the next clone: kept in the user's cache too (best effort).
+	if mkdir -p "$(dirname "$user_bin")" 2>/dev/null && cp "$bin" "$user_bin.tmp.$$" 2>/dev/null; then
+		mv "$user_bin.tmp.$$" "$user_bin"
+	fi
 }
 
 print_export() {
