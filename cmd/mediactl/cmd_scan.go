@@ -93,6 +93,11 @@ func runScan(c *cli.Context) error {
 		return usageErr("", "%v", err)
 	}
 	o := rep.Outcome()
+	for _, sr := range rep.Sources {
+		g.log.Debug("source read", "source", sr.Source, "documents", sr.Documents, "rows", sr.Rows, "bytes", sr.Bytes,
+			"references", sr.References, "excluded", sr.Excluded, "leftovers", sr.Leftovers, "unread", sr.Unread,
+			"problems", sr.Problems, "complete", sr.Complete)
+	}
 	g.log.Info("scan finished", "references", rep.References, "distinct_blobs", rep.DistinctBlobs,
 		"dangling", rep.DanglingReferences, "problems", len(rep.Problems), "complete", rep.Complete,
 		"seconds", time.Since(start).Seconds(), "exit_code", exitFor(o))

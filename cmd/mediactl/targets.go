@@ -93,6 +93,17 @@ func openTargets(c *cli.Context, g *global) (*targets, error) {
 	}
 	if l := opened.Layout; l != nil {
 		g.note("%s layout in %s: store %s, sessions %s", l.Name, l.Root, strings.Join(opened.StoreSpecs, ", "), strings.Join(opened.SessionSpecs, ", "))
+		g.log.Debug("layout", "name", l.Name, "root", l.Root, "detected", opened.Detected, "bases", l.Bases, "home", l.Home, "runtime_reads", l.Reads)
+	}
+	for _, st := range opened.Stores {
+		kind := "local"
+		if b, ok := store.Unwrap(st).(store.Bucket); ok {
+			kind = b.Scheme()
+		}
+		g.log.Debug("store opened", "store", st.Location(), "kind", kind)
+	}
+	for _, src := range opened.Sources {
+		g.log.Debug("sessions opened", "source", src.String(), "query", opened.SessionOptions.Query != "", "exclude", opened.SessionOptions.Exclude)
 	}
 	return &targets{
 		opened:       opened,
