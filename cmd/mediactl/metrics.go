@@ -18,7 +18,6 @@ import (
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/store"
-	"github.com/mediactl/mediactl/pkg/trash"
 	"github.com/mediactl/mediactl/pkg/verify"
 )
 
@@ -134,130 +133,37 @@ func scanMetrics(c *cli.Context, rep *scan.Report, o outcome.Outcome, took time.
 		}
 		name = strings.Join(locs, ",")
 	}
-	counts := map[metrics.Gauge]int64{
-		metrics.References: rep.References,
-		metrics.Problems:   int64(len(rep.Problems)),
-	}
-	if len(rep.Stores) > 0 {
-		counts[metrics.Dangling] = rep.DanglingReferences
-	}
-	return metrics.Report{Store: name, Outcome: o, ExitCode: exitFor(o), Duration: took, Counts: counts}
+	return metrics.Report{Store: name, Outcome: o, ExitCode: exitFor(o), Duration: took, Counts: rep.MetricCounts()}
 }
 
 // verifyMetrics is one store's series; qr is its quarantine, if any.
 func verifyMetrics(c *cli.Context, i int, rep *verify.Report, o outcome.Outcome, qr *verify.QuarantineReport) metrics.Report {
-	counts := map[metrics.Gauge]int64{
-		metrics.Blobs:      rep.Blobs,
-		metrics.Checked:    rep.Selected,
-		metrics.Corrupt:    rep.Counts[verify.Corrupt],
-		metrics.Unreadable: rep.Counts[verify.Unreadable],
-	}
-	problems := int64(0)
-	if rep.ListError != "" {
-		problems++
-	}
-	if s := rep.Sessions; s != nil {
-		counts[metrics.Orphans] = s.Orphans
-		counts[metrics.OrphanBytes] = s.OrphanBytes
-		if s.Scan != nil {
-			counts[metrics.Dangling] = s.Scan.DanglingReferences
-			problems += int64(len(s.Scan.Problems))
-		}
-	}
-	counts[metrics.Problems] = problems
-	if qr != nil {
-		counts[metrics.Quarantined] = int64(len(qr.Moved))
-		counts[metrics.Failed] = int64(len(qr.Kept))
-	}
 	return metrics.Report{
 		Store: metricsStore(c, i, rep.Store), Outcome: o, ExitCode: exitFor(o),
-		Duration: time.Duration(rep.Seconds * float64(time.Second)), Counts: counts,
+		Duration: time.Duration(rep.Seconds * float64(time.Second)), Counts: rep.MetricCounts(qr),
 	}
 }
 
-// gcMetrics is a series per store. planned_* is the plan, in a dry run and
-// a real one; removed_* what the run removed (0 in a dry run).
+// gcMetrics is a series per store.
 func gcMetrics(c *cli.Context, rep *gc.Report, view []*gcStoreJSON, took time.Duration) []metrics.Report {
 	out := make([]metrics.Report, 0, len(view))
 	for i, v := range view {
-		counts := map[metrics.Gauge]int64{}
-		if p := v.Plan; p != nil {
-			counts[metrics.Blobs] = p.Blobs
-			counts[metrics.Bytes] = p.Bytes
-			counts[metrics.Planned] = int64(p.Candidates.Len())
-			counts[metrics.PlannedBytes] = p.CandidateBytes
-			counts[metrics.Problems] = int64(len(p.Problems))
-			if p.SessionsRead {
-				counts[metrics.Referenced] = p.Referenced
-			}
-			if p.Scan != nil {
-				counts[metrics.Dangling] = p.Scan.DanglingReferences
-			}
-		}
-		if !rep.DryRun {
-			// A refused or incomplete store removed nothing: its zeros are
-			// reported, not left out.
-			res := v.Result
-			if res == nil {
-				res = &trash.Result{}
-			}
-			counts[metrics.Removed] = res.Deleted + res.Trashed
-			counts[metrics.RemovedBytes] = res.Bytes
-			counts[metrics.Trashed] = res.Trashed
-			counts[metrics.Deleted] = res.Deleted
-			counts[metrics.Failed] = int64(len(res.Failed))
-			counts[metrics.Restored] = 0
-			if v.Trash != nil {
-				counts[metrics.Restored] = int64(len(v.Trash.Restored))
-			}
-			if m := v.Marks; m != nil {
-				counts[metrics.Marked] = m.Marked
-				if m.Deleted != nil {
-					counts[metrics.Deleted] += m.Deleted.Deleted
-					counts[metrics.Removed] += m.Deleted.Deleted
-					counts[metrics.RemovedBytes] += m.Deleted.Bytes
-					counts[metrics.Failed] += int64(len(m.Deleted.Failed))
-				}
-			}
-		}
 		out = append(out, metrics.Report{
 			Store: metricsStore(c, i, v.Store), DryRun: rep.DryRun, Outcome: v.Outcome,
-			ExitCode: v.ExitCode, Duration: took, Counts: counts,
+			ExitCode: v.ExitCode, Duration: took, Counts: v.MetricCounts(rep.DryRun),
 		})
 	}
 	return out
 }
 
-// migrateMetrics is the series of the migrated store. A dry run reports what
-// it would copy as planned_*; copied_* stays for runs that copied.
+// migrateMetrics is the series of the migrated store.
 func migrateMetrics(c *cli.Context, rep *migrate.RunReport, from string, dryRun bool, took time.Duration) metrics.Report {
-	counts := map[metrics.Gauge]int64{}
 	if cr := rep.Copy; cr != nil {
 		from = cr.From
-		if dryRun {
-			counts[metrics.Planned] = cr.Copied
-			counts[metrics.PlannedBytes] = cr.CopiedBytes
-		} else {
-			counts[metrics.Copied] = cr.Copied
-			counts[metrics.CopiedBytes] = cr.CopiedBytes
-		}
-		counts[metrics.Corrupt] = cr.Corrupt
-		counts[metrics.Conflicts] = cr.Conflicts
-		counts[metrics.Failed] = cr.Failed
-	}
-	if ck := rep.Check; ck != nil {
-		counts[metrics.StillLocal] = ck.StillLocal
-		counts[metrics.Unresolved] = ck.Unresolved
-	}
-	if d := rep.Delete; d != nil && d.Result != nil {
-		counts[metrics.Removed] = d.Result.Trashed + d.Result.Deleted
-		counts[metrics.RemovedBytes] = d.Result.Bytes
-		counts[metrics.Trashed] = d.Result.Trashed
-		counts[metrics.Failed] += int64(len(d.Result.Failed))
 	}
 	return metrics.Report{
 		Store: metricsStore(c, 0, from), DryRun: dryRun, Outcome: rep.Outcome,
-		ExitCode: exitFor(rep.Outcome), Duration: took, Counts: counts,
+		ExitCode: exitFor(rep.Outcome), Duration: took, Counts: rep.MetricCounts(dryRun),
 	}
 }
 
