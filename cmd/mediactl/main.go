@@ -134,6 +134,7 @@ Results go to stdout, logs to stderr.
 			migrateCommand(),
 			catCommand(),
 			reportCommand(),
+			forgetCommand(),
 			versionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes

@@ -179,5 +179,5 @@ type Report struct {
 	Refused     string          `json:"refused,omitempty"`
 	Complete    bool            `json:"complete"`
 	Interrupted bool            `json:"interrupted,omitempty"`
-	Outcome     outcome.Outcome `json:"outcome"`
+	Outcome     outcome.Outcome `json:"-"` // the envelope says it
 }

@@ -15,7 +15,8 @@ import (
 // (mediactl forget) takes one owner's blobs out of every run, where Purge
 // and PurgeRun delete whole runs. A key not in the run is not an error
 // (another process restored or purged it); the result counts what was
-// deleted. The run's manifest still lists the keys it once held.
+// deleted. A run left without a blob is deleted whole; otherwise its
+// manifest still lists the keys it once held.
 func PurgeKeys(ctx context.Context, l *storelock.Lock, run string, keys []string) (*PurgeResult, error) {
 	if err := l.Held(); err != nil {
 		return nil, err
@@ -61,6 +62,21 @@ func PurgeKeys(ctx context.Context, l *storelock.Lock, run string, keys []string
 	}
 	if res.Blobs > 0 {
 		res.Runs = append(res.Runs, run)
+	}
+	// A run left without a blob goes whole, its manifest with it.
+	left := 0
+	if err := in.ListInternal(ctx, prefix, func(e store.Entry) error {
+		if !reserved(strings.TrimPrefix(e.Key, prefix)) {
+			left++
+		}
+		return nil
+	}); err != nil {
+		return res, fmt.Errorf("trash: list %s: %w", run, err)
+	}
+	if left == 0 {
+		if err := purgeRun(ctx, in, run); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
