@@ -505,3 +505,192 @@ func TestSchemaOfBucketMarks(t *testing.T) {
 		t.Fatalf("gc runs: %+v", runs)
 	}
 }
+
+// countV1 is a report's count of blobs and bytes.
+type countV1 struct {
+	Blobs int64 `json:"blobs"`
+	Bytes int64 `json:"bytes"`
+}
+
+type periodV1 struct {
+	Start string `json:"start"`
+	countV1
+}
+
+// reportV1 is mediactl.report/v1 (docs/report.md).
+type reportV1 struct {
+	envelopeV1
+	Now     time.Time `json:"now"`
+	Sources []struct {
+		Source        string `json:"source"`
+		Documents     int64  `json:"documents"`
+		Rows          int64  `json:"rows"`
+		Skipped       int64  `json:"skipped"`
+		Bytes         int64  `json:"bytes"`
+		References    int64  `json:"references"`
+		DistinctBlobs int64  `json:"distinct_blobs"`
+		Problems      int64  `json:"problems"`
+		Complete      bool   `json:"complete"`
+		Excluded      int64  `json:"excluded"`
+		Leftovers     int64  `json:"leftovers"`
+		Unread        int64  `json:"unread"`
+		LeftoversText int64  `json:"leftovers_as_text"`
+	} `json:"sources"`
+	Stores []struct {
+		Store      string   `json:"store"`
+		Kind       string   `json:"kind"`
+		Stored     countV1  `json:"stored"`
+		Referenced countV1  `json:"referenced"`
+		Orphaned   countV1  `json:"orphaned"`
+		Shared     countV1  `json:"shared"`
+		TrashRuns  int      `json:"trash_runs"`
+		InTrash    countV1  `json:"in_trash"`
+		Marked     countV1  `json:"marked"`
+		Corrupt    *countV1 `json:"corrupt"`
+		ByModified []struct {
+			Bucket     string  `json:"bucket"`
+			Referenced countV1 `json:"referenced"`
+			Orphaned   countV1 `json:"orphaned"`
+		} `json:"by_modified"`
+		ByLastReference []struct {
+			Bucket     string  `json:"bucket"`
+			Referenced countV1 `json:"referenced"`
+			Orphaned   countV1 `json:"orphaned"`
+		} `json:"by_last_reference"`
+		ByMediaType []struct {
+			Type string `json:"type"`
+			countV1
+		} `json:"by_media_type"`
+		BySize []struct {
+			Class string `json:"class"`
+			countV1
+		} `json:"by_size"`
+		Growth struct {
+			Days        []periodV1 `json:"days"`
+			Weeks       []periodV1 `json:"weeks"`
+			BytesPerDay float64    `json:"bytes_per_day"`
+			Filesystem  *struct {
+				Size          uint64   `json:"size"`
+				Free          uint64   `json:"free"`
+				DaysUntilFull *float64 `json:"days_until_full"`
+			} `json:"filesystem"`
+		} `json:"growth"`
+		Policies []struct {
+			Name       string  `json:"name"`
+			Free       countV1 `json:"free"`
+			Referenced int64   `json:"referenced"`
+			CapMet     *bool   `json:"cap_met"`
+		} `json:"policies"`
+		Problems []string `json:"problems"`
+		Complete bool     `json:"complete"`
+	} `json:"stores"`
+	Totals struct {
+		Stored             countV1  `json:"stored"`
+		Referenced         countV1  `json:"referenced"`
+		Orphaned           countV1  `json:"orphaned"`
+		InTrash            countV1  `json:"in_trash"`
+		Marked             countV1  `json:"marked"`
+		Shared             countV1  `json:"shared"`
+		DanglingReferences int64    `json:"dangling_references"`
+		DanglingBlobs      int64    `json:"dangling_blobs"`
+		Corrupt            *countV1 `json:"corrupt"`
+	} `json:"totals"`
+	Owners []struct {
+		ID           string     `json:"id"`
+		Agent        string     `json:"agent"`
+		Units        int64      `json:"units"`
+		References   int64      `json:"references"`
+		Referenced   countV1    `json:"referenced"`
+		Exclusive    countV1    `json:"exclusive"`
+		LastActivity *time.Time `json:"last_activity"`
+	} `json:"owners"`
+	OwnerCount   int `json:"owner_count"`
+	Unattributed struct {
+		Units      int64     `json:"units"`
+		UnitList   []placeV1 `json:"unit_list"`
+		References int64     `json:"references"`
+		Referenced countV1   `json:"referenced"`
+		TextOnly   countV1   `json:"text_only"`
+		Exclusive  countV1   `json:"exclusive"`
+	} `json:"unattributed"`
+	Rule        string   `json:"owner_rule"`
+	Problems    []string `json:"problems"`
+	Truncated   bool     `json:"truncated"`
+	Complete    bool     `json:"complete"`
+	Interrupted bool     `json:"interrupted"`
+}
+
+// forgetV1 is mediactl.forget/v1 (docs/forget.md).
+type forgetV1 struct {
+	envelopeV1
+	Owners   []string  `json:"owners"`
+	Unknown  []string  `json:"unknown"`
+	DryRun   bool      `json:"dry_run"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Stores   []string  `json:"stores"`
+	Units    int64     `json:"units"`
+	Erased   []struct {
+		Store      string     `json:"store"`
+		Key        string     `json:"key"`
+		SHA256     string     `json:"sha256"`
+		Size       int64      `json:"size"`
+		Where      []string   `json:"where"`
+		RemovedAt  *time.Time `json:"removed_at"`
+		References int64      `json:"references"`
+		Marked     []string   `json:"marked"`
+	} `json:"erased"`
+	Kept []struct {
+		Store  string `json:"store"`
+		Key    string `json:"key"`
+		Size   int64  `json:"size"`
+		Reason string `json:"reason"`
+	} `json:"kept"`
+	ErasedBytes     int64    `json:"erased_bytes"`
+	Dangling        int64    `json:"dangling_references"`
+	AlreadyDangling int64    `json:"already_dangling_references"`
+	PutBack         int64    `json:"put_back"`
+	Runs            []string `json:"runs"`
+	Problems        []string `json:"problems"`
+	Refused         string   `json:"refused"`
+	Complete        bool     `json:"complete"`
+	Interrupted     bool     `json:"interrupted"`
+}
+
+// TestSchemaOfReportAndForget: report's document, forget's dry run and
+// forget's receipt match their documented schemas.
+func TestSchemaOfReportAndForget(t *testing.T) {
+	root := exampleStore(t)
+
+	var rep reportV1
+	runJSON(t, exitOK, &rep, "report", "--root", root, "--layout", "forge", "-o", "json")
+	checkEnvelope(t, rep.envelopeV1, "mediactl.report/v1", exitOK)
+	if len(rep.Stores) != 1 || rep.OwnerCount == 0 || len(rep.Owners) != rep.OwnerCount || !rep.Complete {
+		t.Fatalf("report: %+v", rep)
+	}
+
+	id := rep.Owners[0].ID
+	var dry forgetV1
+	runJSON(t, exitOK, &dry, "forget", "--root", root, "--layout", "forge", "--owner", id, "-o", "json")
+	checkEnvelope(t, dry.envelopeV1, "mediactl.forget/v1", exitOK)
+	if !dry.DryRun || dry.Erased == nil || dry.Kept == nil || len(dry.Owners) != 1 {
+		t.Fatalf("forget dry run: %+v", dry)
+	}
+
+	receipt := filepath.Join(t.TempDir(), "receipt")
+	var done forgetV1
+	runJSON(t, exitOK, &done, "forget", "--root", root, "--layout", "forge", "--owner", id, "--delete", "--receipt", receipt, "-o", "json")
+	if done.DryRun || len(done.Erased) != len(dry.Erased) {
+		t.Fatalf("forget: %+v", done)
+	}
+	f, err := os.ReadFile(receipt + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(f))
+	dec.DisallowUnknownFields()
+	var onDisk forgetV1
+	if err := dec.Decode(&onDisk); err != nil || onDisk.Schema != "mediactl.forget/v1" {
+		t.Fatalf("receipt: %v %+v", err, onDisk)
+	}
+}
