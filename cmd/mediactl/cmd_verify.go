@@ -3,19 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mediactl/mediactl/pkg/metrics"
 	"github.com/mediactl/mediactl/pkg/outcome"
-	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
-	"github.com/mediactl/mediactl/pkg/storelock"
-	"github.com/mediactl/mediactl/pkg/target"
 	"github.com/mediactl/mediactl/pkg/trash"
 	"github.com/mediactl/mediactl/pkg/verify"
 )
@@ -105,70 +100,47 @@ func runVerify(c *cli.Context) error {
 		}
 		defer quarantine.Close()
 	}
-
-	var reports []*verify.Report
-	var quarantined []*verify.QuarantineReport
-	var refused []string
-	// quarantineErrs are the quarantines that stopped partway (their
-	// reports say what they moved).
-	var quarantineErrs []string
 	// series are the metrics of each store, in the order of t.stores.
 	var series []metrics.Report
-	o := outcome.OK
-	strict := c.Bool("strict")
-	for _, st := range t.stores {
-		if o == outcome.Interrupted {
-			break
-		}
-		bar := newProgress(g, "verifying", -1)
-		rep, err := verify.Run(c.Context, verify.Options{
-			Store:     st,
-			Jobs:      c.Int("jobs"),
-			Subset:    subset,
-			Sample:    sample,
-			Fast:      c.Bool("fast"),
-			Sessions:  t.sources,
-			Bases:     t.bases,
-			Resolver:  t.resolver(st),
-			Companion: t.companion(st),
-			MaxListed: c.Int("max-listed"),
-			Progress:  bar,
-			Shard:     sh,
-			// A quarantine moves every corrupt blob, listed or not.
-			KeepCorrupt: quarantine != nil,
-		})
-		bar.Finish()
-		if err != nil {
-			return usageErr("", "%v", err)
-		}
-		reports = append(reports, rep)
-		g.log.Info("verify finished", "store", rep.Store, "blobs", rep.Selected, "corrupt", rep.Counts[verify.Corrupt],
-			"unreadable", rep.Counts[verify.Unreadable], "bytes", rep.BytesRead, "seconds", rep.Seconds)
-		storeOutcome := rep.Outcome(strict)
-		var storeQuarantine *verify.QuarantineReport
-		if quarantine != nil && len(rep.AllCorrupt) > 0 && !rep.Interrupted {
-			qr, why, err := quarantineCorrupt(c, st, quarantine, rep, sh)
-			if qr != nil {
-				quarantined = append(quarantined, qr)
-				storeQuarantine = qr
-				if qr.Failed() > 0 {
-					storeOutcome.Worsen(outcome.Incomplete) // the destination failed, not the blobs
-				}
+	runs, o, err := verify.RunStores(c.Context, verify.StoresOptions{
+		Stores: t.stores,
+		Each: func(st store.Store) verify.Options {
+			return verify.Options{
+				Jobs: c.Int("jobs"), Subset: subset, Sample: sample, Fast: c.Bool("fast"),
+				Sessions: t.sources, Bases: t.bases, Resolver: t.resolver(st), Companion: t.companion(st),
+				MaxListed: c.Int("max-listed"), Shard: sh,
 			}
-			if why != "" {
-				refused = append(refused, why)
-				storeOutcome.Worsen(outcome.Refused)
-			}
-			switch {
-			case err != nil && c.Context.Err() != nil:
-				storeOutcome.Worsen(outcome.Interrupted)
-			case err != nil:
-				quarantineErrs = append(quarantineErrs, fmt.Sprintf("quarantine into %s: %v", quarantine.Location(), err))
-				storeOutcome.Worsen(outcome.Incomplete)
-			}
+		},
+		Quarantine: quarantine,
+		Strict:     c.Bool("strict"),
+		Command:    "mediactl verify --quarantine",
+		Started: func(store.Store) verify.StoreProgress {
+			return newProgress(g, "verifying", -1)
+		},
+		Finished: func(sr verify.StoreRun) {
+			rep := sr.Report
+			g.log.Info("verify finished", "store", rep.Store, "blobs", rep.Selected, "corrupt", rep.Counts[verify.Corrupt],
+				"unreadable", rep.Counts[verify.Unreadable], "not_attempted", rep.NotAttempted, "bytes", rep.BytesRead, "seconds", rep.Seconds)
+			series = append(series, verifyMetrics(c, len(series), rep, sr.Outcome, sr.Quarantine))
+		},
+	})
+	if err != nil {
+		return usageErr("", "%v", err)
+	}
+	var reports []*verify.Report
+	var quarantined []*verify.QuarantineReport
+	var refused, quarantineErrs []string
+	for _, sr := range runs {
+		reports = append(reports, sr.Report)
+		if sr.Quarantine != nil {
+			quarantined = append(quarantined, sr.Quarantine)
 		}
-		o.Worsen(storeOutcome)
-		series = append(series, verifyMetrics(c, len(series), rep, storeOutcome, storeQuarantine))
+		if sr.Locked != nil {
+			refused = append(refused, lockedLine(sr.Locked))
+		}
+		if sr.QuarantineErr != "" {
+			quarantineErrs = append(quarantineErrs, sr.QuarantineErr)
+		}
 	}
 
 	switch g.output {
@@ -222,21 +194,6 @@ func runVerify(c *cli.Context) error {
 	return ended(o)
 }
 
-// quarantineCorrupt moves a store's corrupt blobs out, holding the store's
-// lock. A lock held by another run is a refusal, in words.
-func quarantineCorrupt(c *cli.Context, st, quarantine store.Store, rep *verify.Report, sh shard.Spec) (*verify.QuarantineReport, string, error) {
-	var qr *verify.QuarantineReport
-	err := storelock.DoShard(c.Context, st, "mediactl verify --quarantine", sh, func(l *storelock.Lock) (err error) {
-		qr, err = verify.Quarantine(c.Context, l, quarantine, rep.AllCorrupt, time.Now())
-		return err
-	})
-	var le *storelock.LockedError
-	if errors.As(err, &le) {
-		return nil, lockedLine(le), nil
-	}
-	return qr, "", err
-}
-
 func parseSubset(s string) (verify.Subset, error) {
 	if s == "" {
 		return verify.Subset{}, nil
@@ -261,34 +218,20 @@ func parseSample(s string) (float64, error) {
 	return p / 100, nil
 }
 
-// openQuarantine opens (creating a local directory if needed) the quarantine
-// destination, which must not lie inside a store: its contents would be listed
-// as blobs on the next run.
+// openQuarantine opens --quarantine (verify.OpenQuarantine), wording its
+// refusals for the command line.
 func openQuarantine(c *cli.Context, spec string, stores []store.Store) (store.Store, error) {
-	local := !strings.Contains(spec, "://")
-	if local {
-		abs := absOr(spec)
-		for _, st := range stores {
-			if l, ok := st.(store.Local); ok {
-				if err := trash.CheckDir(l.Dir(), abs); err != nil {
-					return nil, trashDirError("--quarantine", err)
-				}
-			}
-		}
-		if err := os.MkdirAll(abs, 0o700); err != nil {
-			return nil, fmt.Errorf("--quarantine %s: %w", spec, err)
-		}
-	}
-	q, err := store.Open(c.Context, spec)
-	if err != nil {
-		return nil, fmt.Errorf("--quarantine %s: %w", spec, err)
-	}
-	for _, st := range stores {
-		if target.Overlap(q, st) {
-			q.Close()
-			return nil, usageErr("give a quarantine outside every store: another bucket, or a prefix beside the store's",
-				"--quarantine %s is inside the store %s, or holds it: its contents would be listed as blobs", store.Redact(spec), st.Location())
-		}
+	q, err := verify.OpenQuarantine(c.Context, spec, stores)
+	var overlap *verify.QuarantineOverlapError
+	var pe *trash.PlaceError
+	switch {
+	case errors.As(err, &overlap):
+		return nil, usageErr("give a quarantine outside every store: another bucket, or a prefix beside the store's",
+			"--quarantine %s is inside the store %s, or holds it: its contents would be listed as blobs", overlap.Quarantine, overlap.Store)
+	case errors.As(err, &pe):
+		return nil, trashDirError("--quarantine", err)
+	case err != nil:
+		return nil, fmt.Errorf("--%v", err)
 	}
 	return q, nil
 }
