@@ -45,7 +45,7 @@ func TestManPageCoversEveryCommandAndFlag(t *testing.T) {
 		t.Fatalf("mediactl man exited %d: %s", code, errOut.String())
 	}
 	page := out.String()
-	if !strings.HasPrefix(page, ".nh\n.TH mediactl 1") {
+	if !strings.HasPrefix(page, ".nh\n.TH MEDIACTL 1 ") {
 		t.Fatalf("not a section-1 page of mediactl: %.60q", page)
 	}
 	for i, r := range page {
@@ -60,7 +60,7 @@ func TestManPageCoversEveryCommandAndFlag(t *testing.T) {
 			index[s.level+" "+s.title] = i
 		}
 	}
-	for _, want := range []string{"NAME", "SYNOPSIS", "DESCRIPTION", "GLOBAL OPTIONS", "COMMANDS"} {
+	for _, want := range []string{"NAME", "SYNOPSIS", "DESCRIPTION", "GLOBAL OPTIONS", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"} {
 		if _, ok := index["SH "+want]; !ok {
 			t.Errorf("no %s section; sections: %v", want, secs)
 		}

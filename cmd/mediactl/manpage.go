@@ -57,24 +57,16 @@ func manDate() string {
 	return ""
 }
 
-// finishMan completes urfave/cli's page: a .TH line with the date, version
-// and manual name; the commands as subsections of COMMANDS; and the EXIT
-// STATUS, ENVIRONMENT, FILES and SEE ALSO sections.
+// finishMan completes urfave/cli's page (each command a section after
+// COMMANDS, each subcommand a subsection of it): a .TH line with the date,
+// version and manual name, and the EXIT STATUS, ENVIRONMENT, FILES and SEE
+// ALSO sections.
 func finishMan(page string, b buildInfo, date string) string {
 	th := fmt.Sprintf(".TH MEDIACTL 1 %q %q \"User Commands\"", date, "mediactl "+b.Version)
 	lines := strings.Split(page, "\n")
-	inCommands, command := false, ""
 	for i, l := range lines {
-		switch {
-		case strings.HasPrefix(l, ".TH "):
+		if strings.HasPrefix(l, ".TH ") {
 			lines[i] = th
-		case l == ".SH COMMANDS":
-			inCommands = true
-		case inCommands && strings.HasPrefix(l, ".SH "):
-			command = strings.TrimPrefix(l, ".SH ")
-			lines[i] = ".SS " + command
-		case inCommands && strings.HasPrefix(l, ".SS "):
-			lines[i] = fmt.Sprintf(".SS %q", command+" "+strings.TrimPrefix(l, ".SS "))
 		}
 	}
 	var extra strings.Builder
