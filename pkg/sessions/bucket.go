@@ -22,7 +22,8 @@ import (
 //   - a leftover "<document>.tmp" is read as one (Item.Leftover), unless its
 //     document was listed just before it (key order puts "t-1.json" right
 //     before "t-1.json.tmp"): then it is an update never renamed, skipped;
-//   - a key matching Options.Exclude is counted in Counts.Excluded;
+//   - a key matching Options.Exclude, or below a folder that matches it, is
+//     counted in Counts.Excluded;
 //   - every other object, and in a file:// bucket every entry that is not a
 //     regular file (a symbolic link, which fileblob does not follow), is an
 //     Item with Err of type [*UnreadError], so that a run that did not read
@@ -77,6 +78,18 @@ func (s *bucketSource) Close() error {
 // siblings ("t-1.json.gz") in between.
 const recentDocs = 8
 
+// inExcludedFolder reports whether a folder of key ("a" and "a/b" of
+// "a/b/c.json") matches an exclude pattern, as a sessions folder does not
+// enter an excluded folder: each object below it is excluded.
+func inExcludedFolder(patterns []string, key string) bool {
+	for i := range len(key) {
+		if key[i] == '/' && excludedBy(patterns, key[:i], path.Base(key[:i])) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *bucketSource) Walk(ctx context.Context, fn func(Item) error) (Counts, error) {
 	var c Counts
 	var recent []string
@@ -84,7 +97,7 @@ func (s *bucketSource) Walk(ctx context.Context, fn func(Item) error) (Counts, e
 		key := obj.Key
 		name := path.Base(key)
 		place := ref.Place{Source: s.spec, Document: key, Offset: -1}
-		if excludedBy(s.exclude, key, name) {
+		if excludedBy(s.exclude, key, name) || inExcludedFolder(s.exclude, key) {
 			c.Excluded++
 			return nil
 		}
