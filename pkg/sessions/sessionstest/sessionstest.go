@@ -6,6 +6,9 @@
 // which exports its URL in PostgresEnv. Without it, tests that need it are
 // skipped on a developer's machine and fail on CI (CI=true), so that a CI run
 // never passes by skipping them.
+//
+// The conformance suite that every session source and rewriter runs is in
+// package sessionstest/conformance.
 package sessionstest
 
 import (
