@@ -10,6 +10,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 
+	"github.com/mediactl/mediactl/pkg/metrics"
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/owner"
 	"github.com/mediactl/mediactl/pkg/report"
@@ -53,6 +54,9 @@ self-contained page (no network) with charts and a sortable owner table.
 			&cli.StringFlag{Name: "max-size", Usage: "the size cap to evaluate, as gc takes it (default: half of each store)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "documents parsed at once (default: number of CPUs)", EnvVars: envVar("jobs")},
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many unattributed units and problems (counts stay exact)", EnvVars: envVar("max-listed")},
+			metricsFileFlag(),
+			metricsLabelFlag(),
+			&cli.IntFlag{Name: "metrics-owners", Value: 20, Usage: "with --metrics-file, series for this many owners, those holding the most exclusive bytes (each owner is a series of its own: keep it small)", EnvVars: envVar("metrics-owners")},
 		),
 		Action: runReport,
 	}
@@ -83,6 +87,12 @@ func runReport(c *cli.Context) error {
 	defer t.Close()
 	if len(t.sources) == 0 || len(t.stores) == 0 {
 		return usageErr("add --store and --sessions, or --layout", "report needs at least one store and one session source")
+	}
+	if err := checkMetricsLabels(c, len(t.stores), true); err != nil {
+		return err
+	}
+	if n := c.Int("metrics-owners"); n < 0 || n > 1000 {
+		return usageErr("give a number from 0 to 1000; each owner is a series of its own", "bad --metrics-owners %d", n)
 	}
 	if t.layout != nil {
 		opts.Owners.Layout = t.layout.Name
@@ -115,7 +125,27 @@ func runReport(c *cli.Context) error {
 	if o == outcome.Interrupted {
 		g.interrupted(int64(len(rep.Stores)), "stores reported")
 	}
+	if err := writeMetrics(c, reportMetrics(c, rep, o, time.Since(start))...); err != nil {
+		return err
+	}
 	return ended(o)
+}
+
+// reportMetrics is a series per store; the top owners (over all the stores)
+// are series of the first store's run.
+func reportMetrics(c *cli.Context, rep *report.Report, o outcome.Outcome, took time.Duration) []metrics.Report {
+	out := make([]metrics.Report, 0, len(rep.Stores))
+	for i, s := range rep.Stores {
+		counts := s.MetricCounts()
+		if len(rep.Stores) == 1 {
+			counts[metrics.Dangling] = rep.Totals.DanglingReferences
+		}
+		out = append(out, metrics.Report{Store: metricsStore(c, i, s.Store), Outcome: o, ExitCode: exitFor(o), Duration: took, Counts: counts})
+	}
+	if len(out) > 0 {
+		out[0].Owners = rep.TopOwnerMetrics(c.Int("metrics-owners"))
+	}
+	return out
 }
 
 // reportOptions turns the flags that need parsing into options.

@@ -42,79 +42,91 @@ type Gauge string
 // The counts an alert needs. A command reports those that apply to it; a
 // gauge a run does not report is absent from its series (not zero).
 const (
-	Blobs          Gauge = "mediactl_blobs"
-	Bytes          Gauge = "mediactl_bytes"
-	Checked        Gauge = "mediactl_checked_blobs"
-	Referenced     Gauge = "mediactl_referenced_blobs"
-	References     Gauge = "mediactl_references"
-	Corrupt        Gauge = "mediactl_corrupt_blobs"
-	Unreadable     Gauge = "mediactl_unreadable_blobs"
-	Dangling       Gauge = "mediactl_dangling_references"
-	Orphans        Gauge = "mediactl_orphan_blobs"
-	OrphanBytes    Gauge = "mediactl_orphan_bytes"
-	Planned        Gauge = "mediactl_planned_blobs"
-	PlannedBytes   Gauge = "mediactl_planned_bytes"
-	Removed        Gauge = "mediactl_removed_blobs"
-	RemovedBytes   Gauge = "mediactl_removed_bytes"
-	Trashed        Gauge = "mediactl_trashed_blobs"
-	Deleted        Gauge = "mediactl_deleted_blobs"
-	Copied         Gauge = "mediactl_copied_blobs"
-	CopiedBytes    Gauge = "mediactl_copied_bytes"
-	Conflicts      Gauge = "mediactl_conflict_blobs"
-	Failed         Gauge = "mediactl_failed"
-	Problems       Gauge = "mediactl_problems"
-	StillLocal     Gauge = "mediactl_still_local_references"
-	Unresolved     Gauge = "mediactl_unresolved_references"
-	Quarantined    Gauge = "mediactl_quarantined_blobs"
-	Restored       Gauge = "mediactl_restored_blobs"
-	Marked         Gauge = "mediactl_marked_blobs"
-	exitCode       Gauge = "mediactl_exit_code"
-	duration       Gauge = "mediactl_duration_seconds"
-	runOutcome     Gauge = "mediactl_outcome"
-	lastRun        Gauge = "mediactl_last_run_timestamp_seconds"
-	lastSuccess    Gauge = "mediactl_last_success_timestamp_seconds"
-	lastDryRun     Gauge = "mediactl_last_dry_run_timestamp_seconds"
-	labelCommand         = "command"
-	labelStore           = "store"
-	labelDryRun          = "dry_run"
-	labelShard           = "shard"
-	labelOutcome         = "outcome"
-	legacyGCPrefix       = "mediactl_gc_"
+	Blobs        Gauge = "mediactl_blobs"
+	Bytes        Gauge = "mediactl_bytes"
+	Checked      Gauge = "mediactl_checked_blobs"
+	Referenced   Gauge = "mediactl_referenced_blobs"
+	References   Gauge = "mediactl_references"
+	Corrupt      Gauge = "mediactl_corrupt_blobs"
+	Unreadable   Gauge = "mediactl_unreadable_blobs"
+	Dangling     Gauge = "mediactl_dangling_references"
+	Orphans      Gauge = "mediactl_orphan_blobs"
+	OrphanBytes  Gauge = "mediactl_orphan_bytes"
+	Planned      Gauge = "mediactl_planned_blobs"
+	PlannedBytes Gauge = "mediactl_planned_bytes"
+	Removed      Gauge = "mediactl_removed_blobs"
+	RemovedBytes Gauge = "mediactl_removed_bytes"
+	Trashed      Gauge = "mediactl_trashed_blobs"
+	Deleted      Gauge = "mediactl_deleted_blobs"
+	Copied       Gauge = "mediactl_copied_blobs"
+	CopiedBytes  Gauge = "mediactl_copied_bytes"
+	Conflicts    Gauge = "mediactl_conflict_blobs"
+	Failed       Gauge = "mediactl_failed"
+	Problems     Gauge = "mediactl_problems"
+	StillLocal   Gauge = "mediactl_still_local_references"
+	Unresolved   Gauge = "mediactl_unresolved_references"
+	// Written by report: the space, its growth, and who holds it.
+	ReferencedBytes   Gauge = "mediactl_referenced_bytes"
+	GrowthBytesPerDay Gauge = "mediactl_growth_bytes_per_day"
+	DaysUntilFull     Gauge = "mediactl_days_until_full"
+	OwnerReferenced   Gauge = "mediactl_owner_referenced_bytes"
+	OwnerExclusive    Gauge = "mediactl_owner_exclusive_bytes"
+	Quarantined       Gauge = "mediactl_quarantined_blobs"
+	Restored          Gauge = "mediactl_restored_blobs"
+	Marked            Gauge = "mediactl_marked_blobs"
+	exitCode          Gauge = "mediactl_exit_code"
+	duration          Gauge = "mediactl_duration_seconds"
+	runOutcome        Gauge = "mediactl_outcome"
+	lastRun           Gauge = "mediactl_last_run_timestamp_seconds"
+	lastSuccess       Gauge = "mediactl_last_success_timestamp_seconds"
+	lastDryRun        Gauge = "mediactl_last_dry_run_timestamp_seconds"
+	labelCommand            = "command"
+	labelStore              = "store"
+	labelDryRun             = "dry_run"
+	labelShard              = "shard"
+	labelOutcome            = "outcome"
+	labelOwner              = "owner"
+	legacyGCPrefix          = "mediactl_gc_"
 )
 
 var help = map[Gauge]string{
-	Blobs:        "Blobs in the store when the run listed it.",
-	Bytes:        "Bytes of those blobs.",
-	Checked:      "Blobs the run checked (verify: the selected subset or sample).",
-	Referenced:   "Blobs that sessions refer to.",
-	References:   "References the run read in the sessions.",
-	Corrupt:      "Blobs whose content does not hash to their name.",
-	Unreadable:   "Blobs the run could not read.",
-	Dangling:     "Session references whose blob is missing from the store.",
-	Orphans:      "Blobs no session refers to.",
-	OrphanBytes:  "Bytes of those blobs.",
-	Planned:      "Blobs the run planned to act on (gc: candidates; migrate --dry-run: blobs it would copy).",
-	PlannedBytes: "Bytes of those blobs.",
-	Removed:      "Blobs the run removed (moved to the trash or deleted); 0 in a dry run.",
-	RemovedBytes: "Bytes of those blobs.",
-	Trashed:      "Blobs the run moved to the trash.",
-	Deleted:      "Blobs the run deleted permanently.",
-	Copied:       "Blobs the run copied and proved in the destination; 0 in a dry run.",
-	CopiedBytes:  "Bytes of those blobs.",
-	Conflicts:    "Blobs whose destination key holds other content.",
-	Failed:       "Items the run failed on (removals, uploads, moves).",
-	Problems:     "Sources, documents or listings the run could not read in full.",
-	StillLocal:   "Session references still pointing at local copies of migrated blobs.",
-	Unresolved:   "Session references to copies that do not lead to the proven copy as the runtime reads them.",
-	Quarantined:  "Corrupt blobs moved to the quarantine.",
-	Marked:       "Blobs a run on a bucket marked for a later run to delete (gc --delete).",
-	Restored:     "Trashed blobs the run put back because a session names them (one saved during the run, or since the run that trashed them).",
-	exitCode:     "Exit code of the run.",
-	duration:     "Duration of the run in seconds.",
-	runOutcome:   "1 for the outcome of the run: ok, found, refused, incomplete or interrupted.",
-	lastRun:      "Unix time the run ended.",
-	lastSuccess:  "Unix time of the last run that did its job (not a dry run) with outcome ok.",
-	lastDryRun:   "Unix time of the last dry run with outcome ok.",
+	Blobs:             "Blobs in the store when the run listed it.",
+	Bytes:             "Bytes of those blobs.",
+	Checked:           "Blobs the run checked (verify: the selected subset or sample).",
+	Referenced:        "Blobs that sessions refer to.",
+	References:        "References the run read in the sessions.",
+	Corrupt:           "Blobs whose content does not hash to their name.",
+	Unreadable:        "Blobs the run could not read.",
+	Dangling:          "Session references whose blob is missing from the store.",
+	Orphans:           "Blobs no session refers to.",
+	OrphanBytes:       "Bytes of those blobs.",
+	Planned:           "Blobs the run planned to act on (gc: candidates; migrate --dry-run: blobs it would copy).",
+	PlannedBytes:      "Bytes of those blobs.",
+	Removed:           "Blobs the run removed (moved to the trash or deleted); 0 in a dry run.",
+	RemovedBytes:      "Bytes of those blobs.",
+	Trashed:           "Blobs the run moved to the trash.",
+	Deleted:           "Blobs the run deleted permanently.",
+	Copied:            "Blobs the run copied and proved in the destination; 0 in a dry run.",
+	CopiedBytes:       "Bytes of those blobs.",
+	Conflicts:         "Blobs whose destination key holds other content.",
+	Failed:            "Items the run failed on (removals, uploads, moves).",
+	Problems:          "Sources, documents or listings the run could not read in full.",
+	StillLocal:        "Session references still pointing at local copies of migrated blobs.",
+	Unresolved:        "Session references to copies that do not lead to the proven copy as the runtime reads them.",
+	ReferencedBytes:   "Bytes of the blobs sessions name.",
+	GrowthBytesPerDay: "Mean bytes per day the store grew by over the last 90 days (report).",
+	DaysUntilFull:     "Days until the local store's file system is full at that growth (report; absent when it does not grow).",
+	OwnerReferenced:   "Bytes of the blobs an owner's session units name (report; the top owners by exclusive bytes only).",
+	OwnerExclusive:    "Bytes only that owner's session units name: what forgetting it would free (report; the top owners only).",
+	Quarantined:       "Corrupt blobs moved to the quarantine.",
+	Marked:            "Blobs a run on a bucket marked for a later run to delete (gc --delete).",
+	Restored:          "Trashed blobs the run put back because a session names them (one saved during the run, or since the run that trashed them).",
+	exitCode:          "Exit code of the run.",
+	duration:          "Duration of the run in seconds.",
+	runOutcome:        "1 for the outcome of the run: ok, found, refused, incomplete or interrupted.",
+	lastRun:           "Unix time the run ended.",
+	lastSuccess:       "Unix time of the last run that did its job (not a dry run) with outcome ok.",
+	lastDryRun:        "Unix time of the last dry run with outcome ok.",
 }
 
 // Gauges lists every gauge a run may write, sorted by name: alert rules and
@@ -148,6 +160,15 @@ type Report struct {
 	Duration time.Duration
 	// Counts are the gauges the command reports, by name.
 	Counts map[Gauge]int64
+	// Owners are series of the same run with an owner label (report's top
+	// owners): keep them few, each is a series of its own.
+	Owners []OwnerCounts
+}
+
+// OwnerCounts are the gauges of one owner.
+type OwnerCounts struct {
+	Owner  string
+	Counts map[Gauge]int64
 }
 
 // Succeeded says whether the run moves mediactl_last_success_timestamp_seconds.
@@ -174,6 +195,13 @@ func Write(path string, now time.Time, reports ...Report) error {
 		for g := range r.Counts {
 			if _, ok := help[g]; !ok || isRunGauge(g) {
 				return &UnknownGaugeError{Gauge: g}
+			}
+		}
+		for _, o := range r.Owners {
+			for g := range o.Counts {
+				if _, ok := help[g]; !ok || isRunGauge(g) {
+					return &UnknownGaugeError{Gauge: g}
+				}
 			}
 		}
 	}
@@ -264,6 +292,11 @@ func Merge(families map[string]*dto.MetricFamily, now time.Time, reports ...Repo
 		}
 		for g, v := range r.Counts {
 			set(g, float64(v))
+		}
+		for _, o := range r.Owners {
+			for g, v := range o.Counts {
+				set(g, float64(v), label(labelOwner, strings.ToValidUTF8(o.Owner, "\uFFFD")))
+			}
 		}
 		set(exitCode, float64(r.ExitCode))
 		set(duration, r.Duration.Seconds())
