@@ -13,9 +13,11 @@
 //  2. [Rewrite] replaces, in every session source, each reference to a proven
 //     copy with the copy's URL, journaling every replacement before it is
 //     written, so that [Rollback] restores the original bytes exactly.
-//  3. Deleting the sources (done by the caller with package gc's trash, see
-//     [Deletable]) is allowed only for blobs whose copy is proven and that no
-//     session still points at.
+//  3. Deleting the sources ([Run] with DeleteSource, through package trash)
+//     is allowed only for blobs whose copy is proven and still in place
+//     ([Deletable]), that the retention rule lets go and that no session
+//     still points at; before it, every reference to a copy is read back as
+//     the runtime will ([ReadBack]).
 //
 // The [Journal] ties the phases together: a rerun skips copies it proves and
 // rollback reads the rewrites from it. An object that already exists in the

@@ -6,16 +6,13 @@
 // the store root (an absolute path elsewhere, "…/inbound/../../etc/x") resolves to
 // [Outside] and is never acted on.
 //
-// Two rules live here, and they differ on purpose:
-//
-//   - Extraction ([Extractor]) finds explicit references — paths, file:// URIs,
-//     bucket URLs and {bucket, path} pairs — and reports each with its exact place,
-//     so that scan can name a dangling reference precisely.
-//   - Retention ([Matcher]) decides whether a blob is still in use, and errs
-//     toward keeping: a blob counts as referenced when its file name, or for a
-//     content-addressed blob its bare digest, appears as a path segment or token in
-//     any session string at all. A false "referenced" only keeps a blob; a false
-//     "unreferenced" would lose data.
+// Extraction ([Extractor]) finds explicit references — paths, file:// URIs,
+// bucket URLs and {bucket, path} pairs — and reports each with its exact place,
+// so that scan can name a dangling reference precisely and migrate can rewrite
+// it. Whether a blob is still in use is not decided here but by the retention
+// rule of package retain, which errs toward keeping (a blob counts as in use
+// when any session string names it at all): a false "referenced" only keeps a
+// blob; a false "unreferenced" would lose data.
 package ref
 
 import (
