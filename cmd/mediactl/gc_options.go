@@ -99,5 +99,9 @@ func gcOptions(c *cli.Context) (gc.RunOptions, error) {
 	if o.CopyToTrash && o.NoTrash {
 		return o, usageErr("drop one of them", "--copy-to-trash and --no-trash contradict each other")
 	}
+	// The library's own rules, for what the flags above do not word.
+	if err := o.Validate(); err != nil {
+		return o, usageErr("see 'mediactl gc --help'", "%v", err)
+	}
 	return o, nil
 }

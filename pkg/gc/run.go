@@ -146,6 +146,9 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if len(opts.Stores) == 0 {
 		return nil, errors.New("gc: no store")
 	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	if opts.Command == "" {
 		opts.Command = "gc"
 	}

@@ -181,21 +181,15 @@ func (e *JournalMismatchError) Error() string {
 // goes on from the journal. A dry run changes nothing; it reads an existing
 // journal to know what earlier runs proved.
 func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	dst, ok := opts.To.(store.Bucket)
 	if !ok {
 		return nil, errors.New("migrate: the destination is not a bucket")
 	}
-	if opts.From == nil {
-		return nil, errors.New("migrate: no source store")
-	}
 	if dst.Location() == opts.From.Location() {
 		return nil, errors.New("migrate: the destination is the store being migrated")
-	}
-	if (opts.Rewrite || opts.DeleteSource) && len(opts.Sessions) == 0 {
-		return nil, errors.New("migrate: rewriting and deleting sources need the sessions")
-	}
-	if (opts.Rewrite || opts.DeleteSource) && opts.Select.Shard.Sharded() {
-		return nil, ErrShardedSessionStep
 	}
 	if opts.Rewrite && opts.Reads != nil {
 		zero := strings.Repeat("0", 64)
