@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -119,6 +120,8 @@ type purgeDocument struct {
 	// before the purge: the blobs put back because a session names them.
 	TrashCheck *gc.TrashCheck `json:"trash_check,omitempty"`
 	Refused    string         `json:"refused,omitempty"`
+	// DeleteRecovery is what a bucket's service keeps of the purged blobs.
+	DeleteRecovery *gc.Recovery `json:"delete_recovery,omitempty"`
 }
 
 func runGCPurge(c *cli.Context) error {
@@ -149,7 +152,7 @@ func runGCPurge(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	doc := purgeDocument{PurgeResult: &trash.PurgeResult{Runs: []string{}}, TrashCheck: pr.Trash, Refused: pr.Refused}
+	doc := purgeDocument{PurgeResult: &trash.PurgeResult{Runs: []string{}}, TrashCheck: pr.Trash, Refused: pr.Refused, DeleteRecovery: pr.DeleteRecovery}
 	if pr.Purged != nil {
 		doc.PurgeResult = pr.Purged
 	}
@@ -157,7 +160,7 @@ func runGCPurge(c *cli.Context) error {
 		doc.Refused = lockedLine(pr.Locked)
 	}
 	o := pr.Outcome
-	doc.envelope = g.envelope("mediactl.gc-purge/v1", o)
+	doc.envelope = g.envelope("mediactl.gc-purge/v2", o)
 	if g.output != "text" {
 		return errors.Join(g.document(doc), ended(o))
 	}
@@ -171,6 +174,11 @@ func runGCPurge(c *cli.Context) error {
 	} else if !g.quiet || o != outcome.OK {
 		res := doc.PurgeResult
 		fmt.Fprintf(g.stdout, "purged %d runs, %s blobs (%s)\n", len(res.Runs), humanize.Comma(res.Blobs), humanize.IBytes(uint64(res.Bytes)))
+		if d := doc.DeleteRecovery; d != nil && res.Blobs > 0 {
+			note := strings.NewReplacer("a blob gc deletes", "a purged blob", "--no-trash and marked deletes are final", "the purge is final",
+				"count --no-trash and marked deletes as final", "count the purge as final").Replace(recoveryNote(d))
+			fmt.Fprintln(g.stdout, note)
+		}
 	}
 	return ended(o)
 }

@@ -257,6 +257,12 @@ type gcPurgeV1 struct {
 	Bytes      int64         `json:"bytes"`
 	TrashCheck *trashCheckV1 `json:"trash_check"`
 	Refused    string        `json:"refused"`
+	// New in v2: what a bucket's service keeps of the purged blobs.
+	DeleteRecovery *struct {
+		Kind      string `json:"kind"`
+		Retention string `json:"retention"`
+		Detail    string `json:"detail"`
+	} `json:"delete_recovery"`
 }
 
 type rollbackV1 struct {
@@ -376,7 +382,7 @@ func TestSchemasOfEveryCommand(t *testing.T) {
 
 	var purged gcPurgeV1
 	runJSON(t, exitOK, &purged, "gc", "purge", "--store", store, "--sessions", filepath.Join(root, ".forge", "sessions"), "-o", "json")
-	checkEnvelope(t, purged.envelopeV1, "mediactl.gc-purge/v1", exitOK)
+	checkEnvelope(t, purged.envelopeV1, "mediactl.gc-purge/v2", exitOK)
 	if purged.Runs == nil || purged.TrashCheck == nil || !purged.TrashCheck.Complete || purged.TrashCheck.Restored == nil {
 		t.Fatalf("gc purge: %+v", purged)
 	}
@@ -431,7 +437,7 @@ func TestNDJSONEveryCommand(t *testing.T) {
 		{[]string{"verify", "--root", root, "--layout", "forge"}, "mediactl.verify/v2", nil},
 		{[]string{"gc", "--root", root, "--layout", "forge"}, "mediactl.gc/v2", map[string]bool{"candidate": true}},
 		{[]string{"gc", "runs", "--store", store}, "mediactl.gc-runs/v1", nil},
-		{[]string{"gc", "purge", "--store", store, "--sessions", filepath.Join(root, ".forge", "sessions")}, "mediactl.gc-purge/v1", nil},
+		{[]string{"gc", "purge", "--store", store, "--sessions", filepath.Join(root, ".forge", "sessions")}, "mediactl.gc-purge/v2", nil},
 		{[]string{"migrate", "--root", root, "--layout", "forge", "--to", "file://" + bucket, "--dry-run"}, "mediactl.migrate/v2", nil},
 	}
 	for _, c := range cases {

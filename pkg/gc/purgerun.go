@@ -19,6 +19,9 @@ type PurgeRun struct {
 	// sessions could not all be read, so which trashed blob a session names
 	// is unknown.
 	Refused string
+	// DeleteRecovery is what the bucket's service keeps of what the purge
+	// deletes (nil for a local store), as gc reports it.
+	DeleteRecovery *Recovery
 }
 
 // RunPurge is `gc purge` as one protocol: it takes st's lock (command is
@@ -27,6 +30,7 @@ type PurgeRun struct {
 func RunPurge(ctx context.Context, st store.Store, command string, opts PurgeOptions) (*PurgeRun, error) {
 	pr := &PurgeRun{PurgeReport: &PurgeReport{}}
 	err := storelock.Do(ctx, st, command, func(l *storelock.Lock) error {
+		pr.DeleteRecovery = deleteRecovery(ctx, l.Store())
 		rep, err := Purge(ctx, l, opts)
 		if rep != nil {
 			pr.PurgeReport = rep
