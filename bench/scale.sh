@@ -20,7 +20,8 @@
 #     reclaims pages it considers cold, and 10M's blobs and sessions are
 #     larger than what it keeps) then weighs on both scales alike, which a
 #     1M run timed at another moment than the 10M run does not;
-#   SQLite sessions: scan; gc refcount plan (one run each, page cache warmed);
+#   SQLite sessions: scan; gc refcount plan; beside them sqlite3 .dump | rg -o
+#     '[0-9a-f]{64}' (one run each, page cache warmed), and their ratios;
 #   bucket store: the upload (migrate, 32 jobs); verify --fast; gc plan.
 # The bucket part runs on the scales in BUCKET_SCALES (default 1M): filling a
 # bucket on one local SeaweedFS with 2 million objects takes 36 minutes on a
@@ -202,6 +203,12 @@ for scale in $SCALES; do
     row "scan-sqlite-$scale"
     measure "gcplan-sqlite-$scale" "$srefs" refs "$bin" gc --sessions "sqlite:$db" --store "$work/.forge/files/inbound" --max-delete 100% -q --no-progress -o json
     row "gcplan-sqlite-$scale"
+    # The peer: every table, every column, through ripgrep (issue 40's yardstick).
+    if command -v sqlite3 >/dev/null && command -v rg >/dev/null; then
+      measure "dumprg-sqlite-$scale" "$srefs" refs bash -c 'sqlite3 "$1" .dump | rg -o "[0-9a-f]{64}" | wc -l' _ "$db"
+      row "dumprg-sqlite-$scale"
+      say "$(python3 -c 'import statistics as s, sys; a, b, c = (s.median(map(float, x.split())) for x in sys.argv[1:]); print(f"  sqlite at '"$scale"': scan / dump|rg {a/c:.2f} (target <= 1.0), gc plan / dump|rg {b/c:.2f} (target <= 1.2)")' "${walls[scan-sqlite-$scale]}" "${walls[gcplan-sqlite-$scale]}" "${walls[dumprg-sqlite-$scale]}")"
+    fi
   fi
 
   if rows bucket && [ "$BUCKET" = 1 ] && [[ " $BUCKET_SCALES " == *" $scale "* ]]; then
@@ -225,6 +232,7 @@ if [[ " $SCALES " == *" 1M "* && " $SCALES " == *" 10M "* ]]; then
   cs=""
   rows local && cs=$local_rows
   rows sqlite && cs="$cs scan-sqlite gcplan-sqlite"
+  rows sqlite && command -v sqlite3 >/dev/null && command -v rg >/dev/null && cs="$cs dumprg-sqlite"
   rows bucket && [ "$BUCKET" = 1 ] && [[ " $BUCKET_SCALES " == *" 1M "* && " $BUCKET_SCALES " == *" 10M "* ]] && cs="$cs upload verify-fast-bucket gcplan-bucket"
   for c in $cs; do
     say "$(python3 -c 'import sys; a,b,c,d=map(float,sys.argv[2:]); print(f"  {sys.argv[1]:<20} throughput {b/a:.2f}, CPU per item {c/d:.2f}")' "$c" "${rate[$c-1M]}" "${rate[$c-10M]}" "${cpuper[$c-1M]}" "${cpuper[$c-10M]}")"
