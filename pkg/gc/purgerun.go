@@ -46,8 +46,7 @@ func RunPurge(ctx context.Context, st store.Store, command string, opts PurgeOpt
 		}
 		return nil
 	})
-	if errors.As(err, &pr.Locked) {
-		pr.Outcome = outcome.Refused
+	if storelock.Refused(err, &pr.Locked, &pr.Outcome) {
 		return pr, nil
 	}
 	return pr, err

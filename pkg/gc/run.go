@@ -179,8 +179,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 		err = storelock.CheckShard(ctx, st, opts.Shard)
 	}
 	switch {
-	case errors.As(err, &sr.Locked):
-		sr.Outcome = outcome.Refused
+	case storelock.Refused(err, &sr.Locked, &sr.Outcome):
 		if opts.Delete {
 			return sr, nil
 		}

@@ -105,8 +105,7 @@ func Rollback(ctx context.Context, opts RollbackOptions) (*RollbackReport, error
 	}
 	defer src.Close()
 	lock, err := storelock.Acquire(ctx, src, opts.Command)
-	if errors.As(err, &rep.Locked) {
-		rep.Outcome = outcome.Refused
+	if storelock.Refused(err, &rep.Locked, &rep.Outcome) {
 		return rep, nil
 	}
 	if err != nil {

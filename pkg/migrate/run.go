@@ -220,9 +220,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	}
 
 	if opts.DryRun {
-		if err := storelock.CheckShard(ctx, opts.From, opts.Select.Shard); errors.As(err, &rep.Locked) {
-			rep.Outcome = outcome.Refused
-		}
+		storelock.Refused(storelock.CheckShard(ctx, opts.From, opts.Select.Shard), &rep.Locked, &rep.Outcome)
 		if fi, err := os.Stat(rep.Journal); err == nil && fi.Mode().IsRegular() {
 			prev, err := LoadJournal(rep.Journal)
 			if err != nil {
@@ -246,8 +244,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		return nil, &JournalMismatchError{Path: rep.Journal, From: st.From, To: st.To}
 	}
 	lock, err := storelock.AcquireShard(ctx, opts.From, opts.Command, opts.Select.Shard)
-	if errors.As(err, &rep.Locked) {
-		rep.Outcome = outcome.Refused
+	if storelock.Refused(err, &rep.Locked, &rep.Outcome) {
 		return rep, nil
 	}
 	if err != nil {

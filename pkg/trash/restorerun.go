@@ -60,8 +60,7 @@ func RunRestore(ctx context.Context, st store.Store, command, run string) (*Rest
 		}
 		return nil
 	})
-	if errors.As(err, &rr.Locked) {
-		rr.Outcome = outcome.Refused
+	if storelock.Refused(err, &rr.Locked, &rr.Outcome) {
 		return rr, nil
 	}
 	return rr, err

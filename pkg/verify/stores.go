@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -107,8 +106,7 @@ func quarantineStore(ctx context.Context, sr *StoreRun, st store.Store, sh shard
 		return err
 	})
 	switch {
-	case errors.As(err, &sr.Locked):
-		sr.Outcome.Worsen(outcome.Refused)
+	case storelock.Refused(err, &sr.Locked, &sr.Outcome):
 		return
 	case err != nil && ctx.Err() != nil:
 		sr.Outcome.Worsen(outcome.Interrupted)
