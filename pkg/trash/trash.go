@@ -21,10 +21,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -772,82 +770,3 @@ func sameTime(st store.Store, a, b time.Time) bool {
 }
 
 func sortSkips(s []Skip) { sort.Slice(s, func(i, j int) bool { return s[i].Key < s[j].Key }) }
-
-// RunID names a run's trash folder: its UTC start time, sortable, and the
-// process id so that two runs in one second differ.
-func RunID(t time.Time) string {
-	return fmt.Sprintf("%s-%d", t.UTC().Format(runStamp), os.Getpid())
-}
-
-// runStamp is the layout of a run's start time in its name.
-const runStamp = "20060102T150405Z"
-
-// unusedRun names the run started at now: RunID(now)+suffix, or, when a run
-// of that name holds files already (a run of another process that got the
-// same id, pid 1 in two containers, in the same second), the name of the
-// first later second that none holds. A run's accounting counts what is in
-// its folder, so it must not share one. A listing that fails leaves the name
-// as it is: the moves replace nothing either way.
-func unusedRun(ctx context.Context, in store.Internal, now time.Time, suffix string) string {
-	run := RunID(now) + suffix
-	for tries := 0; in != nil && tries < 3600 && runHoldsFiles(ctx, in, run); tries++ {
-		now = now.Add(time.Second)
-		run = RunID(now) + suffix
-	}
-	return run
-}
-
-var errFound = errors.New("found")
-
-func runHoldsFiles(ctx context.Context, in store.Internal, run string) bool {
-	err := in.ListInternal(ctx, Dir+"/"+run+"/", func(store.Entry) error { return errFound })
-	return errors.Is(err, errFound)
-}
-
-// shardSuffix ends the run name of a shard's run ("-shard-3-of-16"), so that
-// the runs of one split are told apart and listed with their shard.
-func shardSuffix(s shard.Spec) string {
-	if !s.Sharded() {
-		return ""
-	}
-	return fmt.Sprintf("-shard-%d-of-%d", s.K, s.N)
-}
-
-// parseRun reads a run name back, and says whether it is one: exactly as
-// Move names its runs, RunID, then "-no-trash" for a sweep without the trash,
-// then the shard's suffix, then for a shard of a named split "-in-" and the
-// split's name. A folder of any other name in the trash — one that merely
-// starts with a time stamp, in a --trash-dir that holds other things too — is
-// no run: it is not listed, restored or purged.
-func parseRun(run string) (r runName, ok bool) {
-	stamp, rest, _ := strings.Cut(run, "-")
-	t, err := time.Parse(runStamp, stamp)
-	if err != nil || t.Format(runStamp) != stamp {
-		return runName{}, false
-	}
-	pid, _, _ := strings.Cut(rest, "-")
-	if n, err := strconv.Atoi(pid); err != nil || n <= 0 || strconv.Itoa(n) != pid {
-		return runName{}, false
-	}
-	suffix := strings.TrimPrefix(strings.TrimPrefix(run, stamp+"-"+pid), noTrashSuffix)
-	if suffix == "" {
-		return runName{time: t}, true
-	}
-	suffix, split, named := strings.Cut(suffix, splitInfix)
-	k, n, _ := strings.Cut(strings.TrimPrefix(suffix, "-shard-"), "-of-")
-	sh, err := shard.Parse(k+"/"+n, nil)
-	if err != nil || shardSuffix(sh) != suffix || named && !shard.ValidSplit(split) {
-		return runName{}, false
-	}
-	return runName{time: t, shard: sh.String(), split: split}, true
-}
-
-// runName is what a run's name says.
-type runName struct {
-	time  time.Time
-	shard string // "K/N", "" for the whole store
-	split string // the split a shard's run belongs to, "" when not named
-}
-
-// splitInfix comes before the name of the split in a shard's run name.
-const splitInfix = "-in-"
