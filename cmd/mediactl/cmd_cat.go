@@ -102,15 +102,8 @@ func runCat(c *cli.Context) error {
 		rc, info, err = r.Open(c.Context, ref, vars)
 	}
 	doc := catDocument{Ref: ref}
-	o := outcome.OK
 	var spool *os.File
-	var refused *replay.RefusedError
-	switch {
-	case errors.As(err, &refused):
-		o, doc.Refused = outcome.Refused, err.Error()
-	case err != nil:
-		o, doc.Error = outcome.Incomplete, err.Error()
-	default:
+	if err == nil {
 		doc.Info = &info
 		spool, doc.Bytes, err = spoolVerified(rc, g.output == "text")
 		rc.Close()
@@ -118,14 +111,13 @@ func runCat(c *cli.Context) error {
 			defer os.Remove(spool.Name())
 			defer spool.Close()
 		}
-		switch {
-		case errors.Is(err, replay.ErrDigestMismatch):
-			o, doc.Error = outcome.Found, err.Error()
-		case c.Context.Err() != nil:
-			o = outcome.Interrupted
-		case err != nil:
-			o, doc.Error = outcome.Incomplete, err.Error()
-		}
+	}
+	o := replay.Outcome(c.Context, err)
+	switch o {
+	case outcome.Refused:
+		doc.Refused = err.Error()
+	case outcome.Found, outcome.Incomplete:
+		doc.Error = err.Error()
 	}
 	doc.envelope = g.envelope(catSchema, o)
 	if g.output != "text" {
