@@ -11,6 +11,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/trash"
 )
 
 // gcSchema versions the JSON document of `gc -o json`; see docs/gc.md.
@@ -115,9 +116,9 @@ func runGC(c *cli.Context) error {
 		if opts.NoTrash {
 			return usageErr("drop one of them", "--trash-dir and --no-trash contradict each other")
 		}
-		use := trashPlan
+		use := trash.Plan
 		if opts.Delete {
-			use = trashMoveInto
+			use = trash.MoveInto
 		}
 		if t.stores, err = withTrashDir(c, t.stores, use); err != nil {
 			return err

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -127,14 +126,16 @@ func runMigrate(c *cli.Context) error {
 	if opts.TrashDir != "" {
 		// Checked (and, for a run that deletes, made) before anything is
 		// copied.
-		open := trash.DirStore
+		use := trash.MoveInto
 		if opts.DryRun {
-			open = trash.PeekDirStore
+			use = trash.Plan
 		}
-		_, err := open(opts.From, opts.TrashDir)
-		var unclaimed *trash.UnclaimedError
-		if err != nil && !(opts.DryRun && (errors.Is(err, fs.ErrNotExist) || errors.As(err, &unclaimed))) {
+		ts, err := trash.AtDir(opts.From, opts.TrashDir, use)
+		if err != nil {
 			return trashDirError("--trash-dir", err)
+		}
+		if ts != opts.From {
+			ts.Close() // the run opens the folder again under the lock
 		}
 	}
 	if opts.Rewrite && !opts.DryRun {

@@ -6,7 +6,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,7 +25,7 @@ func oneStoreTargets(c *cli.Context, g *global) (store.Store, *targets, error) {
 		return nil, nil, usageErr("give exactly one --store", "this command works on one store, %d given", len(t.stores))
 	}
 	if c.String("trash-dir") != "" {
-		wrapped, err := withTrashDir(c, t.stores, trashOwned)
+		wrapped, err := withTrashDir(c, t.stores, trash.Owned)
 		if err != nil {
 			t.Close()
 			return nil, nil, err
@@ -45,40 +44,18 @@ func oneStore(c *cli.Context, g *global) (store.Store, func(), error) {
 	return st, t.Close, nil
 }
 
-// trashUse is what a command does with --trash-dir.
-type trashUse int
-
-const (
-	// trashMoveInto: gc --delete, whose run moves blobs into the folder:
-	// it creates the folder and claims it for its store.
-	trashMoveInto trashUse = iota
-	// trashPlan: a dry run checks the folder but neither creates nor claims
-	// it; one that is not there yet, or not claimed yet, changes no plan.
-	trashPlan
-	// trashOwned: runs, restore and purge make no run: the folder must hold
-	// this store's trash already. Anything else in it is not mediactl's.
-	trashOwned
-)
-
-// withTrashDir puts the trash of the one local store given into --trash-dir.
-// One store only: two stores sharing a trash folder could have their runs
-// mixed, and a restore would then put blobs into the wrong store. Only a run
-// that moves blobs into the folder creates and claims it.
-func withTrashDir(c *cli.Context, stores []store.Store, use trashUse) ([]store.Store, error) {
+// withTrashDir puts the trash of the one local store given into --trash-dir
+// (trash.AtDir, for what the command does with it). One store only: two
+// stores sharing a trash folder could have their runs mixed, and a restore
+// would then put blobs into the wrong store.
+func withTrashDir(c *cli.Context, stores []store.Store, use trash.Use) ([]store.Store, error) {
 	dir := c.String("trash-dir")
 	if len(stores) != 1 {
 		return nil, usageErr("run gc once per store, each with its own --trash-dir", "--trash-dir works with exactly one store, %d given", len(stores))
 	}
-	open := trash.PeekDirStore
-	if use == trashMoveInto {
-		open = trash.DirStore
-	}
-	st, err := open(stores[0], absOr(dir))
-	var unclaimed *trash.UnclaimedError
+	st, err := trash.AtDir(stores[0], absOr(dir), use)
 	switch {
-	case use == trashPlan && (errors.Is(err, fs.ErrNotExist) || errors.As(err, &unclaimed)):
-		return stores, nil // nothing of the store's there yet: its plan is the same
-	case use == trashOwned && errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, trash.ErrNoTrashFolder):
 		return nil, usageErr("give the folder the runs were moved into", "no trash folder at %s", absOr(dir))
 	case err != nil:
 		return nil, trashDirError("--trash-dir", err)
