@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -147,5 +148,35 @@ func TestSQLiteWalkMatchesTheDriver(t *testing.T) {
 				t.Error("no rows counted")
 			}
 		})
+	}
+}
+
+// A Walk whose context ends stops within a few hundred rows, with the
+// context's error.
+func TestSQLiteWalkCanceled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	w, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 5000) INSERT INTO t SELECT i, 'v' || i FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	src := openSQLiteSpec(t, "sqlite:"+path, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := src.Walk(ctx, func(Item) error {
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || c.Rows >= 5000 {
+		t.Fatalf("Walk read %d rows and returned %v; want it stopped early with context.Canceled", c.Rows, err)
+	}
+	// The source reads again afterwards, from a new snapshot.
+	c, err = src.Walk(context.Background(), func(Item) error { return nil })
+	if err != nil || c.Rows != 5000 {
+		t.Fatalf("second Walk: %d rows, %v", c.Rows, err)
 	}
 }

@@ -64,8 +64,8 @@ func (s *sqliteSource) Walk(ctx context.Context, fn func(Item) error) (c Counts,
 		if oerr != nil {
 			return c, fmt.Errorf("begin read transaction on %s: %w", s.path, oerr)
 		}
+		defer r.close()
 		err = s.walkTablesRaw(ctx, r, fn, &c)
-		r.close()
 	} else {
 		err = s.walkQueryConn(ctx, fn, &c)
 	}
