@@ -35,8 +35,8 @@ func (r *run) journals() map[string]int {
 }
 
 // deleteCopies deletes the proven copies, in the bucket a journal migrated
-// to, of the blobs erased (pending, less failed). A copy whose size is no
-// longer the proven one is left alone and said.
+// to, of the blobs erased (pending, less failed). A copy whose size or
+// sha256 metadata is no longer the proven one is left alone and said.
 func (r *run) deleteCopies(ctx context.Context, pending map[ck]*Blob, failed map[ck]bool) error {
 	var errs []error
 	paths := r.journals()
@@ -89,6 +89,11 @@ func (r *run) deleteCopies(ctx context.Context, pending map[ck]*Blob, failed map
 				continue
 			case e.Size != proof.Size:
 				errs = append(errs, fmt.Errorf("copy %s in %s is %d bytes, not the %d the journal proved: left alone", c.key, dst.Location(), e.Size, proof.Size))
+				continue
+			case e.Metadata[migrate.MetadataKey] != proof.Digest():
+				// Other bytes under the key since the copy was proven:
+				// not the erased blob's copy, and perhaps someone's.
+				errs = append(errs, fmt.Errorf("copy %s in %s does not carry the sha256 the journal proved: left alone", c.key, dst.Location()))
 				continue
 			}
 			if err := dst.Delete(ctx, c.key); err != nil && !errors.Is(err, store.ErrNotExist) {
