@@ -94,13 +94,13 @@ func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckR
 		}
 		return true
 	}
-	cands, gone, err := Deletable(ctx, j, to, skip, jobs)
+	cands, gone, err := deletable(ctx, j, to, skip, jobs)
 	sel.Candidates = cands
 	sel.CopyGone = append(sel.CopyGone, gone...)
 	return sel, err
 }
 
-// Deletable checks the sources --delete-source may remove: those whose copy
+// deletable checks the sources --delete-source may remove: those whose copy
 // the journal proves, that skip does not keep, and whose copy is still in the
 // destination right now with the proven size and sha256 — a copy deleted or
 // replaced since it was proven keeps its source. Each candidate carries the
@@ -109,7 +109,7 @@ func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckR
 //
 // skip is called from one goroutine. Call Deletable only with decisions made
 // on a complete read (SelectDeletable does).
-func Deletable(ctx context.Context, j *Journal, to store.Store, skip func(key string) bool, jobs int) (cands trash.List, kept []Problem, err error) {
+func deletable(ctx context.Context, j *Journal, to store.Store, skip func(key string) bool, jobs int) (cands trash.List, kept []Problem, err error) {
 	if jobs <= 0 {
 		jobs = DefaultJobs
 	}

@@ -4,3 +4,15 @@ package migrate
 // malformed ones a damaged journal holds.
 func (j *Journal) Append(rec Record) error     { return j.append(rec) }
 func (j *Journal) AppendSync(rec Record) error { return j.appendSync(rec) }
+
+// The steps Run sequences, for the tests that drive one step alone.
+var (
+	Check            = checkStillLocal
+	Deletable        = deletable
+	SelectedBytes    = selectedBytes
+	ReadJournal      = readJournal
+	Rewrite          = rewriteSessions
+	RollbackSessions = rollbackSessions
+	ShardJournal     = shardJournal
+	DefaultJournal   = defaultJournal
+)

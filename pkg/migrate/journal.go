@@ -202,7 +202,7 @@ func OpenJournal(path string) (*Journal, error) {
 		}
 		return nil, fmt.Errorf("journal %s: lock: %w", path, err)
 	}
-	st, good, err := ReadJournal(f)
+	st, good, err := readJournal(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
@@ -238,16 +238,16 @@ func LoadJournal(path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	defer f.Close()
-	st, _, err := ReadJournal(f)
+	st, _, err := readJournal(f)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	return &Journal{path: path, state: st}, nil
 }
 
-// ReadJournal parses a journal. It returns the state and the length of the
+// readJournal parses a journal. It returns the state and the length of the
 // well-formed prefix (everything but a torn last line).
-func ReadJournal(r io.Reader) (*JournalState, int64, error) {
+func readJournal(r io.Reader) (*JournalState, int64, error) {
 	st := newJournalState()
 	good, err := scanJournal(r, st.apply)
 	if err != nil {

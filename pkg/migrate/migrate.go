@@ -10,14 +10,14 @@
 //     uploaded. After each upload the object's attributes are read back — size
 //     and sha256 metadata must match, and the MD5 too when the backend reports
 //     one — and only then is the copy journaled as proven.
-//  2. [Rewrite] replaces, in every session source, each reference to a proven
+//  2. The rewrite replaces, in every session source, each reference to a proven
 //     copy with the copy's URL, journaling every replacement before it is
 //     written, so that [Rollback] restores the original bytes exactly.
 //  3. Deleting the sources ([Run] with DeleteSource, through package trash)
-//     is allowed only for blobs whose copy is proven and still in place
-//     ([Deletable]), that the retention rule lets go and that no session
-//     still points at; before it, every reference to a copy is read back as
-//     the runtime will ([ReadBack]).
+//     is allowed only for blobs whose copy is proven and still in place,
+//     that the retention rule lets go and that no session still points at;
+//     before it, every reference to a copy is read back as the runtime will
+//     ([ReadBack]).
 //
 // The [Journal] ties the phases together: a rerun skips copies it proves and
 // rollback reads the rewrites from it. An object that already exists in the
@@ -386,10 +386,10 @@ func skipReason(e store.Entry, cutoff, quiet time.Time) string {
 	return ""
 }
 
-// SelectedBytes lists opts.From and totals the sizes of the blobs Copy would
+// selectedBytes lists opts.From and totals the sizes of the blobs Copy would
 // select and try to copy, for a progress bar: Copy itself hands blobs to the
 // uploads while it lists, so it learns the total only at the end.
-func SelectedBytes(ctx context.Context, opts Options) (int64, error) {
+func selectedBytes(ctx context.Context, opts Options) (int64, error) {
 	if err := opts.Select.Check(); err != nil {
 		return 0, err
 	}

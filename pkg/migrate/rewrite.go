@@ -83,12 +83,12 @@ func newRewriteReport(maxListed int) *RewriteReport {
 	return &RewriteReport{KeptList: []UnitNote{}, ProblemList: []UnitNote{}, BusyList: []UnitNote{}, maxListed: maxListed}
 }
 
-// Rewrite replaces, in every source, each reference to a migrated blob by the
+// rewriteSessions replaces, in every source, each reference to a migrated blob by the
 // new text opts.Replacer gives. Every unit's replacements go to the journal,
 // synced, before the unit is written. Units that cannot be handled (malformed
 // JSON, changed by another writer on every attempt) are left as they are and
 // listed; the sources' blobs they point at then stay referenced.
-func Rewrite(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
+func rewriteSessions(ctx context.Context, opts RewriteOptions) (*RewriteReport, error) {
 	rep := newRewriteReport(opts.MaxListed)
 	now := opts.Now
 	if now.IsZero() {
@@ -186,12 +186,12 @@ func runRewriters(ctx context.Context, srcs []sessions.Rewriter, rep *RewriteRep
 	return nil
 }
 
-// RollbackSessions restores, in every source, each unit the journal says was
+// rollbackSessions restores, in every source, each unit the journal says was
 // rewritten, undoing its rewrites newest first (see revertAll): byte for byte
 // when the unit is as the rewrites left it, reference by reference when it
 // changed since (see Revert). Units the journal lists
 // that no source holds any more are reported as problems.
-func RollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal, maxListed int) (*RewriteReport, error) {
+func rollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal, maxListed int) (*RewriteReport, error) {
 	rep := newRewriteReport(maxListed)
 	st := j.State()
 	seen := map[string]bool{}
@@ -261,12 +261,12 @@ type CheckReport struct {
 	maxListed         int
 }
 
-// Check reads the sessions again and finds the references that still point at
+// checkStillLocal reads the sessions again and finds the references that still point at
 // migrated blobs (migrated reports whether a key of from was migrated),
 // resolving them as res does: the resolver the rewrite used, so that a
 // reference spelled through any alias it knows is counted, not only paths in
 // the store's own folder.
-func Check(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int) (*CheckReport, error) {
+func checkStillLocal(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int) (*CheckReport, error) {
 	return check(ctx, srcs, from, res, migrated, maxListed, nil)
 }
 

@@ -181,7 +181,7 @@ func Rollback(ctx context.Context, opts RollbackOptions) (*RollbackReport, error
 		rep.Outcome.Worsen(outcome.Refused)
 		return rep, nil
 	}
-	rr, err := RollbackSessions(ctx, opts.Rewriters, j, opts.MaxListed)
+	rr, err := rollbackSessions(ctx, opts.Rewriters, j, opts.MaxListed)
 	rep.Sessions = rr
 	if err != nil {
 		rep.Notes = append(rep.Notes, err.Error())

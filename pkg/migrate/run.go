@@ -153,9 +153,9 @@ func (e *UnreadableRewriteError) Error() string {
 // whole store then rewrites and deletes (finding every copy already proven).
 var ErrShardedSessionStep = errors.New("migrate: a shard only copies; rewrite and delete the sources in one run on the whole store afterwards")
 
-// ShardJournal is the journal of shard s of the migration whose journal is
+// shardJournal is the journal of shard s of the migration whose journal is
 // path: each shard keeps its own ("x.jsonl" → "x.shard-3-of-16.jsonl").
-func ShardJournal(path string, s shard.Spec) string {
+func shardJournal(path string, s shard.Spec) string {
 	if !s.Sharded() {
 		return path
 	}
@@ -207,13 +207,13 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	}
 	rep := &RunReport{Journal: opts.JournalPath, Notes: []string{}}
 	if rep.Journal == "" {
-		p, err := DefaultJournal(opts.From, dst)
+		p, err := defaultJournal(opts.From, dst)
 		if err != nil {
 			return nil, err
 		}
 		rep.Journal = p
 	}
-	rep.Journal = ShardJournal(rep.Journal, opts.Select.Shard)
+	rep.Journal = shardJournal(rep.Journal, opts.Select.Shard)
 	rep.Shard = opts.Select.Shard.String()
 	if opts.Command == "" {
 		opts.Command = "migrate"
@@ -273,7 +273,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	proven := j.State().Copied
 	if opts.Rewrite && !stop() {
 		replacer := &Replacer{Resolver: opts.Resolver, Target: opts.Template.Target(proven, dst)}
-		rr, err := Rewrite(ctx, RewriteOptions{Sources: opts.Rewriters, Replacer: replacer, Journal: j, MaxListed: opts.MaxListed, MinIdle: opts.MinIdle})
+		rr, err := rewriteSessions(ctx, RewriteOptions{Sources: opts.Rewriters, Replacer: replacer, Journal: j, MaxListed: opts.MaxListed, MinIdle: opts.MinIdle})
 		rep.Rewrite = rr
 		if err != nil {
 			rep.Notes = append(rep.Notes, err.Error())
@@ -368,7 +368,7 @@ func runCopy(ctx context.Context, opts *RunOptions, rep *RunReport) error {
 	if opts.CopyProgress != nil {
 		// A listing of its own, only to give the bar a total. Should it fail,
 		// Copy's listing reports why.
-		total, err := SelectedBytes(ctx, opts.Options)
+		total, err := selectedBytes(ctx, opts.Options)
 		if err != nil {
 			total = -1
 		}

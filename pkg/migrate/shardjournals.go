@@ -50,7 +50,7 @@ func shardJournals(path string) ([]string, error) {
 			continue
 		}
 		s, err := shard.Parse(strings.Replace(strings.TrimSuffix(strings.TrimPrefix(n, prefix), ext), "-of-", "/", 1), nil)
-		if err != nil || !s.Sharded() || ShardJournal(path, s) != filepath.Join(dir, n) {
+		if err != nil || !s.Sharded() || shardJournal(path, s) != filepath.Join(dir, n) {
 			continue // a name that only looks like one
 		}
 		out = append(out, filepath.Join(dir, n))

@@ -231,10 +231,10 @@ var ErrNoJournalPlace = fmt.Errorf("the source is not a local folder, so the jou
 
 var unsafeNameRE = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// DefaultJournal is where a migration of src to dst keeps its journal when
+// defaultJournal is where a migration of src to dst keeps its journal when
 // none is given: .mediactl/migrate/<destination>.jsonl inside the local
 // source, one journal per destination, found again by the next run.
-func DefaultJournal(src store.Store, dst store.Bucket) (string, error) {
+func defaultJournal(src store.Store, dst store.Bucket) (string, error) {
 	local, ok := src.(store.Local)
 	if !ok {
 		return "", fmt.Errorf("migrate: %s: %w", src.Location(), ErrNoJournalPlace)
