@@ -18,16 +18,9 @@ import (
 // deleted. A run left without a blob is deleted whole; otherwise its
 // manifest still lists the keys it once held.
 func PurgeKeys(ctx context.Context, l *storelock.Lock, run string, keys []string) (*PurgeResult, error) {
-	if err := l.Held(); err != nil {
+	_, in, err := lockedRun(l, run)
+	if err != nil {
 		return nil, err
-	}
-	st := l.Store()
-	in, ok := store.AsInternal(st)
-	if !ok {
-		return nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
-	}
-	if _, ok := parseRun(run); !ok {
-		return nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
 	}
 	want := make(map[string]bool, len(keys))
 	for _, k := range keys {

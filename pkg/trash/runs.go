@@ -116,16 +116,9 @@ func RestoreKeys(ctx context.Context, l *storelock.Lock, run string, keys []stri
 }
 
 func restore(ctx context.Context, l *storelock.Lock, run string, only map[string]bool) (*RestoreResult, error) {
-	if err := l.Held(); err != nil {
+	st, in, err := lockedRun(l, run)
+	if err != nil {
 		return nil, err
-	}
-	st := l.Store()
-	in, ok := store.AsInternal(st)
-	if !ok {
-		return nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
-	}
-	if _, ok := parseRun(run); !ok {
-		return nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
 	}
 	prefix := Dir + "/" + run + "/"
 	var names []store.Entry
@@ -252,16 +245,9 @@ func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResu
 // sweep without the trash (Options.Deferred) does once the sessions were
 // checked again. It returns what it deleted.
 func PurgeRun(ctx context.Context, l *storelock.Lock, run string) (*PurgeResult, error) {
-	if err := l.Held(); err != nil {
+	st, in, err := lockedRun(l, run)
+	if err != nil {
 		return nil, err
-	}
-	st := l.Store()
-	in, ok := store.AsInternal(st)
-	if !ok {
-		return nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
-	}
-	if _, ok := parseRun(run); !ok {
-		return nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
 	}
 	res := &PurgeResult{Runs: []string{}}
 	runs, err := Runs(ctx, st)
@@ -407,4 +393,22 @@ func Splits(runs []Run) []Split {
 		}
 	}
 	return out
+}
+
+// lockedRun checks what every operation on one trash run starts with: the
+// store's lock still held, a store that keeps a trash, a run name that is
+// one. It returns the store and its internal folder.
+func lockedRun(l *storelock.Lock, run string) (store.Store, store.Internal, error) {
+	if err := l.Held(); err != nil {
+		return nil, nil, err
+	}
+	st := l.Store()
+	in, ok := store.AsInternal(st)
+	if !ok {
+		return nil, nil, fmt.Errorf("trash: %s keeps no trash", st.Location())
+	}
+	if _, ok := parseRun(run); !ok {
+		return nil, nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
+	}
+	return st, in, nil
 }
