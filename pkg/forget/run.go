@@ -184,12 +184,12 @@ func (r *run) do(ctx context.Context) error {
 		return nil
 	}
 	attr := owner.NewAttributor(r.opts.Rule)
-	rf := newRefs()
+	rf := owner.NewReferences()
 	wrapped := make([]sessions.Source, len(r.opts.Sources))
 	for i, s := range r.opts.Sources {
 		wrapped[i] = attr.Wrap(s)
 	}
-	sr, err := scan.Run(ctx, scan.Options{Sources: wrapped, Jobs: r.opts.Jobs, MaxListed: r.opts.MaxListed, OnReference: rf.add, CountOnly: true})
+	sr, err := scan.Run(ctx, scan.Options{Sources: wrapped, Jobs: r.opts.Jobs, MaxListed: r.opts.MaxListed, OnReference: rf.Add, CountOnly: true})
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
@@ -209,20 +209,20 @@ func (r *run) do(ctx context.Context) error {
 		all     bool // every owner seen is forgotten
 		unknown bool // a reference no owner could be given
 	}
-	unitOwn := make([]ownerSet, len(rf.unitList))
+	unitOwn := make([]ownerSet, len(rf.Units))
 	for i := range unitOwn {
 		unitOwn[i].all = true
 	}
-	for k, v := range rf.pairs {
-		o := attr.Owner(rf.unitList[k.unit], hint(v.r)).ID
-		v.owner = o
+	for k, v := range rf.Pairs {
+		o := attr.Owner(rf.Units[k.Unit], owner.Hint(v.Ref)).ID
+		v.Owner = o
 		if o == "" {
-			unitOwn[k.unit].unknown = true
+			unitOwn[k.Unit].unknown = true
 			continue
 		}
 		known[o] = true
 		if !forgotten[o] {
-			unitOwn[k.unit].all = false
+			unitOwn[k.Unit].all = false
 		}
 	}
 	r.skip = map[owner.Unit]bool{}
@@ -232,7 +232,7 @@ func (r *run) do(ctx context.Context) error {
 			return
 		}
 		known[o] = true
-		if _, has := rf.units[u]; !has && forgotten[o] {
+		if !rf.Has(u) && forgotten[o] {
 			r.skip[u] = true // a unit of theirs without references
 		}
 	})
@@ -244,7 +244,7 @@ func (r *run) do(ctx context.Context) error {
 	if len(r.rep.Unknown) > 0 {
 		return nil
 	}
-	for i, u := range rf.unitList {
+	for i, u := range rf.Units {
 		if o := unitOwn[i]; o.all && !o.unknown {
 			r.skip[u] = true
 		}
@@ -254,18 +254,18 @@ func (r *run) do(ctx context.Context) error {
 	r.cands = map[ck]*Blob{}
 	dangling := map[ck]int64{}
 	namedByOthers := map[ck]bool{}
-	for _, v := range rf.pairs {
-		s, key, id, inside := resolve(r.stores, r.rets, v.r)
+	for _, v := range rf.Pairs {
+		s, key, id, inside := owner.Resolve(r.stores, r.rets, v.Ref)
 		if !inside {
 			continue
 		}
 		c := ck{s, key}
-		if !forgotten[v.owner] {
+		if !forgotten[v.Owner] {
 			namedByOthers[c] = true
 			continue
 		}
 		if id < 0 {
-			dangling[c] += v.n
+			dangling[c] += v.N
 			continue
 		}
 		b := r.cands[c]
@@ -274,7 +274,7 @@ func (r *run) do(ctx context.Context) error {
 			b = &Blob{Store: ret.Store, Key: key, Size: ret.Size(id), inStore: true, id: id, mod: ret.ModTime(id)}
 			r.cands[c] = b
 		}
-		b.References += v.n
+		b.References += v.N
 	}
 	r.addCompanions()
 	if err := r.addTrashed(ctx, dangling); err != nil {

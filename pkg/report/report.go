@@ -184,7 +184,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep := &Report{Now: opts.Now.UTC(), Complete: true, Problems: []string{}, Owners: []*OwnerStats{},
 		Unattributed: Unattributed{UnitList: []owner.Unit{}}, Rule: ruleName(opts.Owners)}
 	attr := owner.NewAttributor(opts.Owners)
-	refs := newRefs()
+	refs := owner.NewReferences()
 
 	// The first store's mark reads the sessions through the attribution
 	// and resolves every reference against every store; a further store's
@@ -204,7 +204,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			srcs = wrapped
 			// No Stores: the references are resolved against the
 			// listings afterwards, without a stat per key.
-			mo.OnReference, mo.Progress = refs.add, opts.Progress
+			mo.OnReference, mo.Progress = refs.Add, opts.Progress
 		}
 		r, err := retain.Mark(ctx, t.Store, srcs, mo)
 		if err != nil {
