@@ -26,7 +26,7 @@ type References struct {
 // PairKey identifies a (unit, reference) pair.
 type PairKey struct {
 	Unit int32
-	text string // the reference's fields, joined
+	ref  ref.Reference
 }
 
 // Pair is one reference of one unit.
@@ -56,11 +56,12 @@ func (r *References) Add(f scan.Found) {
 		}
 		r.last, r.lastIdx = u, ui
 	}
-	x := f.Ref
-	k := PairKey{Unit: ui, text: x.Raw + "\x00" + x.Path + "\x00" + x.Scheme + "\x00" + x.Bucket + "\x00" + string(rune('0'+x.Kind))}
+	// The reference is the scan's own copy (Found outlives the call): the
+	// key shares its strings.
+	k := PairKey{Unit: ui, ref: f.Ref}
 	p := r.Pairs[k]
 	if p == nil {
-		p = &Pair{Ref: x}
+		p = &Pair{Ref: f.Ref}
 		r.Pairs[k] = p
 	}
 	p.N++

@@ -2,8 +2,9 @@ package report
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
-	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/owner"
@@ -11,16 +12,20 @@ import (
 	"github.com/mediactl/mediactl/pkg/scan"
 )
 
-// shared marks a blob more than one owner names, in storeOwn.owners.
-const shared = -1
+// Owner values of storeOwn.owners besides an owner's index (0 for
+// unattributed units).
+const (
+	shared  = -1 // more than one owner names the blob
+	noOwner = -2 // no precise reference names it
+)
 
-// storeOwn is what the attribution says about one store's blobs.
+// storeOwn is what the attribution says about one store's blobs, by blob id.
 type storeOwn struct {
-	// owners maps a referenced blob's id to its one owner (0 for
-	// unattributed units) or shared.
-	owners map[int32]int32
-	// lastRef is a blob's newest referencing unit's time (Unix ns).
-	lastRef map[int32]int64
+	// owners holds a blob's one owner, shared or noOwner.
+	owners []int32
+	// lastRef is a blob's newest referencing unit's time (Unix ns), 0 when
+	// none is known.
+	lastRef []int64
 	shared  Count
 }
 
@@ -28,18 +33,50 @@ type ownership struct {
 	perStore []*storeOwn
 }
 
+// placed is one (unit, reference) pair resolved against the stores.
+type placed struct {
+	pair  *owner.Pair
+	unit  int32
+	store int32 // -1: inside no store
+	id    int32 // -1: dangling
+	key   string
+	hint  string
+}
+
+// holding is one owner naming one blob, for the pass that counts each
+// (owner, blob) once.
+type holding struct {
+	store, id, owner int32
+	time             int64
+}
+
 // attribute gives every reference an owner and adds up each owner's blobs.
+//
+// It resolves the pairs in parallel, then walks them once for the per-owner
+// and per-unit counts, and counts each (owner, blob) once by sorting the
+// holdings rather than through a map: a dense store has as many pairs as
+// references, and maps of them cost more than the session read.
 func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Target, rets []*retain.Retention, maxListed int, rep *Report) *ownership {
 	own := &ownership{}
-	for range rets {
-		own.perStore = append(own.perStore, &storeOwn{owners: map[int32]int32{}, lastRef: map[int32]int64{}})
+	for _, r := range rets {
+		so := &storeOwn{owners: make([]int32, r.Len()), lastRef: make([]int64, r.Len())}
+		for i := range so.owners {
+			so.owners[i] = noOwner
+		}
+		own.perStore = append(own.perStore, so)
 	}
+	ps := resolvePairs(rf, stores, rets)
+
 	ownerIdx := map[string]int32{}
 	stats := []*OwnerStats{{}} // 0: unattributed
 	last := []int64{0}
+	const unknown = -3
+	// unitOwner is the owner of a unit's references without a hint;
+	// countedOwner the first owner the unit was counted for.
 	unitOwner := make([]int32, len(rf.Units))
+	countedOwner := make([]int32, len(rf.Units))
 	for i := range unitOwner {
-		unitOwner[i] = -2 // not yet known
+		unitOwner[i], countedOwner[i] = unknown, unknown
 	}
 	unitTime := make([]int64, len(rf.Units))
 	ownerOf := func(ui int32, hint string) int32 {
@@ -58,70 +95,89 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 		}
 		return idx
 	}
-	type ownBlob struct {
-		owner, store, id int32
-	}
-	seen := map[ownBlob]bool{}
-	unitSeen := map[[2]int32]bool{}
-	missing := map[[2]string]bool{}
-	for k, v := range rf.Pairs {
-		s, key, id, inside := owner.Resolve(stores, rets, v.Ref)
-		sIdx := int32(s)
-		if !inside {
+	// A unit's references with hints (agent-inputs/{user_id}/… keys) may
+	// belong to several owners: such a unit counts once for each.
+	alsoCounted := map[[2]int32]bool{}
+	missing := map[struct {
+		store int32
+		key   string
+	}]bool{}
+	holdings := make([]holding, 0, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		if p.store < 0 {
 			continue // outside every store: no blob of theirs
 		}
-		if id < 0 {
-			rep.Totals.DanglingReferences += v.N
-			if m := [2]string{strconv.Itoa(int(sIdx)), key}; !missing[m] {
+		n := p.pair.N
+		if p.id < 0 {
+			rep.Totals.DanglingReferences += n
+			m := struct {
+				store int32
+				key   string
+			}{p.store, p.key}
+			if !missing[m] {
 				missing[m] = true
 				rep.Totals.DanglingBlobs++
 			}
 		}
-		hint := owner.Hint(v.Ref)
 		var o int32
-		if hint == "" && unitOwner[k.Unit] != -2 {
-			o = unitOwner[k.Unit]
-		} else {
-			o = ownerOf(k.Unit, hint)
-			if hint == "" {
-				unitOwner[k.Unit] = o
+		if p.hint == "" {
+			if unitOwner[p.unit] == unknown {
+				unitOwner[p.unit] = ownerOf(p.unit, "")
 			}
+			o = unitOwner[p.unit]
+		} else {
+			o = ownerOf(p.unit, p.hint)
 		}
-		if unitTime[k.Unit] == 0 {
-			unitTime[k.Unit] = -1
-			if t, ok := attr.Time(rf.Units[k.Unit]); ok {
-				unitTime[k.Unit] = t.UnixNano()
+		if unitTime[p.unit] == 0 {
+			unitTime[p.unit] = -1
+			if t, ok := attr.Time(rf.Units[p.unit]); ok {
+				unitTime[p.unit] = t.UnixNano()
 			}
 		}
 		st := stats[o]
-		st.References += v.N
-		if !unitSeen[[2]int32{o, k.Unit}] {
-			unitSeen[[2]int32{o, k.Unit}] = true
+		st.References += n
+		first := false
+		switch c := countedOwner[p.unit]; {
+		case c == unknown:
+			countedOwner[p.unit], first = o, true
+		case c != o:
+			if k := [2]int32{o, p.unit}; !alsoCounted[k] {
+				alsoCounted[k], first = true, true
+			}
+		}
+		if first {
 			st.Units++
 			if o == 0 && len(rep.Unattributed.UnitList) < maxListed {
-				rep.Unattributed.UnitList = append(rep.Unattributed.UnitList, rf.Units[k.Unit])
+				rep.Unattributed.UnitList = append(rep.Unattributed.UnitList, rf.Units[p.unit])
 			} else if o == 0 {
 				rep.Truncated = true
 			}
 		}
-		last[o] = max(last[o], unitTime[k.Unit])
-		if id < 0 {
-			continue // dangling
+		last[o] = max(last[o], unitTime[p.unit])
+		if p.id >= 0 {
+			holdings = append(holdings, holding{store: p.store, id: p.id, owner: o, time: unitTime[p.unit]})
 		}
-		r := rets[sIdx]
-		so := own.perStore[sIdx]
-		so.lastRef[int32(id)] = max(so.lastRef[int32(id)], unitTime[k.Unit])
-		ob := ownBlob{o, sIdx, int32(id)}
-		if seen[ob] {
-			continue
+	}
+	// Each (owner, blob) once: sorted, the holdings of one blob are
+	// together, and each owner's once.
+	slices.SortFunc(holdings, func(a, b holding) int {
+		return cmp.Or(cmp.Compare(a.store, b.store), cmp.Compare(a.id, b.id), cmp.Compare(a.owner, b.owner))
+	})
+	for i, h := range holdings {
+		so := own.perStore[h.store]
+		so.lastRef[h.id] = max(so.lastRef[h.id], h.time)
+		if i > 0 {
+			if prev := holdings[i-1]; prev.store == h.store && prev.id == h.id && prev.owner == h.owner {
+				continue // the same owner again
+			}
 		}
-		seen[ob] = true
-		st.Referenced.add(r.Size(id))
-		switch prev, ok := so.owners[int32(id)]; {
-		case !ok:
-			so.owners[int32(id)] = o
-		case prev != o:
-			so.owners[int32(id)] = shared
+		stats[h.owner].Referenced.add(rets[h.store].Size(int(h.id)))
+		switch prev := so.owners[h.id]; {
+		case prev == noOwner:
+			so.owners[h.id] = h.owner
+		case prev != h.owner:
+			so.owners[h.id] = shared
 		}
 	}
 	// An owner is as recent as its newest unit, with references or not (a
@@ -140,20 +196,19 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 	for s, so := range own.perStore {
 		r := rets[s]
 		for id, o := range so.owners {
-			size := r.Size(int(id))
+			size := r.Size(id)
 			switch {
+			case o == noOwner:
+				if r.KeptID(id) {
+					rep.Unattributed.TextOnly.add(size)
+					rep.Unattributed.Exclusive.add(size)
+				}
 			case o == shared:
 				so.shared.add(size)
 			case o == 0:
 				rep.Unattributed.Exclusive.add(size)
 			default:
 				stats[o].Exclusive.add(size)
-			}
-		}
-		for id := range r.Len() {
-			if _, ok := so.owners[int32(id)]; !ok && r.KeptID(id) {
-				rep.Unattributed.TextOnly.add(r.Size(id))
-				rep.Unattributed.Exclusive.add(r.Size(id))
 			}
 		}
 	}
@@ -172,4 +227,39 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 	rep.OwnerCount = len(rep.Owners)
 	slices.SortFunc(rep.Unattributed.UnitList, func(a, b owner.Unit) int { return cmp.Compare(a.String(), b.String()) })
 	return own
+}
+
+// resolvePairs places every pair in its store, in parallel: resolving is
+// most of the attribution's work, and the resolvers and listings are safe
+// to read from several goroutines.
+func resolvePairs(rf *owner.References, stores []scan.Target, rets []*retain.Retention) []placed {
+	ps := make([]placed, 0, len(rf.Pairs))
+	for k, v := range rf.Pairs {
+		ps = append(ps, placed{pair: v, unit: k.Unit})
+	}
+	// The map's order is random; the walk after this one must not be (the
+	// owners' indexes, the listed units).
+	slices.SortFunc(ps, func(a, b placed) int { return cmp.Compare(a.unit, b.unit) })
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(ps)/4096))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(ps); i += workers {
+				p := &ps[i]
+				s, key, id, inside := owner.Resolve(stores, rets, p.pair.Ref)
+				p.store, p.id = int32(s), int32(id)
+				if !inside {
+					p.store = -1
+				}
+				if id < 0 {
+					p.key = key
+				}
+				p.hint = owner.Hint(p.pair.Ref)
+			}
+		}()
+	}
+	wg.Wait()
+	return ps
 }

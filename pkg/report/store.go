@@ -209,8 +209,8 @@ func storeReport(ctx context.Context, st store.Store, r *retain.Retention, own *
 		if kept {
 			sr.Referenced.add(size)
 			byMod[b].Referenced.add(size)
-			switch t, ok := own.lastRef[int32(id)]; {
-			case ok && t > 0:
+			switch t := own.lastRef[id]; {
+			case t > 0:
 				byRef[ageBucket(now.Sub(time.Unix(0, t)))].Referenced.add(size)
 			default:
 				byRef[len(Ages)].Referenced.add(size)
