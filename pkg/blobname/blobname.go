@@ -50,7 +50,7 @@ func Parse(key string) (n Name, ok bool) {
 // and checks the digest by table, without a branch per digit: scans and the
 // gc plan ask it about every reference.
 func ParseBase(base string) (d Digest, ext string, ok bool) {
-	if len(base) < DigestLen || !ValidExt(base[DigestLen:]) {
+	if len(base) < DigestLen || !validExt(base[DigestLen:]) {
 		return d, "", false
 	}
 	var bad byte
@@ -92,9 +92,9 @@ func ParseDigest(s string) (Digest, bool) {
 	return d, true
 }
 
-// ValidExt reports whether ext is a valid extension of a content-addressed name:
+// validExt reports whether ext is a valid extension of a content-addressed name:
 // empty, or "." and 1–8 characters of [a-z0-9].
-func ValidExt(ext string) bool {
+func validExt(ext string) bool {
 	if ext == "" {
 		return true
 	}

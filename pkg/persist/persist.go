@@ -56,8 +56,8 @@
 //     AIX (Windows, Plan 9, z/OS, js, wasip1) the freshen is os.Chtimes,
 //     which follows symbolic links and may need ownership of the file, and
 //     the folder is not synced after a rename.
-//   - An extension that is not "." and 1–8 characters of [a-z0-9] (see
-//     blobname.ValidExt) is written as given, but mediactl then treats the
+//   - An extension that is not "." and 1–8 characters of [a-z0-9] (what
+//     blobname.Parse accepts) is written as given, but mediactl then treats the
 //     name as opaque: it cannot verify the bytes by their name.
 package persist
 
