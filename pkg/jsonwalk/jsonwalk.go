@@ -537,25 +537,27 @@ func hasZeroByte(x uint64) uint64 {
 
 // unescape decodes a string's JSON escapes into the walker's scratch buffer.
 func (w *Walker) unescape(raw []byte) []byte {
-	w.scratch = AppendUnescaped(w.scratch[:0], raw)
+	w.scratch = appendUnescaped(w.scratch[:0], raw)
 	return w.scratch
 }
 
-// AppendUnescaped appends raw with its JSON escapes decoded to dst. It is
-// lenient, for text that only contains JSON fragments: an invalid escape
+// appendUnescaped is AppendUnescapedOffsets without the offsets: the
+// walker's decoder of a string.
+func appendUnescaped(dst, raw []byte) []byte {
+	dst, _ = decodeEscapes(dst, nil, raw, false)
+	return dst
+}
+
+// AppendUnescapedOffsets appends raw with its JSON escapes decoded to dst. It
+// is lenient, for text that only contains JSON fragments: an invalid escape
 // keeps its text and an unpaired surrogate becomes U+FFFD, except one of
 // U+DC80 to U+DCFF, which becomes the byte 0x80 to 0xFF it stands for.
 // That is Python's surrogateescape: os.listdir and os.fsdecode give a file
 // name's bytes that are not UTF-8 as those code points, json.dumps writes
 // them as "\udce9", and the runtime that reads the session back opens the
 // file by its bytes, which is what a reference must resolve to.
-func AppendUnescaped(dst, raw []byte) []byte {
-	dst, _ = appendUnescaped(dst, nil, raw, false)
-	return dst
-}
-
-// AppendUnescapedOffsets decodes raw as AppendUnescaped does, appending the
-// text to dst, and says where in raw each byte it appends is spelled: for
+//
+// It also says where in raw each byte it appends is spelled: for
 // every byte appended to dst it appends to offs the offset in raw where the
 // character that byte starts is spelled, or -1 for a later byte of a
 // character written as one escape (the second byte of "\u00e9" decoded, the
@@ -568,12 +570,12 @@ func AppendUnescaped(dst, raw []byte) []byte {
 // can replace it in raw while every other character keeps its spelling: the
 // migration's rewriter changes a reference inside a JSON string that way.
 func AppendUnescapedOffsets(dst []byte, offs []int, raw []byte) ([]byte, []int) {
-	return appendUnescaped(dst, offs, raw, true)
+	return decodeEscapes(dst, offs, raw, true)
 }
 
-// appendUnescaped is AppendUnescaped, and AppendUnescapedOffsets when track
+// decodeEscapes is appendUnescaped, and AppendUnescapedOffsets when track
 // is set: one decoder for both.
-func appendUnescaped(out []byte, offs []int, raw []byte, track bool) ([]byte, []int) {
+func decodeEscapes(out []byte, offs []int, raw []byte, track bool) ([]byte, []int) {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' {
 			// A run of bytes that stand for themselves, up to the next escape.
@@ -653,13 +655,6 @@ func appendUnescaped(out []byte, offs []int, raw []byte, track bool) ([]byte, []
 		}
 	}
 	return out, offs
-}
-
-// DecodeHex4 decodes the four hex digits (either case) that follow "\u" in a
-// JSON escape, from the start of b.
-func DecodeHex4(b []byte) (rune, bool) {
-	r, n := decodeU(b)
-	return r, n == 4
 }
 
 func decodeU(b []byte) (rune, int) {

@@ -402,8 +402,8 @@ func TestAppendUnescapedSurrogates(t *testing.T) {
 		{`\udc7f`, "\uFFFD"},           // not a byte Python escapes: ASCII is never
 		{`\ud800\udce9`, "\U000100E9"}, // a pair, not an escaped byte
 	} {
-		if got := string(AppendUnescaped(nil, []byte(tc.in))); got != tc.want {
-			t.Errorf("AppendUnescaped(%s) = %q, want %q", tc.in, got, tc.want)
+		if got := string(appendUnescaped(nil, []byte(tc.in))); got != tc.want {
+			t.Errorf("appendUnescaped(%s) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -39,7 +39,7 @@ func TestAppendUnescapedOffsets(t *testing.T) {
 	}
 }
 
-// FuzzAppendUnescapedOffsets: the text is AppendUnescaped's; the offsets
+// FuzzAppendUnescapedOffsets: the text is appendUnescaped's; the offsets
 // rise, and at every one the raw bytes split into two parts that decode to
 // the text before and after it, which is what lets a part be replaced; for a
 // valid JSON string the text is encoding/json's.
@@ -55,8 +55,8 @@ func FuzzAppendUnescapedOffsets(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		text, offs := AppendUnescapedOffsets(nil, nil, raw)
-		if want := AppendUnescaped(nil, raw); string(text) != string(want) {
-			t.Fatalf("%q: text %q, AppendUnescaped gives %q", raw, text, want)
+		if want := appendUnescaped(nil, raw); string(text) != string(want) {
+			t.Fatalf("%q: text %q, appendUnescaped gives %q", raw, text, want)
 		}
 		if len(offs) != len(text) {
 			t.Fatalf("%q: %d offsets for %d bytes", raw, len(offs), len(text))
@@ -74,10 +74,10 @@ func FuzzAppendUnescapedOffsets(f *testing.F) {
 				t.Fatalf("%q: offsets %v do not rise", raw, offs)
 			}
 			prev = o
-			if before := AppendUnescaped(nil, raw[:o]); string(before) != string(text[:k]) {
+			if before := appendUnescaped(nil, raw[:o]); string(before) != string(text[:k]) {
 				t.Fatalf("%q: raw[:%d] decodes to %q, want text[:%d] %q", raw, o, before, k, text[:k])
 			}
-			if after := AppendUnescaped(nil, raw[o:]); string(after) != string(text[k:]) {
+			if after := appendUnescaped(nil, raw[o:]); string(after) != string(text[k:]) {
 				t.Fatalf("%q: raw[%d:] decodes to %q, want text[%d:] %q", raw, o, after, k, text[k:])
 			}
 		}
@@ -107,7 +107,7 @@ func BenchmarkAppendUnescaped(b *testing.B) {
 			buf := make([]byte, 0, len(raw))
 			b.SetBytes(int64(len(raw)))
 			for b.Loop() {
-				buf = AppendUnescaped(buf[:0], raw)
+				buf = appendUnescaped(buf[:0], raw)
 			}
 		})
 		b.Run(bc.name+"/offsets", func(b *testing.B) {

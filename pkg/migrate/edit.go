@@ -454,7 +454,7 @@ func (s decodedString) rawAt(i int) int {
 
 // decodeJSONString decodes the stored bytes of a JSON string (between its
 // quotes) with the decoder the reference extractor reads it with
-// (jsonwalk.AppendUnescapedOffsets, which decodes as AppendUnescaped does):
+// (jsonwalk.AppendUnescapedOffsets, which decodes as the walker does):
 // leniently, an invalid escape keeps its text, an unpaired surrogate becomes
 // U+FFFD, and one of U+DC80 to U+DCFF (Python's surrogateescape) the byte it
 // stands for. The rewriter must see the text the extractor saw, or it could
