@@ -16,6 +16,10 @@
 // reference in a unit the rule cannot attribute, count as unattributed: the
 // owners' bytes, the shared bytes and the unattributed bytes add up to the
 // referenced bytes.
+//
+// With Options.Shard, Run reports on one shard's blobs (see shard.go for
+// which figures add up over the shards of a split), and Merge makes the
+// report of the whole store from the reports of all of them.
 package report
 
 import (
@@ -29,6 +33,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/trash"
 	"github.com/mediactl/mediactl/pkg/verify"
@@ -62,12 +67,22 @@ type Options struct {
 	MaxListed int
 	// Progress, when set, is told about session bytes read.
 	Progress scan.Progress
+	// Shard, when sharded, reports on that shard's blobs only (as gc and
+	// verify split a store: retain.InShard). Every session is still read.
+	Shard shard.Spec
 }
 
 // Report is what Run found.
 type Report struct {
 	// Now is when the report was made: ages are counted from it.
-	Now     time.Time           `json:"now"`
+	Now time.Time `json:"now"`
+	// Shard is the part of the store reported on, "K/N" ("" for all of it).
+	Shard string `json:"shard,omitempty"`
+	// Merged is set on a report Merge made of shards' reports.
+	Merged *Merged `json:"merged,omitempty"`
+	// Notes say what a shard's or a merged report leaves out, and how it
+	// counts what does not add up over shards.
+	Notes   []string            `json:"notes,omitempty"`
 	Sources []scan.SourceReport `json:"sources"`
 	Stores  []*StoreReport      `json:"stores"`
 	Totals  Totals              `json:"totals"`
@@ -182,29 +197,43 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.MinAge = 0
 	}
 	rep := &Report{Now: opts.Now.UTC(), Complete: true, Problems: []string{}, Owners: []*OwnerStats{},
-		Unattributed: Unattributed{UnitList: []owner.Unit{}}, Rule: ruleName(opts.Owners)}
+		Unattributed: Unattributed{UnitList: []owner.Unit{}}, Rule: ruleName(opts.Owners), Shard: opts.Shard.String()}
+	sharded := opts.Shard.Sharded()
+	if sharded {
+		rep.Notes = shardNotes
+	}
 	attr := owner.NewAttributor(opts.Owners)
 	refs := owner.NewReferences()
+	companions := make([]func(string) (string, bool), len(opts.Stores))
+	for i, t := range opts.Stores {
+		if opts.Companion != nil {
+			companions[i] = opts.Companion(t.Store)
+		}
+		if t.Resolver == nil {
+			opts.Stores[i].Resolver = scan.NewResolver(t.Store, nil)
+		}
+	}
 
 	// The first store's mark reads the sessions through the attribution
 	// and resolves every reference against every store; a further store's
-	// mark reads them again for its own retention, as gc does per store.
+	// mark reads them again for its own retention, as gc does per store. A
+	// shard's marks keep its blobs, and its references are read apart.
 	wrapped := make([]sessions.Source, len(opts.Sources))
 	for i, s := range opts.Sources {
 		wrapped[i] = attr.Wrap(s)
 	}
 	rets := make([]*retain.Retention, len(opts.Stores))
 	for i, t := range opts.Stores {
-		mo := retain.MarkOptions{Jobs: opts.Jobs, MaxListed: opts.MaxListed}
-		if opts.Companion != nil {
-			mo.Companion = opts.Companion(t.Store)
-		}
+		mo := retain.MarkOptions{Jobs: opts.Jobs, MaxListed: opts.MaxListed, Companion: companions[i], Shard: opts.Shard}
 		srcs := opts.Sources
 		if i == 0 {
+			mo.Progress = opts.Progress
+		}
+		if i == 0 && !sharded {
 			srcs = wrapped
 			// No Stores: the references are resolved against the
 			// listings afterwards, without a stat per key.
-			mo.OnReference, mo.Progress = refs.Add, opts.Progress
+			mo.OnReference = refs.Add
 		}
 		r, err := retain.Mark(ctx, t.Store, srcs, mo)
 		if err != nil {
@@ -227,18 +256,31 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			break
 		}
 	}
+	var sr *shardRefs
+	if sharded && !rep.Interrupted {
+		sr = newShardRefs(opts.Shard, opts.Stores, companions)
+		sc, err := sr.read(ctx, wrapped, opts)
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		rep.Sources, rep.Interrupted = sc.Sources, sc.Interrupted || ctx.Err() != nil
+		if (!sc.Complete || sc.Interrupted) && rep.Complete {
+			rep.Complete = false
+			rep.Problems = append(rep.Problems, sc.ProblemLines()...)
+		}
+		refs = sr.mine
+	}
 	if rep.Interrupted {
+		rep.Complete = false
 		return rep, nil
 	}
 
-	for i, t := range opts.Stores {
-		if t.Resolver == nil {
-			opts.Stores[i].Resolver = scan.NewResolver(t.Store, nil)
-		}
-	}
 	own := attribute(attr, refs, opts.Stores, rets, opts.MaxListed, rep)
+	if sr != nil {
+		sr.setUnits(attr, opts.MaxListed, rep)
+	}
 	for i, t := range opts.Stores {
-		sr := storeReport(ctx, t.Store, rets[i], own.perStore[i], opts)
+		sr := storeReport(ctx, t.Store, rets[i], own.perStore[i], companions[i], opts)
 		rep.Stores = append(rep.Stores, sr)
 		if !sr.Complete {
 			rep.Complete = false
@@ -251,6 +293,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// shardNotes are the notes of a shard's report.
+var shardNotes = []string{
+	"a shard's report counts its blobs only; merge the reports of every shard of the split (mediactl report merge) for the whole store",
+	"units count an owner's session units over the whole store: every shard reads every session, and one unit may name blobs of several shards",
+	NoteSizeCap,
+	"days until full are left out: a shard grows by its part of the store's growth; the merged report reckons them from the whole growth",
+}
+
+// NoteSizeCap is the note of a shard's or a merged report on the size cap
+// policy, which it leaves out.
+const NoteSizeCap = "the max-size policy is left out: a size cap decides over all the blobs at once, oldest first, which no shard sees; run report without --shard for it"
 
 func (t *Totals) addStore(sr *StoreReport) {
 	sum := func(a *Count, b Count) { a.Blobs += b.Blobs; a.Bytes += b.Bytes }
@@ -282,9 +336,9 @@ func ruleName(r owner.Rule) string {
 	return "user_id, agent-inputs/{user_id}/…, else the file or row"
 }
 
-// verifyStore counts corrupt blobs by hashing every one.
-func verifyStore(ctx context.Context, st store.Store, jobs int) (*Count, error) {
-	v, err := verify.Run(ctx, verify.Options{Store: st, Jobs: jobs, MaxListed: 1, KeepCorrupt: true})
+// verifyStore counts corrupt blobs by hashing every one (of the shard).
+func verifyStore(ctx context.Context, st store.Store, jobs int, sh shard.Spec, companion func(string) (string, bool)) (*Count, error) {
+	v, err := verify.Run(ctx, verify.Options{Store: st, Jobs: jobs, MaxListed: 1, KeepCorrupt: true, Shard: sh, Companion: companion})
 	if err != nil {
 		return nil, err
 	}
@@ -305,12 +359,22 @@ func listErr(s string) string {
 	return "; listing: " + s
 }
 
-// trashOf counts a store's trash runs and marks.
-func trashOf(ctx context.Context, st store.Store) (runs int, in, marked Count, err error) {
+// trashOf counts a store's trash runs and marks. A shard counts the
+// trashed and marked blobs whose key is its own, and every run.
+func trashOf(ctx context.Context, st store.Store, sh shard.Spec) (runs int, in, marked Count, err error) {
 	rs, err := trash.Runs(ctx, st)
-	for _, r := range rs {
-		in.Blobs += r.Blobs
-		in.Bytes += r.Bytes
+	if !sh.Sharded() {
+		for _, r := range rs {
+			in.Blobs += r.Blobs
+			in.Bytes += r.Bytes
+		}
+	} else if err == nil {
+		err = trash.EachTrashed(ctx, st, func(_ trash.RunRecord, b trash.Trashed) error {
+			if sh.Owns(b.Key) {
+				in.add(b.Size)
+			}
+			return nil
+		})
 	}
 	if err != nil {
 		return len(rs), in, marked, err
@@ -318,7 +382,9 @@ func trashOf(ctx context.Context, st store.Store) (runs int, in, marked Count, e
 	ms, err := trash.Marks(ctx, st)
 	for _, m := range ms {
 		for _, x := range m.Marks {
-			marked.add(x.Size)
+			if sh.Owns(x.Key) {
+				marked.add(x.Size)
+			}
 		}
 	}
 	return len(rs), in, marked, err

@@ -168,7 +168,7 @@ func MediaType(key string) string {
 }
 
 // storeReport adds up one store.
-func storeReport(ctx context.Context, st store.Store, r *retain.Retention, own *storeOwn, opts Options) *StoreReport {
+func storeReport(ctx context.Context, st store.Store, r *retain.Retention, own *storeOwn, companion func(string) (string, bool), opts Options) *StoreReport {
 	sr := &StoreReport{Store: st.Location(), Kind: "bucket", Complete: true, Problems: []string{}, Shared: own.shared}
 	if _, ok := st.(store.Local); ok {
 		sr.Kind = "local"
@@ -186,10 +186,7 @@ func storeReport(ctx context.Context, st store.Store, r *retain.Retention, own *
 		sizes[i].Class = s.Name
 	}
 	today := now.UTC().Truncate(24 * time.Hour)
-	days := make([]Period, GrowthDays)
-	for i := range days {
-		days[i].Start = today.AddDate(0, 0, -(GrowthDays - 1 - i)).Format(time.DateOnly)
-	}
+	days := growthDays(now)
 	refcount := Policy{Name: "refcount"}
 	if opts.MinAge != retain.DefaultMinAge {
 		refcount.Name = "refcount --min-age " + retain.FormatAge(opts.MinAge)
@@ -249,12 +246,7 @@ func storeReport(ctx context.Context, st store.Store, r *retain.Retention, own *
 	for t, c := range types {
 		sr.ByMediaType = append(sr.ByMediaType, TypeCount{Type: t, Count: *c})
 	}
-	slices.SortFunc(sr.ByMediaType, func(a, b TypeCount) int {
-		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.Type, b.Type))
-	})
-	if sr.ByMediaType == nil {
-		sr.ByMediaType = []TypeCount{}
-	}
+	sr.ByMediaType = sortTypes(sr.ByMediaType)
 
 	// Growth.
 	var grown int64
@@ -262,54 +254,35 @@ func storeReport(ctx context.Context, st store.Store, r *retain.Retention, own *
 		grown += d.Bytes
 	}
 	sr.Growth.Days = days
-	for w := 0; w < (GrowthDays+6)/7; w++ {
-		end := GrowthDays - 7*w // exclusive, counted from the oldest day
-		start := max(end-7, 0)
-		p := Period{Start: days[start].Start}
-		for _, d := range days[start:end] {
-			p.Blobs += d.Blobs
-			p.Bytes += d.Bytes
-		}
-		sr.Growth.Weeks = append([]Period{p}, sr.Growth.Weeks...)
-	}
+	sr.Growth.Weeks = weeksOf(days)
 	sr.Growth.BytesPerDay = float64(grown) / GrowthDays
 	if l, ok := st.(store.Local); ok {
 		if size, free, err := statfs(l.Dir()); err == nil {
 			fs := &Filesystem{Size: size, Free: free}
-			if sr.Growth.BytesPerDay > 0 {
-				d := float64(free) / sr.Growth.BytesPerDay
-				fs.DaysUntilFull = &d
+			if !opts.Shard.Sharded() {
+				fs.DaysUntilFull = daysUntilFull(free, sr.Growth.BytesPerDay)
 			}
 			sr.Growth.Filesystem = fs
 		}
 	}
 
-	// Policies: refcount, age with and without --keep-referenced, a cap.
+	// Policies: refcount, age with and without --keep-referenced, a cap
+	// (not on a shard: see NoteSizeCap).
 	sr.Policies = append(sr.Policies, refcount)
 	sr.Policies = append(sr.Policies, ages...)
-	limit := opts.MaxSize
-	if limit <= 0 {
-		limit = sr.Stored.Bytes / 2
+	if !opts.Shard.Sharded() {
+		sr.Policies = append(sr.Policies, sizeCap(r, capIDs, sr.Stored.Bytes, opts.MaxSize))
 	}
-	slices.SortFunc(capIDs, func(a, b uint32) int { return r.CompareByTime(int(a), int(b)) })
-	taken, after := r.TakeOldest(capIDs, 0, sr.Stored.Bytes, limit)
-	capped := Policy{Name: "max-size " + humanize.IBytes(uint64(limit))}
-	for _, id := range taken {
-		capped.Free.add(r.Size(int(id)))
-	}
-	met := after <= limit
-	capped.CapMet = &met
-	sr.Policies = append(sr.Policies, capped)
 
 	// The trash, the marks, and with --verify the content.
-	runs, in, marked, err := trashOf(ctx, st)
+	runs, in, marked, err := trashOf(ctx, st, opts.Shard)
 	sr.TrashRuns, sr.InTrash, sr.Marked = runs, in, marked
 	if err != nil {
 		sr.Complete = false
 		sr.Problems = append(sr.Problems, fmt.Sprintf("%s: reading the trash: %v", sr.Store, err))
 	}
 	if opts.Verify {
-		c, err := verifyStore(ctx, st, opts.Jobs)
+		c, err := verifyStore(ctx, st, opts.Jobs, opts.Shard, companion)
 		sr.Corrupt = c
 		if err != nil {
 			sr.Complete = false
@@ -317,4 +290,68 @@ func storeReport(ctx context.Context, st store.Store, r *retain.Retention, own *
 		}
 	}
 	return sr
+}
+
+// daysUntilFull is how long free bytes last at bytesPerDay: nil when the
+// store does not grow.
+func daysUntilFull(free uint64, bytesPerDay float64) *float64 {
+	if bytesPerDay <= 0 {
+		return nil
+	}
+	d := float64(free) / bytesPerDay
+	return &d
+}
+
+// sizeCap is what the size cap limit (half the store when 0) would free:
+// the candidates (ids), oldest first, until the store fits.
+func sizeCap(r *retain.Retention, ids []uint32, stored, limit int64) Policy {
+	if limit <= 0 {
+		limit = stored / 2
+	}
+	slices.SortFunc(ids, func(a, b uint32) int { return r.CompareByTime(int(a), int(b)) })
+	taken, after := r.TakeOldest(ids, 0, stored, limit)
+	capped := Policy{Name: "max-size " + humanize.IBytes(uint64(limit))}
+	for _, id := range taken {
+		capped.Free.add(r.Size(int(id)))
+	}
+	met := after <= limit
+	capped.CapMet = &met
+	return capped
+}
+
+// growthDays are the GrowthDays days up to now's (UTC), oldest first, empty.
+func growthDays(now time.Time) []Period {
+	today := now.UTC().Truncate(24 * time.Hour)
+	days := make([]Period, GrowthDays)
+	for i := range days {
+		days[i].Start = today.AddDate(0, 0, -(GrowthDays - 1 - i)).Format(time.DateOnly)
+	}
+	return days
+}
+
+// weeksOf adds up days by week, counted back from the newest day.
+func weeksOf(days []Period) []Period {
+	var weeks []Period
+	for w := 0; w < (len(days)+6)/7; w++ {
+		end := len(days) - 7*w // exclusive, counted from the oldest day
+		start := max(end-7, 0)
+		p := Period{Start: days[start].Start}
+		for _, d := range days[start:end] {
+			p.Blobs += d.Blobs
+			p.Bytes += d.Bytes
+		}
+		weeks = append([]Period{p}, weeks...)
+	}
+	return weeks
+}
+
+// sortTypes orders media types by bytes, most first, then by name.
+func sortTypes(types []TypeCount) []TypeCount {
+	slices.SortFunc(types, func(a, b TypeCount) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.Type, b.Type))
+	})
+	if types == nil {
+		types = []TypeCount{}
+	}
+	return types
 }
