@@ -1,7 +1,10 @@
 // Package forget erases one or more owners' media: every blob that only
-// their session units name, from the store, from every trash run, and (given
-// migrate's journal) the proven copies in the bucket; every blob another
-// unit also names stays.
+// their session units name, from the store, from every trash run (the
+// store's own, and those kept in a trash folder outside it), and the proven
+// copies in the buckets migrate's journals copied to — also a copy that
+// lives only there, once migrate --delete-source removed its source and
+// the sessions name the copy; every blob and copy another unit also names
+// stays.
 //
 // The protocol, per run, with every store locked from the start to the end:
 //
@@ -11,7 +14,11 @@
 //  2. The forgotten units are those whose every reference (and the unit
 //     itself, when a reference carries no owner of its own) belongs to a
 //     forgotten owner. The candidates are the blobs (and their companions)
-//     the forgotten owners' references name, in the store or in a trash run.
+//     the forgotten owners' references name, in the store or in a trash run,
+//     the proven copies they name in a bucket (by its URL, a name the
+//     sessions call it, or the folder the rewrites mounted it at) with their
+//     sources, and the proven copies of every candidate of a store. A blob
+//     and its copies are kept together.
 //  3. Read every session again, leaving out only the forgotten units: each
 //     string marks the candidates under the full retention rule (package
 //     retain: digest, hex part, stem words), and each precise reference
@@ -26,7 +33,9 @@
 //     blob a unit saved meanwhile names; when that read is not complete,
 //     everything moved goes back and nothing is deleted.
 //  6. Only then delete the run for good, and the candidates in older trash
-//     runs, and the proven copies the journal names.
+//     runs, and the copies: a copy cannot be put back, so none is deleted
+//     before that read; each is checked right before its delete (the
+//     proven size and sha256, and not written since the run began).
 //
 // Erasure is not retention: no minimum age applies; only the check of step
 // 4 keeps a blob a writer touched during the run.
@@ -39,6 +48,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/owner"
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -61,8 +71,24 @@ type Options struct {
 	// still refuses a store another run holds locked.
 	Delete bool
 	// Journal, when set, is migrate's journal of a store: the proven copies
-	// of the erased blobs in its destination are deleted too.
+	// of the erased blobs in its destination are deleted too, and so are
+	// the copies only the forgotten owners' units name (after migrate
+	// --delete-source, the media only in the bucket). The stores' own
+	// journals (.mediactl/migrate/*.jsonl) are read too.
 	Journal string
+	// TrashDir, when set, is a local folder that holds one store's trash
+	// runs (gc and migrate's --trash-dir; the store is the one its record
+	// names): the candidates are erased from its runs too, and this run's
+	// own trash run goes there. It must hold that store's trash already.
+	TrashDir string
+	// Resolver is the resolver of a bucket that migrate copied to, given
+	// the names the sessions call it (target.Targets.Resolver); nil means
+	// scan.NewResolver.
+	Resolver func(st store.Store) *ref.Resolver
+	// Bases are the folders relative references are relative to: a
+	// reference to a copy through the folder the bucket is mounted at may
+	// be relative.
+	Bases []string
 	// Jobs is passed to the session reads; 0 means one per CPU.
 	Jobs int
 	// MaxListed caps the problems listed; 0 means 10,000.
@@ -109,7 +135,20 @@ const (
 	KeptNamedDuringRun = "named by a session saved during the run: put back"
 	// KeptChanged: written again (or touched) since the run began.
 	KeptChanged = "changed since the run began (a writer touched it)"
+	// KeptWithCopy: a store's blob whose migrated copy another unit names.
+	KeptWithCopy = "kept with its migrated copy, which stays"
+	// KeptCopyNamedDuringRun: a copy a unit saved during the run names; it
+	// was not deleted (the read after the moves comes before any delete of
+	// a copy).
+	KeptCopyNamedDuringRun = "named by a session saved during the run: not deleted"
+	// KeptCopyChanged: a copy whose size or sha256 metadata is no longer
+	// the journal's proof: other bytes, perhaps someone else's.
+	KeptCopyChanged = "not the proven copy any more (its size or sha256 changed): left alone"
 )
+
+// keptWithSource is why a copy stays whose source in the store stays: such
+// a copy goes with its source and is not listed.
+const keptWithSource = "kept with its source"
 
 // Blob is one blob erased (or, in a dry run, to be erased).
 type Blob struct {
@@ -130,12 +169,30 @@ type Blob struct {
 	// Marked names the mark runs of a bucket that had marked it for a
 	// deferred delete.
 	Marked []string `json:"marked,omitempty"`
+	// CopyOf is set for a copy that lives only in the bucket migrate copied
+	// it to (its source gone from the store and its trash): Store is then
+	// the bucket, and CopyOf the store it was migrated from.
+	CopyOf string `json:"copy_of,omitempty"`
 
+	at      ck
 	inStore bool
 	id      int // in the store's listing, when inStore
-	runs    []string
+	runs    []runAt
 	mod     time.Time
 	copies  []string
+}
+
+// runAt is a trash run: its name, and the folder it is kept in ("" for
+// the store's own trash).
+type runAt struct {
+	name, dir string
+}
+
+func (r runAt) String() string {
+	if r.dir == "" {
+		return "trash run " + r.name
+	}
+	return "trash run " + r.name + " in " + r.dir
 }
 
 // Kept is a candidate that stays, and why.
@@ -144,6 +201,9 @@ type Kept struct {
 	Key    string `json:"key"`
 	Size   int64  `json:"size"`
 	Reason string `json:"reason"`
+	// CopyOf is set for a copy in a bucket (Store): the store it was
+	// migrated from.
+	CopyOf string `json:"copy_of,omitempty"`
 }
 
 // Report is forget's receipt.
@@ -157,6 +217,17 @@ type Report struct {
 	// Finished is when the run ended.
 	Finished time.Time `json:"finished"`
 	Stores   []string  `json:"stores"`
+	// Buckets are the buckets migrate's journals copied the stores to,
+	// whose copies were looked at.
+	Buckets []string `json:"buckets,omitempty"`
+	// TrashDir is the folder outside the store whose trash runs were
+	// searched too.
+	TrashDir string `json:"trash_dir,omitempty"`
+	// TrashNotSearched are the folders outside the stores that migrate's
+	// journals say hold trash runs that are still there, which this run
+	// did not search (it was not given them): the forgotten owners' blobs
+	// in them are not erased, and the run is incomplete.
+	TrashNotSearched []string `json:"trash_not_searched,omitempty"`
 	// Units are the session units found to be only the forgotten owners'.
 	Units int64 `json:"units"`
 	// Erased are the blobs removed (a dry run: that would be).

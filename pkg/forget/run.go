@@ -40,12 +40,22 @@ type run struct {
 	started   time.Time
 
 	cands map[ck]*Blob
-	// groups are the candidates of a store by their group (an upload and
-	// its sidecars): kept together, erased together.
-	groups map[ck][]ck
-	skip   map[owner.Unit]bool
+	// groups are the candidates by their group (an upload and its
+	// sidecars; a blob and its migrated copies): kept together, erased
+	// together. groupOf is each member's group.
+	groups  map[ck][]ck
+	groupOf map[ck]ck
+	skip    map[owner.Unit]bool
 	// moved is, per store, this run's trash run.
 	moved map[int]string
+
+	// dests are the buckets migrate's journals copied the stores to; a
+	// copy in dests[d] is the candidate ck{len(stores)+d, key}.
+	dests []*dest
+	// copyOf is the store's candidate a copy candidate is the copy of.
+	copyOf map[ck]ck
+	// tdir is Options.TrashDir, opened for its store.
+	tdir *trashDir
 }
 
 // phaseHook, set by tests, is called where a live runtime may save a
@@ -109,6 +119,17 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if !r.lock(ctx) {
 		return r.rep, nil
 	}
+	if opts.TrashDir != "" {
+		if err := r.openTrashDir(); err != nil {
+			return nil, err
+		}
+		defer r.tdir.st.Close()
+	}
+	defer func() {
+		for _, d := range r.dests {
+			d.st.Close()
+		}
+	}()
 	err := r.do(ctx)
 	return r.rep, err
 }
@@ -183,6 +204,7 @@ func (r *run) do(ctx context.Context) error {
 	if !r.rep.Complete || ctx.Err() != nil {
 		return nil
 	}
+	r.loadDests(ctx)
 	attr := owner.NewAttributor(r.opts.Rule)
 	rf := owner.NewReferences()
 	wrapped := make([]sessions.Source, len(r.opts.Sources))
@@ -257,6 +279,29 @@ func (r *run) do(ctx context.Context) error {
 	for _, v := range rf.Pairs {
 		s, key, id, inside := owner.Resolve(r.stores, r.rets, v.Ref)
 		if !inside {
+			r.eachInDest(v.Ref, func(c ck) {
+				if !forgotten[v.Owner] {
+					namedByOthers[c] = true
+					return
+				}
+				p, from, ok := r.destOf(c).proof(c.key)
+				if !ok {
+					return // no copy this migration proved: not the owner's
+				}
+				r.copyCand(c, p, from).References += v.N
+				// Its source, if it is still in the store or its trash,
+				// goes (and stays) with it.
+				src := ck{from, c.key}
+				if r.cands[src] != nil {
+					return
+				}
+				if n, ok := r.rets[from].Lookup(c.key); ok {
+					ret := r.rets[from]
+					r.cands[src] = &Blob{Store: ret.Store, Key: c.key, Size: ret.Size(n), inStore: true, id: n, mod: ret.ModTime(n), at: src}
+				} else if _, ok := dangling[src]; !ok {
+					dangling[src] = 0
+				}
+			})
 			continue
 		}
 		c := ck{s, key}
@@ -271,7 +316,7 @@ func (r *run) do(ctx context.Context) error {
 		b := r.cands[c]
 		if b == nil {
 			ret := r.rets[s]
-			b = &Blob{Store: ret.Store, Key: key, Size: ret.Size(id), inStore: true, id: id, mod: ret.ModTime(id)}
+			b = &Blob{Store: ret.Store, Key: key, Size: ret.Size(id), inStore: true, id: id, mod: ret.ModTime(id), at: c}
 			r.cands[c] = b
 		}
 		b.References += v.N
@@ -284,6 +329,7 @@ func (r *run) do(ctx context.Context) error {
 	for _, n := range dangling {
 		r.rep.AlreadyDangling += n
 	}
+	r.linkCopies()
 
 	// 3. Every unit but the forgotten ones, read again: what they name under
 	// the retention rule, or by a precise reference, stays.
@@ -292,23 +338,67 @@ func (r *run) do(ctx context.Context) error {
 		return nil
 	}
 	phase("decided")
-	erase := r.decide(keep)
+	erase := r.statCopies(ctx, r.decide(keep))
 	if !r.opts.Delete {
 		for _, b := range erase {
-			if n, ok := blobname.Parse(b.Key); ok {
+			if _, linked := r.copyOf[b.at]; linked {
+				continue // said with its source
+			}
+			if n, ok := blobname.Parse(b.Key); ok && !r.isCopy(b.at) {
 				b.SHA256 = n.Digest.String()
 			}
 			r.erased(b)
 		}
+		r.sortKept()
 		return nil
 	}
 	return r.erase(ctx, erase)
+}
+
+// join puts a and b in one group.
+func (r *run) join(a, b ck) {
+	ga, inA := r.groupOf[a]
+	gb, inB := r.groupOf[b]
+	switch {
+	case inA && inB:
+		if ga == gb {
+			return
+		}
+		for _, m := range r.groups[gb] {
+			r.groupOf[m] = ga
+		}
+		r.groups[ga] = append(r.groups[ga], r.groups[gb]...)
+		delete(r.groups, gb)
+	case inA:
+		r.groups[ga] = append(r.groups[ga], b)
+		r.groupOf[b] = ga
+	case inB:
+		r.groups[gb] = append(r.groups[gb], a)
+		r.groupOf[a] = gb
+	default:
+		// A group of its own, whose name no companion group has.
+		g := ck{-1 - a.s, a.key}
+		r.groups[g] = []ck{a, b}
+		r.groupOf[a], r.groupOf[b] = g, g
+	}
+}
+
+// keep lists b in the report as kept, for why.
+func (r *run) keep(b *Blob, why string) {
+	r.rep.Kept = append(r.rep.Kept, Kept{Store: b.Store, Key: b.Key, Size: b.Size, Reason: why, CopyOf: b.CopyOf})
+}
+
+func (r *run) sortKept() {
+	slices.SortFunc(r.rep.Kept, func(a, b Kept) int {
+		return cmp.Or(cmp.Compare(a.CopyOf, b.CopyOf), cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key))
+	})
 }
 
 // addCompanions adds to the candidates the other members of their groups
 // (coffer's sidecars), and records the groups.
 func (r *run) addCompanions() {
 	r.groups = map[ck][]ck{}
+	r.groupOf = map[ck]ck{}
 	for s, comp := range r.companion {
 		if comp == nil {
 			continue
@@ -337,37 +427,41 @@ func (r *run) addCompanions() {
 			}
 			c := ck{s, key}
 			if r.cands[c] == nil {
-				r.cands[c] = &Blob{Store: ret.Store, Key: key, Size: ret.Size(id), inStore: true, id: id, mod: ret.ModTime(id)}
+				r.cands[c] = &Blob{Store: ret.Store, Key: key, Size: ret.Size(id), inStore: true, id: id, mod: ret.ModTime(id), at: c}
 			}
 			gk := ck{s, g}
 			r.groups[gk] = append(r.groups[gk], c)
+			r.groupOf[c] = gk
 		}
 	}
 }
 
 // addTrashed finds the candidates (and the blobs the forgotten owners name
-// that are gone from the store) in every trash run, and in the marks.
+// that are gone from the store) in every trash run, the store's own and
+// those in the trash folder outside it, and in the marks.
 func (r *run) addTrashed(ctx context.Context, dangling map[ck]int64) error {
 	for s, t := range r.stores {
-		err := trash.EachTrashed(ctx, t.Store, func(_ trash.RunRecord, tb trash.Trashed) error {
-			c := ck{s, tb.Key}
-			b := r.cands[c]
-			if b == nil {
-				n, ok := dangling[c]
-				if !ok {
-					return nil
+		for _, place := range r.trashes(s) {
+			err := trash.EachTrashed(ctx, place.st, func(_ trash.RunRecord, tb trash.Trashed) error {
+				c := ck{s, tb.Key}
+				b := r.cands[c]
+				if b == nil {
+					n, ok := dangling[c]
+					if !ok {
+						return nil
+					}
+					b = &Blob{Store: t.Store.Location(), Key: tb.Key, Size: tb.Size, References: n, at: c}
+					r.cands[c] = b
+					delete(dangling, c)
 				}
-				b = &Blob{Store: t.Store.Location(), Key: tb.Key, Size: tb.Size, References: n}
-				r.cands[c] = b
-				delete(dangling, c)
+				if at := (runAt{tb.Run, place.dir}); !slices.Contains(b.runs, at) {
+					b.runs = append(b.runs, at)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			if !slices.Contains(b.runs, tb.Run) {
-				b.runs = append(b.runs, tb.Run)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 		marks, err := trash.Marks(ctx, t.Store)
 		if err != nil {
@@ -389,7 +483,7 @@ func (r *run) addTrashed(ctx context.Context, dangling map[ck]int64) error {
 // store), with why; also names the ones in also. ok is false when the read
 // was not complete: the run then stops, and the report says why.
 func (r *run) named(ctx context.Context, srcs []sessions.Source, cands map[ck]*Blob, also map[ck]bool) (map[ck]string, bool) {
-	idx := make([]*retain.Index, len(r.stores))
+	idx := make([]*retain.Index, len(r.stores)+len(r.dests))
 	ids := map[ck]int{}
 	for i := range idx {
 		idx[i] = retain.NewIndex()
@@ -418,6 +512,11 @@ func (r *run) named(ctx context.Context, srcs []sessions.Source, cands map[ck]*B
 				precise[ck{s, key}] = true
 			}
 		})
+		r.eachInDest(f.Ref, func(c ck) {
+			if _, ok := cands[c]; ok {
+				precise[c] = true
+			}
+		})
 	}
 	sr, err := scan.Run(ctx, scan.Options{Sources: filtered, Jobs: r.opts.Jobs, MaxListed: r.opts.MaxListed, Text: text, OnReference: onRef, CountOnly: true})
 	if err != nil {
@@ -443,28 +542,55 @@ func (r *run) named(ctx context.Context, srcs []sessions.Source, cands map[ck]*B
 // decide applies keep (a reason per kept candidate) with the groups, lists
 // the kept in the report and returns the rest, sorted.
 func (r *run) decide(keep map[ck]string) []*Blob {
-	for _, members := range r.groups {
-		kept := slices.ContainsFunc(members, func(c ck) bool { return keep[c] != "" })
-		if !kept {
-			continue
-		}
-		for _, c := range members {
-			if keep[c] == "" {
-				keep[c] = KeptCompanion
-			}
-		}
-	}
+	r.spread(keep, r.cands, KeptCompanion)
 	var erase []*Blob
 	for c, b := range r.cands {
 		if why := keep[c]; why != "" {
-			r.rep.Kept = append(r.rep.Kept, Kept{Store: b.Store, Key: b.Key, Size: b.Size, Reason: why})
+			if why != keptWithSource {
+				r.keep(b, why)
+			}
 			continue
 		}
 		erase = append(erase, b)
 	}
-	slices.SortFunc(r.rep.Kept, func(a, b Kept) int { return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key)) })
+	r.sortKept()
 	slices.SortFunc(erase, func(a, b *Blob) int { return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key)) })
 	return erase
+}
+
+// spread keeps with every kept member of a group (among in) the rest of
+// it: a copy whose source stays goes unsaid (keptWithSource), a blob kept
+// only for its copy is KeptWithCopy, the rest companion.
+func (r *run) spread(keep map[ck]string, in map[ck]*Blob, companion string) {
+	for _, members := range r.groups {
+		var kept []ck
+		for _, c := range members {
+			if _, ok := in[c]; ok && keep[c] != "" {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		copyOnly := !slices.ContainsFunc(kept, func(c ck) bool { return !r.isCopy(c) })
+		for _, c := range members {
+			if _, ok := in[c]; !ok {
+				continue
+			}
+			src, linked := r.copyOf[c]
+			switch {
+			case linked && slices.Contains(kept, src):
+				keep[c] = keptWithSource
+			case keep[c] != "":
+			case linked:
+				keep[c] = keptWithSource
+			case copyOnly:
+				keep[c] = KeptWithCopy
+			default:
+				keep[c] = companion
+			}
+		}
+	}
 }
 
 // erased lists b in the report.
@@ -477,8 +603,9 @@ func (r *run) erased(b *Blob) {
 			b.Where = append(b.Where, "store")
 		}
 		for _, run := range b.runs {
-			b.Where = append(b.Where, "trash run "+run)
+			b.Where = append(b.Where, run.String())
 		}
+		b.Where = append(b.Where, b.copies...)
 	}
 	r.rep.Erased = append(r.rep.Erased, *b)
 	r.rep.ErasedBytes += b.Size
@@ -487,18 +614,21 @@ func (r *run) erased(b *Blob) {
 
 // erase moves the store's candidates into a trash run per store, reads
 // again what changed since the run began, puts back what a unit saved
-// meanwhile names, and deletes the rest for good.
+// meanwhile names, and deletes the rest for good: the trash runs, then the
+// copies in the buckets (a copy cannot be put back, so none is deleted
+// before that read).
 func (r *run) erase(ctx context.Context, erase []*Blob) error {
 	for _, b := range erase {
-		b.SHA256 = r.digest(ctx, b)
+		if !r.isCopy(b.at) {
+			b.SHA256 = r.digest(ctx, b)
+		}
 	}
 	byStore := map[int][]*Blob{}
 	index := map[ck]*Blob{}
 	for _, b := range erase {
-		s := slices.Index(r.rep.Stores, b.Store)
-		index[ck{s, b.Key}] = b
+		index[b.at] = b
 		if b.inStore {
-			byStore[s] = append(byStore[s], b)
+			byStore[b.at.s] = append(byStore[b.at.s], b)
 		}
 	}
 	// 4. Into a trash run, each blob checked again right before it goes.
@@ -512,19 +642,21 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 		for i, b := range blobs {
 			items[i] = trash.Item{Key: b.Key, Size: b.Size, ModTime: b.mod}
 		}
-		res, err := trash.Move(ctx, r.locks[s], items, trash.Options{Command: "forget", Cutoff: r.started, StoreBlobs: r.rets[s].Blobs, Jobs: r.opts.Jobs})
+		res, err := trash.Move(ctx, r.moveLock(s), items, trash.Options{Command: "forget", Cutoff: r.started, StoreBlobs: r.rets[s].Blobs, Jobs: r.opts.Jobs})
 		if res != nil && res.Run != "" {
 			r.moved[s] = res.Run
 			r.rep.Runs = append(r.rep.Runs, res.Run)
 		}
 		if res != nil {
 			for _, k := range res.Skipped {
-				r.rep.Kept = append(r.rep.Kept, Kept{Store: r.rep.Stores[s], Key: k.Key, Size: index[ck{s, k.Key}].Size, Reason: KeptChanged + ": " + k.Reason})
-				index[ck{s, k.Key}].inStore = false
+				b := index[ck{s, k.Key}]
+				r.keep(b, KeptChanged+": "+k.Reason)
+				b.inStore = false
 			}
 			for _, k := range res.Failed {
-				r.rep.Kept = append(r.rep.Kept, Kept{Store: r.rep.Stores[s], Key: k.Key, Size: index[ck{s, k.Key}].Size, Reason: "could not be removed: " + k.Reason})
-				index[ck{s, k.Key}].inStore = false
+				b := index[ck{s, k.Key}]
+				r.keep(b, "could not be removed: "+k.Reason)
+				b.inStore = false
 				r.fail(fmt.Sprintf("%s: could not be removed: %s", k.Key, k.Reason))
 			}
 		}
@@ -537,17 +669,17 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 		}
 		for _, b := range blobs {
 			if b.inStore {
-				movedOut[ck{s, b.Key}] = true
+				movedOut[b.at] = true
 			}
 		}
 	}
 	phase("moved")
 
 	// 5. What changed since the run began, read again: a unit saved
-	// meanwhile that names a blob puts it back.
+	// meanwhile that names a blob puts it back, and keeps a copy.
 	pending := map[ck]*Blob{}
 	for c, b := range index {
-		if movedOut[c] || len(b.runs) > 0 {
+		if movedOut[c] || len(b.runs) > 0 || r.isCopy(c) {
 			pending[c] = b
 		}
 	}
@@ -565,20 +697,18 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 		return nil
 	}
 	for c := range named {
-		for gk, members := range r.groups {
-			if gk.s == c.s && slices.Contains(members, c) {
-				for _, m := range members {
-					if _, ok := pending[m]; ok && named[m] == "" {
-						named[m] = KeptCompanion
-					}
-				}
-			}
+		named[c] = KeptNamedDuringRun
+		if r.isCopy(c) {
+			named[c] = KeptCopyNamedDuringRun
 		}
 	}
+	r.spread(named, pending, KeptCompanion)
 	back := map[int][]string{}
-	for c := range named {
+	for c, why := range named {
 		b := pending[c]
-		r.rep.Kept = append(r.rep.Kept, Kept{Store: b.Store, Key: b.Key, Size: b.Size, Reason: KeptNamedDuringRun})
+		if why != keptWithSource {
+			r.keep(b, why)
+		}
 		if movedOut[c] {
 			back[c.s] = append(back[c.s], c.key)
 		}
@@ -586,7 +716,7 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 	}
 	for s, keys := range back {
 		slices.Sort(keys)
-		if _, err := trash.RestoreKeys(context.WithoutCancel(ctx), r.locks[s], r.moved[s], keys); err != nil {
+		if _, err := trash.RestoreKeys(context.WithoutCancel(ctx), r.moveLock(s), r.moved[s], keys); err != nil {
 			r.fail(fmt.Sprintf("forget: put back from %s: %v", r.moved[s], err))
 			r.putBackAll(ctx, "a blob named during the run could not be put back")
 			return nil
@@ -594,11 +724,12 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 	}
 
 	// 6. For good: this run's trash runs, then the candidates in older
-	// runs. A purge is a delete, made after the read above.
+	// trash runs, then the copies. A purge is a delete, made after the
+	// read above.
 	dctx := context.WithoutCancel(ctx)
 	failed := map[ck]bool{}
 	for s, run := range r.moved {
-		if _, err := trash.PurgeRun(dctx, r.locks[s], run); err != nil {
+		if _, err := trash.PurgeRun(dctx, r.moveLock(s), run); err != nil {
 			r.fail(fmt.Sprintf("forget: delete trash run %s: %v (its blobs are left in it: run forget again)", run, err))
 			for c := range pending {
 				if c.s == s && movedOut[c] {
@@ -607,38 +738,39 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 			}
 		}
 	}
-	older := map[int]map[string][]string{}
+	type runOf struct {
+		s  int
+		at runAt
+	}
+	older := map[runOf][]string{}
 	for c, b := range pending {
-		for _, run := range b.runs {
-			if older[c.s] == nil {
-				older[c.s] = map[string][]string{}
-			}
-			older[c.s][run] = append(older[c.s][run], c.key)
+		for _, at := range b.runs {
+			older[runOf{c.s, at}] = append(older[runOf{c.s, at}], c.key)
 		}
 	}
-	for s, runs := range older {
-		for run, keys := range runs {
-			slices.Sort(keys)
-			if _, err := trash.PurgeKeys(dctx, r.locks[s], run, keys); err != nil {
-				r.fail(fmt.Sprintf("forget: delete from trash run %s: %v", run, err))
-				for _, k := range keys {
-					failed[ck{s, k}] = true
-				}
+	for ro, keys := range older {
+		slices.Sort(keys)
+		if _, err := trash.PurgeKeys(dctx, r.runLock(ro.s, ro.at), ro.at.name, keys); err != nil {
+			r.fail(fmt.Sprintf("forget: delete from %s: %v", ro.at, err))
+			for _, k := range keys {
+				failed[ck{ro.s, k}] = true
 			}
 		}
 	}
-	if err := r.deleteCopies(dctx, pending, failed); err != nil {
-		r.fail(fmt.Sprintf("forget: %v", err))
-	}
+	skipped := map[ck]bool{}
+	r.deleteCopies(dctx, pending, failed, skipped)
 	at := time.Now().UTC()
 	var out []*Blob
 	for c, b := range pending {
+		if _, linked := r.copyOf[c]; linked || skipped[c] {
+			continue // said with its source, or kept
+		}
 		b.Where = []string{}
 		if movedOut[c] {
 			b.Where = append(b.Where, "store")
 		}
 		for _, run := range b.runs {
-			b.Where = append(b.Where, "trash run "+run)
+			b.Where = append(b.Where, run.String())
 		}
 		b.Where = append(b.Where, b.copies...)
 		if !failed[c] {
@@ -650,7 +782,7 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 	for _, b := range out {
 		r.erased(b)
 	}
-	slices.SortFunc(r.rep.Kept, func(a, b Kept) int { return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key)) })
+	r.sortKept()
 	return nil
 }
 
@@ -661,7 +793,7 @@ func (r *run) putBackAll(ctx context.Context, why string) {
 		r.fail("forget: " + why + ": everything this run moved was put back, nothing was deleted")
 	}
 	for s, run := range r.moved {
-		res, err := trash.Restore(context.WithoutCancel(ctx), r.locks[s], run)
+		res, err := trash.Restore(context.WithoutCancel(ctx), r.moveLock(s), run)
 		if res != nil {
 			r.rep.PutBack += res.Restored
 		}
@@ -678,7 +810,7 @@ func (r *run) digest(ctx context.Context, b *Blob) string {
 	if n, ok := blobname.Parse(b.Key); ok {
 		return n.Digest.String()
 	}
-	s := slices.Index(r.rep.Stores, b.Store)
+	s := b.at.s
 	var (
 		rc  io.ReadCloser
 		err error
@@ -687,11 +819,15 @@ func (r *run) digest(ctx context.Context, b *Blob) string {
 	case b.inStore:
 		rc, err = r.stores[s].Store.Open(ctx, b.Key)
 	case len(b.runs) > 0:
-		in, ok := store.AsInternal(r.stores[s].Store)
+		st := r.stores[s].Store
+		if b.runs[0].dir != "" && r.tdir != nil {
+			st = r.tdir.st
+		}
+		in, ok := store.AsInternal(st)
 		if !ok {
 			return ""
 		}
-		rc, err = in.OpenInternal(ctx, trash.Dir+"/"+b.runs[0]+"/"+b.Key)
+		rc, err = in.OpenInternal(ctx, trash.Dir+"/"+b.runs[0].name+"/"+b.Key)
 	default:
 		return ""
 	}

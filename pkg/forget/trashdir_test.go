@@ -1,0 +1,211 @@
+package forget
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/owner"
+	"github.com/mediactl/mediactl/pkg/scan"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
+	"github.com/mediactl/mediactl/pkg/target"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// gcInto moves keys into a trash run, as gc --delete does: into the
+// folder dir outside the store (gc --trash-dir), or into the store's own
+// trash when dir is "". It returns the run.
+func (w *work) gcInto(dir string, keys ...string) string {
+	w.t.Helper()
+	ctx := context.Background()
+	st := storeOf(w.t, w.inbox)
+	var items trash.List
+	for _, k := range keys {
+		fi, err := os.Stat(filepath.Join(w.inbox, k))
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		items = append(items, trash.Item{Key: k, Size: fi.Size(), ModTime: fi.ModTime()})
+	}
+	var run string
+	err := storelock.Do(ctx, st, "gc", func(l *storelock.Lock) error {
+		if dir != "" {
+			var err error
+			if l, err = trash.OpenDir(l, dir); err != nil {
+				return err
+			}
+		}
+		res, err := trash.Move(ctx, l, items, trash.Options{})
+		if res != nil {
+			run = res.Run
+		}
+		return err
+	})
+	if err != nil || run == "" {
+		w.t.Fatal(err, run)
+	}
+	return run
+}
+
+func runsIn(t *testing.T, st store.Store) map[string]int64 {
+	t.Helper()
+	runs, err := trash.Runs(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, r := range runs {
+		out[r.Run] = r.Blobs
+	}
+	return out
+}
+
+// The runs gc keeps in --trash-dir are searched too: a run there that held
+// only the owner's blob is deleted whole, a run there that also holds a
+// blob another owner names keeps it; the store's own runs are searched as
+// before, and forget's own run goes into the folder and is deleted.
+func TestForgetTrashDir(t *testing.T) {
+	w := newWork(t)
+	dir := filepath.Join(t.TempDir(), "trash")
+	inDir := w.blob("alice's, in a run in the trash folder", "")
+	mixed := w.blob("alice's, beside bob's in a run there", "")
+	bobs := w.blob("alice's and bob's, trashed by mistake", "")
+	own := w.blob("alice's, in the store's own trash", "")
+	live := w.blob("alice's, still in the store", "")
+	w.session("alice", "", inDir, mixed, own, live, bobs)
+	w.session("bob", "hello")
+	r1 := w.gcInto(dir, inDir)
+	r2 := w.gcInto(dir, mixed, bobs)
+	r3 := w.gcInto("", own)
+	w.session("bob", "", bobs)
+
+	// Without the folder, its runs are not searched (gc records nothing
+	// in the store that would say where they are).
+	rep := w.forget(false, "alice")
+	if slices.Contains(keysOf(rep.Erased), inDir) || !slices.Contains(keysOf(rep.Erased), own) {
+		t.Fatalf("without the folder: %v", keysOf(rep.Erased))
+	}
+
+	dry := w.run(Options{Owners: []string{"alice"}, TrashDir: dir})
+	if b := findErased(dry, inDir); b == nil || !slices.Equal(b.Where, []string{"trash run " + r1 + " in " + dir}) {
+		t.Fatalf("dry run: %+v", dry.Erased)
+	}
+	if _, err := os.Stat(filepath.Join(dir, r1, inDir)); err != nil {
+		t.Fatal("the dry run removed a blob")
+	}
+
+	rep = w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDir: dir})
+	if rep.Outcome != outcome.OK || rep.TrashDir != dir {
+		t.Fatalf("%s %+v", rep.Outcome, rep)
+	}
+	want := map[string]string{inDir: "trash run " + r1 + " in " + dir, mixed: "trash run " + r2 + " in " + dir, own: "trash run " + r3, live: "store"}
+	for k, where := range want {
+		if b := findErased(rep, k); b == nil || !slices.Equal(b.Where, []string{where}) || b.RemovedAt == nil {
+			t.Errorf("%s: %+v, want from %s", k, b, where)
+		}
+	}
+	if len(rep.Erased) != len(want) {
+		t.Errorf("erased %v", keysOf(rep.Erased))
+	}
+	if keptReason(rep, bobs) != KeptNamedPrecisely {
+		t.Errorf("bob's blob: %+v", rep.Kept)
+	}
+	ts, err := trash.AtDir(storeOf(t, w.inbox), dir, trash.Owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if got := runsIn(t, ts); len(got) != 1 || got[r2] != 1 {
+		t.Errorf("runs in the folder: %v, want %s with bob's blob alone (%s emptied and deleted, forget's own deleted)", got, r2, r1)
+	}
+	if _, err := os.Stat(filepath.Join(dir, r2, bobs)); err != nil {
+		t.Errorf("bob's blob in %s: %v", r2, err)
+	}
+	if got := runsIn(t, storeOf(t, w.inbox)); len(got) != 0 {
+		t.Errorf("runs in the store's own trash: %v", got)
+	}
+	if w.exists(live) {
+		t.Error("the blob in the store is still there")
+	}
+	// forget made no run in the store's own trash folder either.
+	if ents, _ := os.ReadDir(filepath.Join(w.inbox, store.InternalDir, trash.Dir)); len(ents) != 0 {
+		t.Errorf("left in the store's trash: %v", ents)
+	}
+}
+
+// A folder that holds no trash of the store (or another store's) is
+// refused before anything is read.
+func TestForgetTrashDirRefused(t *testing.T) {
+	w := newWork(t)
+	k := w.blob("alice's", "")
+	w.session("alice", "", k)
+	ctx := context.Background()
+	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	stores := []scan.Target{{Store: tg.Stores[0], Resolver: tg.Resolver(tg.Stores[0])}}
+	empty := t.TempDir()
+	for dir, want := range map[string]func(error) bool{
+		filepath.Join(empty, "none"): func(err error) bool { return errors.Is(err, trash.ErrNoTrashFolder) },
+		empty:                        func(err error) bool { var u *trash.UnclaimedError; return errors.As(err, &u) },
+		filepath.Join(w.inbox, "t"):  func(err error) bool { var p *trash.PlaceError; return errors.As(err, &p) },
+	} {
+		_, err := Run(ctx, Options{Stores: stores, Sources: tg.Sources, Rule: owner.Rule{Layout: "forge"}, Owners: []string{"alice"}, Delete: true, TrashDir: dir})
+		if !want(err) {
+			t.Errorf("%s: %v", dir, err)
+		}
+	}
+	if !w.exists(k) {
+		t.Error("a refused run removed a blob")
+	}
+	if _, err := os.Stat(filepath.Join(w.inbox, store.InternalDir, "lock")); err == nil {
+		t.Error("the lock was left behind")
+	}
+}
+
+// migrate --delete-source --trash-dir records the folder in its journal:
+// forget run without it says that those runs were not searched
+// (incomplete), and with it erases from them.
+func TestForgetTrashDirOfMigrate(t *testing.T) {
+	w := newWork(t)
+	bk := buckets(t, w)[0]
+	dir := filepath.Join(t.TempDir(), "trash")
+	mine := w.blob("alice's", "")
+	w.session("alice", "", mine)
+	w.session("bob", "hello")
+	w.migrated(bk.url, bk.template, dir, false)
+
+	rep := w.run(Options{Owners: []string{"alice"}, Delete: true})
+	if rep.Outcome != outcome.Incomplete || !slices.Equal(rep.TrashNotSearched, []string{dir}) ||
+		!slices.ContainsFunc(rep.Problems, func(p string) bool { return strings.Contains(p, dir) && strings.Contains(p, "not search") }) {
+		t.Fatalf("without the folder: %s %+v", rep.Outcome, rep)
+	}
+	// The rest is erased all the same: the copy only alice names.
+	if b := findErased(rep, mine); b == nil || b.CopyOf == "" || copyThere(t, bk.url, mine) {
+		t.Fatalf("without the folder, the copy: %+v", rep.Erased)
+	}
+	rep = w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDir: dir})
+	if rep.Outcome != outcome.OK || len(rep.TrashNotSearched) != 0 {
+		t.Fatalf("with the folder: %s %+v", rep.Outcome, rep)
+	}
+	b := findErased(rep, mine)
+	if b == nil || !slices.Equal(b.Where, []string{"trash run " + rep.Erased[0].runs[0].name + " in " + dir}) {
+		t.Fatalf("%+v", rep.Erased)
+	}
+	ts, err := trash.AtDir(storeOf(t, w.inbox), dir, trash.Owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if got := runsIn(t, ts); len(got) != 0 {
+		t.Errorf("runs left in the folder: %v", got)
+	}
+}
