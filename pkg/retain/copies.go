@@ -76,7 +76,7 @@ func containsAny(s []byte, prefixes []string) bool {
 // the same string (a URL's "&right=" and another path, a shell's
 // "IMAGES=a.png:b.png"), which names other blobs and must still keep them.
 //
-// A copy's key ends where the rule reads a name as ending (NameEnds): at the
+// A copy's key ends where the rule reads a name as ending (nameEnds): at the
 // end of s or before a byte that is not a token byte, trailing dots aside
 // ("saved to …/ab.png."). Where several keys would fit, the shortest is
 // blanked: the less text left out, the more the rule keeps. Text after a
@@ -127,7 +127,7 @@ func (c copyNames) keyAt(rest []byte, escaped bool) int {
 		longest *= 2
 	}
 	for n := 1; n <= len(rest) && n <= longest; n++ {
-		if !NameEnds(rest[n:]) {
+		if !nameEnds(rest[n:]) {
 			continue
 		}
 		key := string(rest[:n])

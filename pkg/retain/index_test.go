@@ -294,8 +294,8 @@ func TestNameEnds(t *testing.T) {
 		",": true, ";": true, " ": true, "/": true, "、": true, `\n`: true,
 		".bak": false, "-thumb": false, "_2": false, "x": false, ".x": false, "0": false,
 	} {
-		if got := NameEnds([]byte(rest)); got != want {
-			t.Errorf("NameEnds(%q) = %v, want %v", rest, got, want)
+		if got := nameEnds([]byte(rest)); got != want {
+			t.Errorf("nameEnds(%q) = %v, want %v", rest, got, want)
 		}
 	}
 }

@@ -393,13 +393,13 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// NameEnds reports whether a name followed by rest ends there, as a reader
+// nameEnds reports whether a name followed by rest ends there, as a reader
 // of a path does: rest is empty, or starts, after any dots (the end of a
 // sentence), with a byte that is not a letter, a digit, '.', '_' or '-'.
 // Followed by anything else, the name is part of a longer name ("ab.png.bak",
 // "ab.png-thumb"). migrate's copies are left out of the marking up to such
 // an end (gc's CopiedTo): text that goes on keeps its blob.
-func NameEnds(rest []byte) bool {
+func nameEnds(rest []byte) bool {
 	for len(rest) > 0 && rest[0] == '.' {
 		rest = rest[1:]
 	}
