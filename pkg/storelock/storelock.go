@@ -46,15 +46,15 @@ const Name = "lock"
 // shardPrefix starts the name of every shard's lock file.
 const shardPrefix = Name + ".shard-"
 
-// FileName is the lock file a run on shard s takes: Name for the whole store.
-func FileName(s shard.Spec) string {
+// fileName is the lock file a run on shard s takes: Name for the whole store.
+func fileName(s shard.Spec) string {
 	if !s.Sharded() {
 		return Name
 	}
 	return fmt.Sprintf("%s%d-of-%d", shardPrefix, s.K, s.N)
 }
 
-// parseFileName is FileName's inverse for a shard's lock file.
+// parseFileName is fileName's inverse for a shard's lock file.
 func parseFileName(name string) (shard.Spec, bool) {
 	rest, ok := strings.CutPrefix(name, shardPrefix)
 	if !ok {
@@ -65,7 +65,7 @@ func parseFileName(name string) (shard.Spec, bool) {
 		return shard.All, false
 	}
 	s, err := shard.Parse(k+"/"+n, nil)
-	return s, err == nil && s.Sharded() && FileName(s) == name
+	return s, err == nil && s.Sharded() && fileName(s) == name
 }
 
 // releaseTimeout bounds Release: a bucket that does not answer must not keep
@@ -182,7 +182,7 @@ func AcquireShard(ctx context.Context, st store.Store, command string, s shard.S
 	host, _ := os.Hostname()
 	h := Holder{Command: command, PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second), Token: rand.Text(), PIDNamespace: ownPIDNamespace}
 	body, _ := json.Marshal(h)
-	name := FileName(s)
+	name := fileName(s)
 	l := &Lock{st: st, in: in, name: name, shard: s, holder: h, body: body, released: new(atomic.Bool)}
 	if err := create(ctx, st, in, name, body, host); err != nil {
 		return nil, err
@@ -493,7 +493,7 @@ func CheckShard(ctx context.Context, st store.Store, s shard.Spec) error {
 		return fmt.Errorf("lock %s: this kind of store cannot hold a lock", st.Location())
 	}
 	host, _ := os.Hostname()
-	name := FileName(s)
+	name := fileName(s)
 	held, raw, err := read(ctx, in, name)
 	switch {
 	case errors.Is(err, store.ErrNotExist):
