@@ -188,8 +188,8 @@ func Unmark(ctx context.Context, l *storelock.Lock, run string) (int64, error) {
 	return int64(len(marks)), nil
 }
 
-// IsMarkRun reports whether run names a mark run of the store.
-func IsMarkRun(ctx context.Context, st store.Store, run string) bool {
+// isMarkRun reports whether run names a mark run of the store.
+func isMarkRun(ctx context.Context, st store.Store, run string) bool {
 	in, ok := store.AsInternal(st)
 	if !ok {
 		return false

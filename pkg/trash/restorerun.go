@@ -31,7 +31,7 @@ type RestoreRun struct {
 func RunRestore(ctx context.Context, st store.Store, command, run string) (*RestoreRun, error) {
 	rr := &RestoreRun{Result: &RestoreResult{Run: run, Kept: []Skip{}}}
 	err := storelock.Do(ctx, st, command, func(l *storelock.Lock) error {
-		if IsMarkRun(ctx, l.Store(), run) {
+		if isMarkRun(ctx, l.Store(), run) {
 			rr.MarkRun = true
 			n, err := Unmark(ctx, l, run)
 			rr.Unmarked = n
