@@ -22,12 +22,12 @@ var byExtension = map[string]string{
 	".bin":  "application/octet-stream",
 }
 
-// ContentType decides the Content-Type of a blob from its first bytes and its
+// contentType decides the Content-Type of a blob from its first bytes and its
 // name. The bytes win for the formats agent runtimes store (png, jpeg, gif,
 // webp, pdf): a ".bin" that is a PNG is served as image/png, and a ".png" that
 // is not one is not claimed to be. Otherwise the extension decides, and
 // without a known extension the content is sniffed.
-func ContentType(key string, head []byte) string {
+func contentType(key string, head []byte) string {
 	if t := mediatype.Sniff(head); t != "" {
 		return t
 	}

@@ -20,8 +20,8 @@ func TestContentType(t *testing.T) {
 		{"a", "<html><body>", "text/html; charset=utf-8"}, // no known extension: sniffed
 		{"a", "", "application/octet-stream"},
 	} {
-		if got := ContentType(c.key, []byte(c.head)); got != c.want {
-			t.Errorf("ContentType(%q, %q) = %q, want %q", c.key, c.head, got, c.want)
+		if got := contentType(c.key, []byte(c.head)); got != c.want {
+			t.Errorf("contentType(%q, %q) = %q, want %q", c.key, c.head, got, c.want)
 		}
 	}
 }

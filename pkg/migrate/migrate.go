@@ -695,7 +695,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 			return err
 		}
 		return m.to.Put(ctx, e.Key, src, store.PutOptions{
-			ContentType:     ContentType(e.Key, head),
+			ContentType:     contentType(e.Key, head),
 			Metadata:        map[string]string{MetadataKey: want},
 			IfNotExist:      !m.opts.Overwrite,
 			PartSize:        m.opts.PartSize,
