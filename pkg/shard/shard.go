@@ -56,8 +56,8 @@ func (s Spec) String() string {
 	return strconv.Itoa(s.K) + "/" + strconv.Itoa(s.N)
 }
 
-// Of returns the shard, out of n, that key belongs to (0 when n ≤ 1).
-func Of(key string, n int) int {
+// shardOf returns the shard, out of n, that key belongs to (0 when n ≤ 1).
+func shardOf(key string, n int) int {
 	if n <= 1 {
 		return 0
 	}
@@ -71,7 +71,7 @@ func (s Spec) Owns(key string) bool {
 	if s.N <= 1 {
 		return true
 	}
-	return Of(key, s.N) == s.K
+	return shardOf(key, s.N) == s.K
 }
 
 func hash(key string) uint64 {
