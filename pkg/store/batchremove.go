@@ -309,7 +309,7 @@ func (s *BucketStore) resend(ctx context.Context, keys []string, idx []int, errs
 func (s *BucketStore) deleteOne(ctx context.Context, keys []string, i int, etag string, errs []error, recheck Recheck) {
 	for attempt := 1; ; attempt++ {
 		errs[i] = s.deleteIfMatch(ctx, keys[i], etag)
-		if !IsThrottled(errs[i]) || len(s.resend(ctx, keys, []int{i}, errs, recheck, attempt)) == 0 {
+		if !isThrottled(errs[i]) || len(s.resend(ctx, keys, []int{i}, errs, recheck, attempt)) == 0 {
 			return
 		}
 	}
@@ -373,7 +373,7 @@ func (s *BucketStore) deleteObjects(ctx context.Context, client *s3.Client, keys
 			for _, i := range pending {
 				errs[i] = err
 			}
-			if !IsThrottled(err) && !sdkRetries.IsErrorRetryable(err) {
+			if !isThrottled(err) && !sdkRetries.IsErrorRetryable(err) {
 				return
 			}
 			pending = s.resend(ctx, keys, pending, errs, recheck, attempt)
@@ -401,7 +401,7 @@ func (s *BucketStore) deleteObjects(ctx context.Context, client *s3.Client, keys
 				errs[i] = nil
 			case isFailed:
 				errs[i] = s.errorf("delete", keys[i], kerr)
-				if IsThrottled(kerr) {
+				if isThrottled(kerr) {
 					throttled = append(throttled, i)
 				}
 			default:
@@ -427,7 +427,7 @@ type KeyError struct {
 
 func (e *KeyError) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
 
-// ErrorCode lets IsThrottled read the code, as it reads the SDK's errors.
+// ErrorCode lets isThrottled read the code, as it reads the SDK's errors.
 func (e *KeyError) ErrorCode() string { return e.Code }
 
 // Is maps the codes that say the key names nothing to ErrNotExist.

@@ -622,7 +622,7 @@ func (s *BucketStore) PutInternal(ctx context.Context, name string, r io.Reader,
 	if err := validInternal(name); err != nil {
 		return fmt.Errorf("store %s: put: %w", s.location, err)
 	}
-	if s.scheme == "file" && opts.IfNotExist && FileblobKeepsName(s.prefix+internalName(name)) {
+	if s.scheme == "file" && opts.IfNotExist && fileblobKeepsName(s.prefix+internalName(name)) {
 		return s.putFileExclusive(ctx, internalName(name), r)
 	}
 	return s.put(ctx, internalName(name), r, opts)
@@ -675,12 +675,12 @@ func (s *BucketStore) putFileExclusive(ctx context.Context, name string, r io.Re
 	return nil
 }
 
-// FileblobKeepsName reports whether a file:// bucket (gocloud's fileblob)
+// fileblobKeepsName reports whether a file:// bucket (gocloud's fileblob)
 // keeps the object name in a file of that very name below its folder: it
 // escapes what s3KeyEscaped names, "//" and a trailing "/" too. Code that
 // writes such a bucket's files itself, bypassing fileblob, does so only for
 // these names. Reads bypass fileblob for every name (see openFile).
-func FileblobKeepsName(name string) bool {
+func fileblobKeepsName(name string) bool {
 	return !s3KeyEscaped(name) && !strings.Contains(name, "//") && !strings.HasSuffix(name, "/")
 }
 
@@ -815,10 +815,10 @@ func (s *BucketStore) listFileInternal(ctx context.Context, prefix string, fn fu
 // OpenObject and Stat.
 func (s *BucketStore) Blob() *blob.Bucket { return s.b }
 
-// IsThrottled reports whether err is a service asking the client to slow down
+// isThrottled reports whether err is a service asking the client to slow down
 // — S3's 503 SlowDown, HTTP 429, Azure's ServerBusy, GCS's rateLimitExceeded —
 // after the SDK's own retries gave up: worth another try after a pause.
-func IsThrottled(err error) bool {
+func isThrottled(err error) bool {
 	if err == nil {
 		return false
 	}
@@ -849,7 +849,7 @@ func serviceError(err error) (code string, status int) {
 }
 
 // RetryThrottled runs op again, with exponential backoff and jitter, while the
-// service says to slow down (IsThrottled) after the SDK's own retries gave up:
+// service says to slow down (isThrottled) after the SDK's own retries gave up:
 // S3 answers 503 SlowDown past 3,500 deletes a second per prefix. Up to 8
 // tries, about half a minute at most. When ctx ends during a pause, the error
 // is ctx's joined with the service's: the op was refused, not done, so the
@@ -857,7 +857,7 @@ func serviceError(err error) (code string, status int) {
 func RetryThrottled(ctx context.Context, op func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := op()
-		if err == nil || !IsThrottled(err) || attempt == throttleTries {
+		if err == nil || !isThrottled(err) || attempt == throttleTries {
 			return err
 		}
 		select {

@@ -157,14 +157,6 @@ func parseBucketURL(rawURL string) (*BucketStore, error) {
 	return s, nil
 }
 
-// CheckBucketURL reports what Open would refuse in a bucket URL (its
-// syntax, scheme, query parameters, prefix) without opening it: no request,
-// no credentials.
-func CheckBucketURL(rawURL string) error {
-	_, err := parseBucketURL(rawURL)
-	return err
-}
-
 // plainURLErr returns the reason inside a *url.Error, whose message repeats the URL.
 func plainURLErr(err error) error {
 	var ue *url.Error

@@ -14,3 +14,19 @@ func FileWalkOnly(s *BucketStore) error {
 	d.noOpenat2.Store(true)
 	return nil
 }
+
+// CheckBucketURL reports what Open would refuse in a bucket URL (its
+// syntax, scheme, query parameters, prefix) without opening it: no request,
+// no credentials.
+func CheckBucketURL(rawURL string) error {
+	_, err := parseBucketURL(rawURL)
+	return err
+}
+
+// FileblobKeepsName reports whether a file:// bucket keeps an object's name
+// as its file's name (see fileblobKeepsName).
+var FileblobKeepsName = fileblobKeepsName
+
+// IsThrottled reports whether err is a service asking the client to slow
+// down (see isThrottled).
+var IsThrottled = isThrottled
