@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/owner"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/trash"
 )
 
 // forgetSchema versions the JSON receipt of `forget`; see docs/forget.md.
@@ -22,14 +24,16 @@ func forgetCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "forget",
 		Usage:     "erase one or more owners' media: every blob only their sessions name; blobs another owner's session also names stay",
-		UsageText: "mediactl forget [--layout forge|coffer --root DIR] [--store DIR|URL]... [--sessions SOURCE]... --owner ID... [--owners-from FILE] [--owner-by /POINTER|COLUMN] [--delete] [--receipt FILE]",
+		UsageText: "mediactl forget [--layout forge|coffer --root DIR] [--store DIR|URL]... [--sessions SOURCE]... --owner ID... [--owners-from FILE] [--owner-by /POINTER|COLUMN] [--trash-dir DIR] [--delete] [--receipt FILE]",
 		Description: `forget answers an erasure request. Owners are attributed as report attributes them
 (forge: the task; coffer: the conversation; agent-runs: the user; else the file or row;
 --owner-by overrides). It is a dry run unless --delete is given.
 
 With --delete it removes every blob that only those owners' session units name: from
-the store, from every trash run, and the proven copies in the bucket of migrate's journal
-(--journal, or the store's default journals). A blob another unit also names — the same
+the store, from every trash run (give --trash-dir for the runs gc or migrate kept outside
+the store), and the proven copies in the bucket of migrate's journal (--journal, or the
+store's default journals), also a copy that lives only there after migrate
+--delete-source and that only their sessions name. A blob another unit also names — the same
 bytes uploaded by another user, or its name in another session's text under the retention
 rule — stays, and the receipt lists it as kept without naming who keeps it. The store is
 locked; the blobs go through a trash run that is deleted only after the sessions changed
@@ -50,6 +54,7 @@ exit 3 and nothing is removed.
 			&cli.StringFlag{Name: "owner-by", Usage: "attribute session units by this JSON pointer (/user/id) or column (user_id), as report does", EnvVars: envVar("owner-by")},
 			&cli.BoolFlag{Name: "delete", Usage: "erase (without it, only say what would be erased and kept)"},
 			&cli.StringFlag{Name: "journal", Usage: "migrate's journal: the proven copies of the erased blobs in its bucket are deleted too (default: the store's own journals, if any)"},
+			&cli.StringFlag{Name: "trash-dir", Usage: "the folder outside the store where gc or migrate --trash-dir kept its trash runs: the owners' blobs are erased from them too (forget's own run goes there)", EnvVars: envVar("trash-dir")},
 			&cli.StringFlag{Name: "receipt", Usage: "with --delete, write the receipt to FILE.json and FILE.txt (default: mediactl-forget-TIME in the current directory)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "documents parsed at once (default: number of CPUs)", EnvVars: envVar("jobs")},
 			// Refused with a reason rather than "not defined": erasure is
@@ -103,16 +108,29 @@ func runForget(c *cli.Context) error {
 	}
 	opts := forget.Options{Stores: t.scanTargets(), Sources: t.sources, Rule: rule, Owners: owners,
 		Delete: c.Bool("delete"), Journal: c.String("journal"), Jobs: c.Int("jobs"),
-		Companion: func(s store.Store) func(string) (string, bool) { return t.companion(s) }}
+		Companion: func(s store.Store) func(string) (string, bool) { return t.companion(s) },
+		Resolver:  t.resolver, Bases: t.bases}
+	if dir := c.String("trash-dir"); dir != "" {
+		opts.TrashDir = absOr(dir)
+	}
 	rep, err := forget.Run(c.Context, opts)
-	if err != nil {
+	switch {
+	case errors.Is(err, trash.ErrNoTrashFolder):
+		return usageErr("give the folder gc or migrate moved the store's blobs into", "no trash folder at %s", opts.TrashDir)
+	case isTrashDirError(err):
+		return trashDirError("--trash-dir", err)
+	case err != nil:
 		return usageErr("", "%v", err)
 	}
+
 	o := rep.Outcome
 	g.log.Info("forget finished", "owners", len(rep.Owners), "erased", len(rep.Erased), "kept", len(rep.Kept), "exit_code", exitFor(o))
 	doc := &forgetJSON{envelope: g.envelope(forgetSchema, o), Report: rep}
 	if err := presentForget(g, doc); err != nil {
 		return err
+	}
+	for _, dir := range rep.TrashNotSearched {
+		g.note("hint: migrate's journal keeps trash runs in %s: add --trash-dir %s to erase from them too", dir, dir)
 	}
 	if receipt != "" && !rep.DryRun {
 		if err := writeForgetReceipt(receipt, doc); err != nil {
@@ -124,6 +142,14 @@ func runForget(c *cli.Context) error {
 		g.interrupted(int64(len(rep.Erased)), "blobs erased")
 	}
 	return ended(o)
+}
+
+// isTrashDirError reports whether err is about the folder --trash-dir names.
+func isTrashDirError(err error) bool {
+	var pe *trash.PlaceError
+	var oe *trash.OwnerError
+	var ue *trash.UnclaimedError
+	return errors.As(err, &pe) || errors.As(err, &oe) || errors.As(err, &ue) || errors.Is(err, trash.ErrNeedsLocal)
 }
 
 // forgetOwners reads --owner and --owners-from.

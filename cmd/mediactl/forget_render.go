@@ -76,7 +76,11 @@ func printForget(w io.Writer, r *forget.Report) error {
 		fmt.Fprintf(&b, "%s  %s  sha256 %s  %s  from %s%s\n", verb, printable(e.Key), sum, humanize.IBytes(uint64(e.Size)), strings.Join(e.Where, ", "), when)
 	}
 	for _, k := range r.Kept {
-		fmt.Fprintf(&b, "kept  %s  %s  %s\n", printable(k.Key), humanize.IBytes(uint64(k.Size)), k.Reason)
+		what := printable(k.Key)
+		if k.CopyOf != "" {
+			what = "copy " + printable(k.Store) + " (" + what + ")"
+		}
+		fmt.Fprintf(&b, "kept  %s  %s  %s\n", what, humanize.IBytes(uint64(k.Size)), k.Reason)
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "problem  %s\n", printable(p))
