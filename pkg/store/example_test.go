@@ -89,5 +89,5 @@ func ExampleFeaturesOf() {
 	}
 	// Output:
 	// Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ListSelected
-	// Internal,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery
+	// Internal,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery,RestoreVersion
 }

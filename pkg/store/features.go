@@ -201,14 +201,16 @@ const (
 	FeatureListSelected
 	// FeatureDeleteRecovery: [RecoveryReporter].
 	FeatureDeleteRecovery
+	// FeatureRestoreVersion: [VersionRestorer].
+	FeatureRestoreVersion
 
 	// AllFeatures is every capability this package knows.
-	AllFeatures = FeatureDeleteRecovery<<1 - 1
+	AllFeatures = FeatureRestoreVersion<<1 - 1
 )
 
 // featureNames are the names String uses, in bit order: the methods that the
 // capabilities add.
-var featureNames = [...]string{"Internal", "ListUnordered", "ListKeys", "MoveManyToInternal", "MoveTo", "ReportsMD5", "DeleteMany", "ListSelected", "DeleteRecovery"}
+var featureNames = [...]string{"Internal", "ListUnordered", "ListKeys", "MoveManyToInternal", "MoveTo", "ReportsMD5", "DeleteMany", "ListSelected", "DeleteRecovery", "RestoreVersion"}
 
 // Has reports whether f holds every capability of want.
 func (f Features) Has(want Features) bool { return f&want == want }
@@ -265,6 +267,9 @@ func FeaturesOf(st Store) Features {
 	if _, ok := st.(RecoveryReporter); ok {
 		f |= FeatureDeleteRecovery
 	}
+	if _, ok := st.(VersionRestorer); ok {
+		f |= FeatureRestoreVersion
+	}
 	if declares {
 		f &^= d.Drops()
 	}
@@ -315,6 +320,13 @@ func AsSelectiveLister(st Store) (SelectiveLister, bool) {
 // objects, when st can say (a bucket).
 func AsRecoveryReporter(st Store) (RecoveryReporter, bool) {
 	return as[RecoveryReporter](st, FeatureDeleteRecovery)
+}
+
+// AsVersionRestorer returns what brings st's deleted blobs back from the
+// versions its service keeps, when st is a bucket (see [VersionRestorer]:
+// on some services every call answers that it is not implemented).
+func AsVersionRestorer(st Store) (VersionRestorer, bool) {
+	return as[VersionRestorer](st, FeatureRestoreVersion)
 }
 
 // ListSelected lists the entries of st under prefix whose key keep accepts,

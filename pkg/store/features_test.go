@@ -21,6 +21,7 @@ var capabilityTypes = map[store.Features]reflect.Type{
 	store.FeatureBatchRemove:    reflect.TypeFor[store.BatchRemover](),
 	store.FeatureListSelected:   reflect.TypeFor[store.SelectiveLister](),
 	store.FeatureDeleteRecovery: reflect.TypeFor[store.RecoveryReporter](),
+	store.FeatureRestoreVersion: reflect.TypeFor[store.VersionRestorer](),
 }
 
 // trashElsewhere embeds a local store but would route trash moves elsewhere,
@@ -60,8 +61,8 @@ func TestFeaturesOf(t *testing.T) {
 	}{
 		{"local", local, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureBatchMove | store.FeatureMoveTo | store.FeatureListSelected,
 			"Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ListSelected"},
-		{"mem", mem, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected | store.FeatureDeleteRecovery, "Internal,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery"},
-		{"file", file, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected | store.FeatureDeleteRecovery, "Internal,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery"},
+		{"mem", mem, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected | store.FeatureDeleteRecovery | store.FeatureRestoreVersion, "Internal,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery,RestoreVersion"},
+		{"file", file, store.FeatureInternal | store.FeatureReportsMD5 | store.FeatureBatchRemove | store.FeatureListSelected | store.FeatureDeleteRecovery | store.FeatureRestoreVersion, "Internal,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery,RestoreVersion"},
 		{"wrapper dropping moves", trashElsewhere{local}, store.FeatureInternal | store.FeatureListUnordered | store.FeatureListKeys | store.FeatureListSelected,
 			"Internal,ListUnordered,ListKeys,ListSelected"},
 		{"plain wrapper", onlyStore{local}, 0, "none"},
@@ -98,9 +99,10 @@ func TestFeaturesOf(t *testing.T) {
 		_, br := store.AsBatchRemover(c.st)
 		_, ls := store.AsSelectiveLister(c.st)
 		_, dr := store.AsRecoveryReporter(c.st)
+		_, rv := store.AsVersionRestorer(c.st)
 		offered := map[store.Features]bool{store.FeatureInternal: in, store.FeatureListUnordered: ul, store.FeatureListKeys: kl,
 			store.FeatureBatchMove: bm, store.FeatureMoveTo: lm, store.FeatureReportsMD5: md, store.FeatureBatchRemove: br, store.FeatureListSelected: ls,
-			store.FeatureDeleteRecovery: dr}
+			store.FeatureDeleteRecovery: dr, store.FeatureRestoreVersion: rv}
 		for f, ok := range offered {
 			if ok != got.Has(f) {
 				t.Errorf("%s: As… for %s = %v, FeaturesOf has it = %v", c.name, f, ok, got.Has(f))
@@ -115,7 +117,7 @@ func TestFeaturesOf(t *testing.T) {
 }
 
 func TestFeaturesString(t *testing.T) {
-	if got := store.AllFeatures.String(); got != "Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery" {
+	if got := store.AllFeatures.String(); got != "Internal,ListUnordered,ListKeys,MoveManyToInternal,MoveTo,ReportsMD5,DeleteMany,ListSelected,DeleteRecovery,RestoreVersion" {
 		t.Errorf("AllFeatures = %q", got)
 	}
 	if got := (store.FeatureMoveTo | 1<<31).String(); got != "MoveTo" {

@@ -30,6 +30,7 @@ var capabilityTypes = map[store.Features]reflect.Type{
 	store.FeatureBatchRemove:    reflect.TypeFor[store.BatchRemover](),
 	store.FeatureListSelected:   reflect.TypeFor[store.SelectiveLister](),
 	store.FeatureDeleteRecovery: reflect.TypeFor[store.RecoveryReporter](),
+	store.FeatureRestoreVersion: reflect.TypeFor[store.VersionRestorer](),
 }
 
 // testFeatures: FeaturesOf reports exactly the capabilities whose interface

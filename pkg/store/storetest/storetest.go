@@ -77,6 +77,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"BatchRemove", testBatchRemove},
 		{"DeleteIfMatch", testDeleteIfMatch},
 		{"DeleteRecovery", testDeleteRecovery},
+		{"RestoreVersion", testRestoreVersion},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
