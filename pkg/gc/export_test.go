@@ -15,3 +15,7 @@ func SetRereadMargin(d time.Duration) (reset func()) {
 	rereadMargin = d
 	return func() { rereadMargin = RereadMargin }
 }
+
+// Purge is RunPurge's step under a lock the test holds: the check against
+// the sessions, then trash.Purge, with its error as it is.
+var Purge = purge

@@ -25,13 +25,13 @@ type PurgeRun struct {
 }
 
 // RunPurge is `gc purge` as one protocol: it takes st's lock (command is
-// recorded in it), runs Purge and says what that came to. An I/O error is
+// recorded in it), runs purge and says what that came to. An I/O error is
 // returned with the outcome incomplete.
 func RunPurge(ctx context.Context, st store.Store, command string, opts PurgeOptions) (*PurgeRun, error) {
 	pr := &PurgeRun{PurgeReport: &PurgeReport{}}
 	err := storelock.Do(ctx, st, command, func(l *storelock.Lock) error {
 		pr.DeleteRecovery = deleteRecovery(ctx, l.Store())
-		rep, err := Purge(ctx, l, opts)
+		rep, err := purge(ctx, l, opts)
 		if rep != nil {
 			pr.PurgeReport = rep
 		}

@@ -340,7 +340,7 @@ func CheckTrash(ctx context.Context, l *storelock.Lock, opts TrashCheckOptions) 
 	return t.restoreNamed(ctx, l, opts.Run)
 }
 
-// PurgeOptions configure Purge.
+// PurgeOptions configure RunPurge.
 type PurgeOptions struct {
 	// Cutoff: runs that started before it are deleted.
 	Cutoff time.Time
@@ -354,22 +354,22 @@ type PurgeOptions struct {
 	Unchecked bool
 }
 
-// PurgeReport is what Purge did.
+// PurgeReport is what a purge did.
 type PurgeReport struct {
 	// Trash is the check against the sessions (nil when Unchecked).
 	Trash  *TrashCheck        `json:"trash_check,omitempty"`
 	Purged *trash.PurgeResult `json:"purged"`
 }
 
-// ErrPurgeNeedsSessions is Purge's error for options without sessions and
+// ErrPurgeNeedsSessions is RunPurge's error for options without sessions and
 // without Unchecked.
 var ErrPurgeNeedsSessions = errors.New("gc: a purge reads the sessions first, so that it never deletes a trashed blob a session names")
 
-// Purge deletes for good the trash runs of the locked store that started
+// purge deletes for good the trash runs of the locked store that started
 // before Cutoff, after putting back every trashed blob a session names
 // (CheckTrash): a purge is a delete too. A check that could not read every
 // session deletes nothing (ErrTrashCheckIncomplete).
-func Purge(ctx context.Context, l *storelock.Lock, opts PurgeOptions) (*PurgeReport, error) {
+func purge(ctx context.Context, l *storelock.Lock, opts PurgeOptions) (*PurgeReport, error) {
 	rep := &PurgeReport{Purged: &trash.PurgeResult{Runs: []string{}}}
 	if !opts.Unchecked {
 		if len(opts.Sessions) == 0 {
