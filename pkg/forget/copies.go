@@ -288,9 +288,13 @@ func (r *run) linkCopies() {
 				continue
 			}
 			c := ck{len(r.stores) + d, src.key}
-			r.copyCand(c, p, s)
+			cb := r.copyCand(c, p, s)
 			r.copyOf[c] = src
 			r.join(src, c)
+			// The receipt says the copy with its source: the references to
+			// the copy dangle when the source goes.
+			r.cands[src].References += cb.References
+			cb.References = 0
 		}
 	}
 }

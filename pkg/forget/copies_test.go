@@ -331,6 +331,11 @@ func TestForgetCopyNamedDuringRun(t *testing.T) {
 			if purge && len(runs) != 0 {
 				t.Errorf("runs left: %+v", runs)
 			}
+			if b := findErased(rep, gone); b == nil || b.References != 1 || rep.Dangling != 1 || len(b.Where) != 2-map[bool]int{true: 1}[purge] {
+				t.Errorf("the receipt of gone: %+v", b)
+			} else if !purge && (!strings.HasPrefix(b.Where[0], "trash run ") || !strings.HasPrefix(b.Where[1], "copy s3://media/")) {
+				t.Errorf("gone went from %v, want its source's run and its copy", b.Where)
+			}
 			if !purge {
 				// mine's source stays in migrate's run, with its copy; gone's
 				// source went from it: the run holds mine alone.
