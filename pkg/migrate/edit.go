@@ -861,9 +861,9 @@ func overlaps(edits []Replacement, at, n int64) bool {
 	return false
 }
 
-// Apply returns unit with edits applied (edits sorted by At, not overlapping,
+// applyEdits returns unit with edits applied (edits sorted by At, not overlapping,
 // At relative to unit).
-func Apply(unit []byte, edits []Replacement) ([]byte, error) {
+func applyEdits(unit []byte, edits []Replacement) ([]byte, error) {
 	var out bytes.Buffer
 	out.Grow(len(unit))
 	var prev int64
@@ -879,17 +879,18 @@ func Apply(unit []byte, edits []Replacement) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// ErrRevertConflict is wrapped by Revert when a unit changed since its rewrite
-// in a way that does not say which text to put back.
-var ErrRevertConflict = errors.New("changed since it was rewritten")
+// errRevertConflict is wrapped by revertRewrite when a unit changed since its
+// rewrite in a way that does not say which text to put back; Rollback reports
+// it as the unit's problem.
+var errRevertConflict = errors.New("changed since it was rewritten")
 
-// Revert undoes a journaled rewrite of one unit. When the unit is exactly as
+// revertRewrite undoes a journaled rewrite of one unit. When the unit is exactly as
 // the rewrite left it, the original bytes come back exactly (checked against
 // the journaled sha256). When the unit changed since (the agent appended
 // messages), each new reference is searched for and put back if that is
 // unambiguous; otherwise nothing is changed and the error says why. It returns
 // nil bytes when there is nothing to undo.
-func Revert(cur []byte, rec Record) ([]byte, error) {
+func revertRewrite(cur []byte, rec Record) ([]byte, error) {
 	sum := sha256Hex(cur)
 	switch sum {
 	case rec.OldSHA256:
@@ -901,7 +902,7 @@ func Revert(cur []byte, rec Record) ([]byte, error) {
 			back[i] = Replacement{At: e.At + shift, Old: e.New, New: e.Old}
 			shift += int64(len(e.New) - len(e.Old))
 		}
-		if out, err := Apply(cur, back); err == nil && sha256Hex(out) == rec.OldSHA256 {
+		if out, err := applyEdits(cur, back); err == nil && sha256Hex(out) == rec.OldSHA256 {
 			return out, nil
 		}
 		// The store normalized what was written (a jsonb column): search instead.
@@ -933,14 +934,14 @@ func Revert(cur []byte, rec Record) ([]byte, error) {
 				back = append(back, Replacement{At: int64(a), Old: n, New: es[i].Old})
 			}
 		default:
-			return nil, fmt.Errorf("%w: %q now occurs %d times where %d different references were rewritten to it; restore it by hand from the journal", ErrRevertConflict, n, len(at), len(es))
+			return nil, fmt.Errorf("%w: %q now occurs %d times where %d different references were rewritten to it; restore it by hand from the journal", errRevertConflict, n, len(at), len(es))
 		}
 	}
 	if len(back) == 0 {
 		return nil, nil
 	}
 	slices.SortFunc(back, func(a, b Replacement) int { return int(a.At - b.At) })
-	return Apply(cur, back)
+	return applyEdits(cur, back)
 }
 
 // revertAll undoes every journaled rewrite of one unit, newest first (recs
@@ -953,7 +954,7 @@ func Revert(cur []byte, rec Record) ([]byte, error) {
 func revertAll(cur []byte, recs []*Record) ([]byte, int64, error) {
 	out, n := cur, int64(0)
 	for _, rec := range slices.Backward(recs) {
-		back, err := Revert(out, *rec)
+		back, err := revertRewrite(out, *rec)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -16,3 +16,10 @@ var (
 	ShardJournal     = shardJournal
 	DefaultJournal   = defaultJournal
 )
+
+// The edits of one unit, for the tests that apply and undo them alone.
+var (
+	Apply             = applyEdits
+	Revert            = revertRewrite
+	ErrRevertConflict = errRevertConflict
+)

@@ -126,7 +126,7 @@ func rewriteSessions(ctx context.Context, opts RewriteOptions) (*RewriteReport, 
 		if len(ue.Edits) == 0 {
 			return nil, nil
 		}
-		out, err := Apply(old, ue.Edits)
+		out, err := applyEdits(old, ue.Edits)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", place, err)
 		}
@@ -189,7 +189,7 @@ func runRewriters(ctx context.Context, srcs []sessions.Rewriter, rep *RewriteRep
 // rollbackSessions restores, in every source, each unit the journal says was
 // rewritten, undoing its rewrites newest first (see revertAll): byte for byte
 // when the unit is as the rewrites left it, reference by reference when it
-// changed since (see Revert). Units the journal lists
+// changed since (see revertRewrite). Units the journal lists
 // that no source holds any more are reported as problems.
 func rollbackSessions(ctx context.Context, srcs []sessions.Rewriter, j *Journal, maxListed int) (*RewriteReport, error) {
 	rep := newRewriteReport(maxListed)
