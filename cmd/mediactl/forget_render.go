@@ -77,8 +77,8 @@ func printForget(w io.Writer, r *forget.Report) error {
 	}
 	for _, k := range r.Kept {
 		what := printable(k.Key)
-		if k.CopyOf != "" {
-			what = "copy " + printable(k.Store) + " (" + what + ")"
+		if k.Bucket != "" {
+			what = "copy " + printable(k.Bucket) + " (" + what + ")"
 		}
 		fmt.Fprintf(&b, "kept  %s  %s  %s\n", what, humanize.IBytes(uint64(k.Size)), k.Reason)
 	}

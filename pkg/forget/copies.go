@@ -264,7 +264,7 @@ func (r *run) destOf(c ck) *dest { return r.dests[c.s-len(r.stores)] }
 func (r *run) copyCand(c ck, p migrate.Proof, s int) *Blob {
 	b := r.cands[c]
 	if b == nil {
-		b = &Blob{Store: r.destOf(c).loc, Key: c.key, Size: p.Size, SHA256: p.Digest(), CopyOf: r.rep.Stores[s], at: c}
+		b = &Blob{Store: r.rep.Stores[s], Key: c.key, Size: p.Size, SHA256: p.Digest(), Bucket: r.destOf(c).loc, at: c}
 		r.cands[c] = b
 	}
 	return b

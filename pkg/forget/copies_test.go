@@ -233,7 +233,7 @@ func TestForgetCopiesOnlyInTheBucket(t *testing.T) {
 			}
 
 			dry := w.run(Options{Owners: []string{"alice"}})
-			if b := findErased(dry, mine); b == nil || !slices.Equal(b.Where, []string{"copy " + dst.Location() + " (" + mine + ")"}) || b.CopyOf == "" || b.RemovedAt != nil {
+			if b := findErased(dry, mine); b == nil || !slices.Equal(b.Where, []string{"copy " + dst.Location() + " (" + mine + ")"}) || b.Bucket != dst.Location() || b.RemovedAt != nil {
 				t.Fatalf("dry run: %+v", dry.Erased)
 			}
 			if !copyThere(t, bk.url, mine) {
@@ -245,7 +245,7 @@ func TestForgetCopiesOnlyInTheBucket(t *testing.T) {
 				t.Fatalf("outcome %s, want incomplete (a changed copy): %+v", rep.Outcome, rep)
 			}
 			b := findErased(rep, mine)
-			if b == nil || b.RemovedAt == nil || b.References != 1 || b.SHA256 != digestOf(mine) || b.Store != dst.Location() ||
+			if b == nil || b.RemovedAt == nil || b.References != 1 || b.SHA256 != digestOf(mine) || b.Bucket != dst.Location() || b.Store != w.inbox ||
 				!slices.Equal(b.Where, []string{"copy " + dst.Location() + " (" + mine + ")"}) {
 				t.Fatalf("receipt of the copy: %+v", rep.Erased)
 			}
@@ -259,7 +259,7 @@ func TestForgetCopiesOnlyInTheBucket(t *testing.T) {
 				if !copyThere(t, bk.url, key) {
 					t.Errorf("%s: the copy is gone", key)
 				}
-				if k := keptOf(rep, key); len(k) != 1 || k[0].Reason != why || k[0].Store != dst.Location() {
+				if k := keptOf(rep, key); len(k) != 1 || k[0].Reason != why || k[0].Bucket != dst.Location() || k[0].Store != w.inbox {
 					t.Errorf("%s: kept %+v, want %q", key, k, why)
 				}
 			}

@@ -169,10 +169,10 @@ type Blob struct {
 	// Marked names the mark runs of a bucket that had marked it for a
 	// deferred delete.
 	Marked []string `json:"marked,omitempty"`
-	// CopyOf is set for a copy that lives only in the bucket migrate copied
-	// it to (its source gone from the store and its trash): Store is then
-	// the bucket, and CopyOf the store it was migrated from.
-	CopyOf string `json:"copy_of,omitempty"`
+	// Bucket is set for a copy that lived only in the bucket migrate copied
+	// the store's blob to (its source gone from the store and its trash):
+	// that bucket. Where then names the copy alone.
+	Bucket string `json:"bucket,omitempty"`
 
 	at      ck
 	inStore bool
@@ -201,9 +201,9 @@ type Kept struct {
 	Key    string `json:"key"`
 	Size   int64  `json:"size"`
 	Reason string `json:"reason"`
-	// CopyOf is set for a copy in a bucket (Store): the store it was
-	// migrated from.
-	CopyOf string `json:"copy_of,omitempty"`
+	// Bucket is set when what stays is the copy of the store's blob in
+	// this bucket (migrate's), not a blob of the store.
+	Bucket string `json:"bucket,omitempty"`
 }
 
 // Report is forget's receipt.

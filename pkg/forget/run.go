@@ -385,12 +385,12 @@ func (r *run) join(a, b ck) {
 
 // keep lists b in the report as kept, for why.
 func (r *run) keep(b *Blob, why string) {
-	r.rep.Kept = append(r.rep.Kept, Kept{Store: b.Store, Key: b.Key, Size: b.Size, Reason: why, CopyOf: b.CopyOf})
+	r.rep.Kept = append(r.rep.Kept, Kept{Store: b.Store, Key: b.Key, Size: b.Size, Reason: why, Bucket: b.Bucket})
 }
 
 func (r *run) sortKept() {
 	slices.SortFunc(r.rep.Kept, func(a, b Kept) int {
-		return cmp.Or(cmp.Compare(a.CopyOf, b.CopyOf), cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key))
+		return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Bucket, b.Bucket))
 	})
 }
 

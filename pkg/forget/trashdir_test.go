@@ -189,7 +189,7 @@ func TestForgetTrashDirOfMigrate(t *testing.T) {
 		t.Fatalf("without the folder: %s %+v", rep.Outcome, rep)
 	}
 	// The rest is erased all the same: the copy only alice names.
-	if b := findErased(rep, mine); b == nil || b.CopyOf == "" || copyThere(t, bk.url, mine) {
+	if b := findErased(rep, mine); b == nil || b.Bucket == "" || copyThere(t, bk.url, mine) {
 		t.Fatalf("without the folder, the copy: %+v", rep.Erased)
 	}
 	rep = w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDir: dir})
