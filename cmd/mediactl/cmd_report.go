@@ -1,17 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 
-	"github.com/mediactl/mediactl/pkg/metrics"
-	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/owner"
 	"github.com/mediactl/mediactl/pkg/report"
 	"github.com/mediactl/mediactl/pkg/retain"
@@ -19,14 +13,14 @@ import (
 )
 
 // reportSchema versions the JSON document of `report -o json`; see
-// docs/report.md.
-const reportSchema = "mediactl.report/v1"
+// docs/report.md. report merge reads it back.
+const reportSchema = report.Schema
 
 func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "say where the space goes: referenced and orphaned, by owner, age, type and size, growth, and what each gc policy would free",
-		UsageText: "mediactl report [--layout forge|coffer --root DIR] [--store DIR|URL]... [--sessions SOURCE]... [--owner-by /POINTER|COLUMN] [--top N] [--html FILE] [-o text|json|ndjson]",
+		UsageText: "mediactl report [--layout forge|coffer --root DIR] [--store DIR|URL]... [--sessions SOURCE]... [--owner-by /POINTER|COLUMN] [--top N] [--html FILE] [--shard K/N] [-o text|json|ndjson]\n   mediactl report merge [--top N] [--html FILE] [-o text|json|ndjson] FILE...",
 		Description: `report reads each store and every session once, as gc's plan does, and changes
 nothing. It says what the store holds (referenced, orphaned, in the trash, marked,
 dangling references; corrupt with --verify), who owns it (forge: the task; coffer: the
@@ -44,6 +38,13 @@ system is full at that rate), and what each gc policy would free now.
 one {"type":"owner"} record per owner, then the summary. --html FILE writes one
 self-contained page (no network) with charts and a sortable owner table.
 
+--shard K/N reports on shard K's blobs only (every session is still read); the size cap
+policy and the days until full are left out, since no shard can tell them. 'mediactl
+report merge' adds the JSON reports of the N shards up to the report of the whole store:
+
+   mediactl report --layout forge --root /srv/agent --shard auto/8 -o json > shard-$JOB_COMPLETION_INDEX.json
+   mediactl report merge shard-*.json --html /var/www/media-report.html
+
 ` + exitCodesHelp,
 		Flags: append(targetFlags(),
 			&cli.StringFlag{Name: "owner-by", Usage: "attribute session units by this JSON pointer (/user/id) in each document, or this column (user_id, or table.column) of each row, instead of the layout's rule", EnvVars: envVar("owner-by")},
@@ -56,9 +57,11 @@ self-contained page (no network) with charts and a sortable owner table.
 			&cli.IntFlag{Name: "max-listed", Value: 10000, Usage: "list at most this many unattributed units and problems (counts stay exact)", EnvVars: envVar("max-listed")},
 			metricsFileFlag(),
 			metricsLabelFlag(),
-			&cli.IntFlag{Name: "metrics-owners", Value: 20, Usage: "with --metrics-file, series for this many owners, those holding the most exclusive bytes (each owner is a series of its own: keep it small)", EnvVars: envVar("metrics-owners")},
+			metricsOwnersFlag(),
+			shardFlag(),
 		),
-		Action: runReport,
+		Action:      runReport,
+		Subcommands: []*cli.Command{reportMergeCommand()},
 	}
 }
 
@@ -91,8 +94,8 @@ func runReport(c *cli.Context) error {
 	if err := checkMetricsLabels(c, len(t.stores), true); err != nil {
 		return err
 	}
-	if n := c.Int("metrics-owners"); n < 0 || n > 1000 {
-		return usageErr("give a number from 0 to 1000; each owner is a series of its own", "bad --metrics-owners %d", n)
+	if err := checkMetricsOwners(c); err != nil {
+		return err
 	}
 	if t.layout != nil {
 		opts.Owners.Layout = t.layout.Name
@@ -111,41 +114,7 @@ func runReport(c *cli.Context) error {
 	if err != nil {
 		return usageErr("", "%v", err)
 	}
-	o := rep.Outcome()
-	g.log.Info("report finished", "owners", rep.OwnerCount, "complete", rep.Complete,
-		"seconds", time.Since(start).Seconds(), "exit_code", exitFor(o))
-	if err := presentReport(g, rep, o, c.Int("top")); err != nil {
-		return err
-	}
-	if htmlPath != "" {
-		if err := writeReportHTML(htmlPath, reportDocument(g, rep, o), c.Int("top")); err != nil {
-			return &exitError{code: exitIncomplete, err: fmt.Errorf("--html %s: %w", htmlPath, err), hint: "check that the directory exists and is writable"}
-		}
-	}
-	if o == outcome.Interrupted {
-		g.interrupted(int64(len(rep.Stores)), "stores reported")
-	}
-	if err := writeMetrics(c, reportMetrics(c, rep, o, time.Since(start))...); err != nil {
-		return err
-	}
-	return ended(o)
-}
-
-// reportMetrics is a series per store; the top owners (over all the stores)
-// are series of the first store's run.
-func reportMetrics(c *cli.Context, rep *report.Report, o outcome.Outcome, took time.Duration) []metrics.Report {
-	out := make([]metrics.Report, 0, len(rep.Stores))
-	for i, s := range rep.Stores {
-		counts := s.MetricCounts()
-		if len(rep.Stores) == 1 {
-			counts[metrics.Dangling] = rep.Totals.DanglingReferences
-		}
-		out = append(out, metrics.Report{Store: metricsStore(c, i, s.Store), Outcome: o, ExitCode: exitFor(o), Duration: took, Counts: counts})
-	}
-	if len(out) > 0 {
-		out[0].Owners = rep.TopOwnerMetrics(c.Int("metrics-owners"))
-	}
-	return out
+	return finishReport(c, g, rep, htmlPath, start)
 }
 
 // reportOptions turns the flags that need parsing into options.
@@ -168,74 +137,15 @@ func reportOptions(c *cli.Context) (report.Options, error) {
 		}
 		opts.MaxSize = int64(n)
 	}
+	var err error
+	if opts.Shard, err = shardOf(c); err != nil {
+		return opts, err
+	}
+	if opts.MaxSize > 0 && opts.Shard.Sharded() {
+		return opts, usageErr("run the size cap on the whole store (without --shard): it decides over all the blobs at once", "--max-size with --shard %s", opts.Shard)
+	}
 	if c.Int("top") < 0 {
 		return opts, usageErr("give --top 0 for all owners, or a positive number", "--top %d", c.Int("top"))
 	}
 	return opts, nil
-}
-
-// presentReport writes the result to stdout in the format asked for.
-func presentReport(g *global, rep *report.Report, o outcome.Outcome, top int) error {
-	switch g.output {
-	case "json":
-		return g.document(reportDocument(g, rep, o))
-	case "ndjson":
-		for _, st := range rep.Owners {
-			if err := g.record("owner", st); err != nil {
-				return err
-			}
-		}
-		if err := g.record("unattributed", &rep.Unattributed); err != nil {
-			return err
-		}
-		doc := *reportDocument(g, rep, o)
-		r := *doc.Report
-		r.Owners = nil // streamed above
-		doc.Report = &r
-		return g.document(&doc)
-	}
-	if g.quiet && o == outcome.OK {
-		return nil
-	}
-	return printReport(g.stdout, rep, top, isTerminal(g.stdout))
-}
-
-type reportJSON struct {
-	envelope
-	*report.Report
-}
-
-func reportDocument(g *global, rep *report.Report, o outcome.Outcome) *reportJSON {
-	return &reportJSON{envelope: g.envelope(reportSchema, o), Report: rep}
-}
-
-// isTerminal reports whether w is a terminal that bars may be drawn on.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && fileIsTerminal(f) && terminalRedraws(os.Getenv)
-}
-
-// writeFileAtomic writes data to path through a temporary file beside it.
-func writeReportFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return errors.Join(err, os.Remove(tmp.Name()))
-	}
-	return nil
 }

@@ -44,7 +44,7 @@ th[data-sort] { cursor: pointer; user-select: none; } th[data-sort]::after { con
 <body>
 <header>
 <h1>Where the space goes</h1>
-<p class="muted">mediactl report, {{.Now}} · outcome <span id="outcome">{{.Doc.Outcome}}</span> (exit {{.Doc.ExitCode}}) · owners by {{.Doc.Rule}}{{if not .Doc.Complete}} · <span class="bad">INCOMPLETE: the counts are partial</span>{{end}}</p>
+<p class="muted">mediactl report{{with .Doc.Shard}} (shard {{.}}){{end}}{{with .Doc.Merged}} (merged: {{len .Shards}} of {{.Of}} shards){{end}}, {{.Now}} · outcome <span id="outcome">{{.Doc.Outcome}}</span> (exit {{.Doc.ExitCode}}) · owners by {{.Doc.Rule}}{{if not .Doc.Complete}} · <span class="bad">INCOMPLETE: the counts are partial</span>{{end}}</p>
 </header>
 {{with .Doc.Totals}}
 <section id="totals" class="cards">
@@ -58,6 +58,7 @@ th[data-sort] { cursor: pointer; user-select: none; } th[data-sort]::after { con
 </section>
 {{end}}
 {{with .Doc.Problems}}<section id="problems"><h2>Problems</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
+{{with .Doc.Notes}}<section id="notes"><h2>Notes</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
 
 <section id="owners">
 <h2>Owners</h2>

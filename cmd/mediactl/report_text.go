@@ -55,6 +55,9 @@ func printReport(w io.Writer, rep *report.Report, top int, tty bool) error {
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "problem   %s\n", printable(p))
 	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note      %s\n", n)
+	}
 	for _, s := range rep.Stores {
 		fmt.Fprintf(w, "store %s (%s): %s\n", printable(s.Store), s.Kind, blobsOf(s.Stored))
 		row("  referenced", humanize.Comma(s.Referenced.Blobs), ibytes(s.Referenced.Bytes), barOf(s.Referenced.Bytes, s.Stored.Bytes))
@@ -148,8 +151,8 @@ func printOwners(w io.Writer, rep *report.Report, top int) {
 func printReportSummary(w io.Writer, rep *report.Report) error {
 	t := rep.Totals
 	var b strings.Builder
-	fmt.Fprintf(&b, "report: %d stores, %s: %s referenced, %s orphaned; %s owners; %s dangling references",
-		len(rep.Stores), blobsOf(t.Stored), blobsOf(t.Referenced), blobsOf(t.Orphaned),
+	fmt.Fprintf(&b, "report%s: %d stores, %s: %s referenced, %s orphaned; %s owners; %s dangling references",
+		shardNote(rep.Shard)+mergedNote(rep.Merged), len(rep.Stores), blobsOf(t.Stored), blobsOf(t.Referenced), blobsOf(t.Orphaned),
 		humanize.Comma(int64(rep.OwnerCount)), humanize.Comma(t.DanglingReferences))
 	if t.Corrupt != nil {
 		fmt.Fprintf(&b, "; %s corrupt", humanize.Comma(t.Corrupt.Blobs))
@@ -162,6 +165,19 @@ func printReportSummary(w io.Writer, rep *report.Report) error {
 	}
 	_, err := fmt.Fprintln(w, b.String())
 	return err
+}
+
+// mergedNote is " (merged: K of N shards)" for a merged report's summary
+// line, with the missing ones.
+func mergedNote(m *report.Merged) string {
+	if m == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" (merged: %d of %d shards", len(m.Shards), m.Of)
+	if len(m.Missing) > 0 {
+		s += "; missing " + strings.Join(m.Missing, ", ")
+	}
+	return s + ")"
 }
 
 // textTable aligns rows: the first column left, the numbers right, a last

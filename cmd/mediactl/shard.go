@@ -9,7 +9,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/shard"
 )
 
-// shardFlag is --shard, the same on scan, verify, gc and migrate.
+// shardFlag is --shard, the same on scan, verify, gc, migrate and report.
 func shardFlag() cli.Flag {
 	return &cli.StringFlag{
 		Name: "shard",
