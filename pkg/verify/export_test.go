@@ -9,3 +9,7 @@ func SetPairHashing(on bool) (restore func()) {
 	pairHashing = on
 	return func() { pairHashing = old }
 }
+
+// Quarantine is the quarantine RunStores makes of one store, for the tests
+// that hand it a chosen set of corrupt blobs and a fixed time.
+var Quarantine = quarantine

@@ -47,7 +47,7 @@ func (r *QuarantineReport) Failed() int {
 	return n
 }
 
-// QuarantineReport is the outcome of Quarantine.
+// QuarantineReport is the outcome of a store's quarantine (StoresOptions.Quarantine).
 type QuarantineReport struct {
 	Folder   string        `json:"folder"`   // this run's folder in the quarantine store
 	Manifest string        `json:"manifest"` // key of the manifest in the quarantine store
@@ -57,7 +57,7 @@ type QuarantineReport struct {
 	Kept []Quarantined `json:"kept"`
 }
 
-// Quarantine moves the corrupt blobs of a Run out of src into dst, under a
+// quarantine moves the corrupt blobs of a Run out of src into dst, under a
 // folder named after now, and writes a manifest line per blob there. It never
 // plainly deletes: a blob is moved by a rename when both stores are local
 // folders on one file system, and otherwise copied, the copy read back and
@@ -66,7 +66,7 @@ type QuarantineReport struct {
 // only ever the file copied (see copyAside). Before moving, each blob is hashed
 // again; one that no longer matches the corrupt digest (a writer replaced it)
 // is kept. The store it moves out of is the locked one (l.Store()).
-func Quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt []Result, now time.Time) (*QuarantineReport, error) {
+func quarantine(ctx context.Context, l *storelock.Lock, dst store.Store, corrupt []Result, now time.Time) (*QuarantineReport, error) {
 	if err := l.Held(); err != nil {
 		return nil, err
 	}

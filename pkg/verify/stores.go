@@ -24,7 +24,7 @@ type StoresOptions struct {
 	// KeepCorrupt too, with a quarantine).
 	Each func(st store.Store) Options
 	// Quarantine, when set, receives every corrupt blob of each store, moved
-	// there under the store's lock (see Quarantine).
+	// there under the store's lock (see quarantine).
 	Quarantine store.Store
 	// Strict makes unverifiable blobs a finding (Report.Outcome).
 	Strict bool
@@ -102,7 +102,7 @@ func quarantineStore(ctx context.Context, sr *StoreRun, st store.Store, sh shard
 		command = "verify --quarantine"
 	}
 	err := storelock.DoShard(ctx, st, command, sh, func(l *storelock.Lock) (err error) {
-		sr.Quarantine, err = Quarantine(ctx, l, opts.Quarantine, sr.Report.AllCorrupt, time.Now())
+		sr.Quarantine, err = quarantine(ctx, l, opts.Quarantine, sr.Report.AllCorrupt, time.Now())
 		return err
 	})
 	switch {

@@ -6,7 +6,8 @@
 // operator's eye (symlinks, non-regular files, leftover temporary files, empty
 // blobs, an extension that contradicts the content, permissions wider than the
 // rest of the store), and returns a Report. Taking corrupt blobs out of the
-// store is a separate, explicit step: Quarantine.
+// store is a separate, explicit step: RunStores with a Quarantine store moves
+// them there under each store's lock.
 //
 // Hashing streams each blob through SHA-256 on Jobs workers. Where the CPU has
 // the SHA-NI instructions, each worker hashes two blobs in step
