@@ -70,8 +70,9 @@ func phase(p string) {
 }
 
 // Run forgets the owners: see the package comment. It returns an error only
-// for invalid options and for a session source that cannot be scanned at
-// all; everything else is in the report, whose Outcome says how it ended:
+// for invalid options (a TrashDir that holds no trash of the stores: see
+// openTrashDir) and for a session source that cannot be scanned at all;
+// everything else is in the report, whose Outcome says how it ended:
 // Found when an owner is unknown (nothing removed), Refused when a store is
 // locked, Incomplete when something could not be read (nothing removed) or
 // removed, Interrupted.
