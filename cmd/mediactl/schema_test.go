@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -523,10 +524,18 @@ type periodV1 struct {
 	countV1
 }
 
-// reportV1 is mediactl.report/v1 (docs/report.md).
-type reportV1 struct {
+// reportV2 is mediactl.report/v2 (docs/report.md); v1 had no shard,
+// merged, notes.
+type reportV2 struct {
 	envelopeV1
-	Now     time.Time `json:"now"`
+	Now    time.Time `json:"now"`
+	Shard  string    `json:"shard"`
+	Merged *struct {
+		Of      int      `json:"of"`
+		Shards  []string `json:"shards"`
+		Missing []string `json:"missing"`
+	} `json:"merged"`
+	Notes   []string `json:"notes"`
 	Sources []struct {
 		Source        string `json:"source"`
 		Documents     int64  `json:"documents"`
@@ -668,11 +677,30 @@ type forgetV1 struct {
 func TestSchemaOfReportAndForget(t *testing.T) {
 	root := exampleStore(t)
 
-	var rep reportV1
+	var rep reportV2
 	runJSON(t, exitOK, &rep, "report", "--root", root, "--layout", "forge", "-o", "json")
-	checkEnvelope(t, rep.envelopeV1, "mediactl.report/v1", exitOK)
+	checkEnvelope(t, rep.envelopeV1, "mediactl.report/v2", exitOK)
 	if len(rep.Stores) != 1 || rep.OwnerCount == 0 || len(rep.Owners) != rep.OwnerCount || !rep.Complete {
 		t.Fatalf("report: %+v", rep)
+	}
+	// A shard's report and the merged one.
+	var files []string
+	for k := range 2 {
+		var sh reportV2
+		doc := runJSON(t, exitOK, &sh, "report", "--root", root, "--layout", "forge", "--shard", fmt.Sprintf("%d/2", k), "-o", "json")
+		if sh.Shard != fmt.Sprintf("%d/2", k) || len(sh.Notes) == 0 {
+			t.Fatalf("shard %d/2: %+v", k, sh)
+		}
+		files = append(files, filepath.Join(t.TempDir(), "shard.json"))
+		if err := os.WriteFile(files[k], []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var merged reportV2
+	runJSON(t, exitOK, &merged, append([]string{"report", "merge", "-o", "json"}, files...)...)
+	checkEnvelope(t, merged.envelopeV1, "mediactl.report/v2", exitOK)
+	if merged.Merged == nil || merged.Merged.Of != 2 || len(merged.Merged.Missing) != 0 || merged.Totals.Stored != rep.Totals.Stored {
+		t.Fatalf("merged: %+v", merged)
 	}
 
 	id := rep.Owners[0].ID

@@ -17,7 +17,7 @@ import (
 
 // Schema names the JSON document of a report (`mediactl report -o json`):
 // the command's envelope and the Report's fields beside it.
-const Schema = "mediactl.report/v1"
+const Schema = "mediactl.report/v2"
 
 // Merged says which shards' reports a merged report is made of.
 type Merged struct {
