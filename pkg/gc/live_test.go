@@ -419,7 +419,7 @@ func storeKinds() []storeKind {
 			st, err := store.OpenLocal(filepath.Join(root, "inbound"))
 			must(t, err)
 			t.Cleanup(func() { st.Close() })
-			td, err := trash.DirStore(st, filepath.Join(root, "trash"))
+			td, err := trash.AtDir(st, filepath.Join(root, "trash"), trash.MoveInto)
 			must(t, err)
 			return td
 		}},

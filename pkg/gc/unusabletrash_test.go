@@ -51,10 +51,10 @@ func TestUnusableTrashFailsTheRun(t *testing.T) {
 			dir := filepath.Join(f.root, "trashdir")
 			must(t, os.MkdirAll(dir, 0o700))
 			must(t, os.WriteFile(filepath.Join(dir, trash.RunID(now)), []byte("not a folder"), 0o600))
-			td, err := store.OpenLocal(dir)
+			td, err := trash.AtDir(f.st, dir, trash.MoveInto)
 			must(t, err)
 			t.Cleanup(func() { td.Close() })
-			return trash.WithDir(f.st.(*store.LocalStore), td)
+			return td
 		}},
 	}
 	for _, tc := range cases {
