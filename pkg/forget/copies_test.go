@@ -378,3 +378,34 @@ func TestForgetCopyUploadedAgainDuringRun(t *testing.T) {
 		t.Errorf("kept %+v", k)
 	}
 }
+
+// An object the journal proves no copy of is not the owner's, however
+// their session names it: one another tool put in the bucket, one reached
+// by a traversal out of the bucket's prefix, one under the internal folder.
+func TestForgetCopyNotProvenStays(t *testing.T) {
+	w := newWork(t)
+	bk := buckets(t, w)[0]
+	mine := w.blob("alice's", "")
+	w.session("alice", "", mine)
+	w.migrated(bk.url, bk.template, "", true)
+	remote := strings.TrimPrefix(bk.url, "file://")
+	foreign := "0000000000000000000000000000000000000000000000000000000000000000.png"
+	for _, p := range []string{filepath.Join(remote, foreign), filepath.Join(w.root, "outside.png"), filepath.Join(remote, ".mediactl", "x.png")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("not alice's"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.uris("alice", "", bk.ref(mine), bk.ref(foreign), remote+"/../../../outside.png", "file://"+remote+"/.mediactl/x.png")
+	rep := w.run(Options{Owners: []string{"alice"}, Delete: true})
+	if rep.Outcome != outcome.OK || !slices.Equal(keysOf(rep.Erased), []string{mine}) {
+		t.Fatalf("%s: erased %v", rep.Outcome, keysOf(rep.Erased))
+	}
+	for _, p := range []string{filepath.Join(remote, foreign), filepath.Join(w.root, "outside.png"), filepath.Join(remote, ".mediactl", "x.png")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
