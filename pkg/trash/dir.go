@@ -30,8 +30,8 @@ func WithDir(st *store.LocalStore, dir *store.LocalStore) store.Store {
 type trashDirStore struct {
 	st  *store.LocalStore
 	dir *store.LocalStore
-	// ownsDir is set when the folder was opened for this store (DirStore,
-	// PeekDirStore): Close closes it. The store st is always its caller's.
+	// ownsDir is set when the folder was opened for this store (dirStore,
+	// peekDirStore): Close closes it. The store st is always its caller's.
 	ownsDir bool
 }
 
@@ -178,7 +178,7 @@ var ErrNeedsLocal = errors.New("a trash directory needs a local store")
 // checks dir (CheckDir), creates it if needed, and returns the lock as a lock
 // on the store with that trash (see WithDir).
 func OpenDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
-	st, err := DirStore(l.Store(), dir)
+	st, err := dirStore(l.Store(), dir)
 	if err != nil {
 		return nil, err
 	}
@@ -186,22 +186,22 @@ func OpenDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
 }
 
 // OpenOwnDir is OpenDir for what makes no run (a rollback's restore): dir
-// must hold the store's trash already (see PeekDirStore); it is neither
+// must hold the store's trash already (see peekDirStore); it is neither
 // created nor claimed.
 func OpenOwnDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
-	st, err := PeekDirStore(l.Store(), dir)
+	st, err := peekDirStore(l.Store(), dir)
 	if err != nil {
 		return nil, err
 	}
 	return l.Through(st)
 }
 
-// DirStore is st with its trash in the local folder dir, for reading the
+// dirStore is st with its trash in the local folder dir, for reading the
 // runs kept there (Runs) or taking the lock through it: it checks dir
 // (CheckDir), creates it if needed, and claims it for st (see claimDir): a
 // folder that holds another store's trash is refused with an *OwnerError.
 // Its Close closes the folder, not st.
-func DirStore(st store.Store, dir string) (store.Store, error) {
+func dirStore(st store.Store, dir string) (store.Store, error) {
 	ls, err := checkedLocal(st, dir)
 	if err != nil {
 		return nil, err
@@ -220,14 +220,14 @@ func DirStore(st store.Store, dir string) (store.Store, error) {
 	return &trashDirStore{st: ls, dir: td, ownsDir: true}, nil
 }
 
-// PeekDirStore is DirStore for what makes no run (a dry run, gc runs,
-// restore, purge): it checks dir as DirStore does, and the store its record
+// peekDirStore is dirStore for what makes no run (a dry run, gc runs,
+// restore, purge): it checks dir as dirStore does, and the store its record
 // names, but creates nothing and claims nothing. Only a run that moves blobs
 // into the folder claims it: a folder that does not exist is an error
 // wrapping fs.ErrNotExist, and one that records no store an
 // *UnclaimedError; neither holds runs of st, whatever its folders are named.
 // Its Close closes the folder, not st.
-func PeekDirStore(st store.Store, dir string) (store.Store, error) {
+func peekDirStore(st store.Store, dir string) (store.Store, error) {
 	ls, err := checkedLocal(st, dir)
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ const ownerName = "trash-of"
 // and restoring it moves its blobs into whichever store the folder is given
 // with, purging it deletes them: two stores given one folder would restore
 // and purge each other's runs. Stores are told apart by real path, so every
-// spelling of one store is the same store. Only DirStore claims, for a run
+// spelling of one store is the same store. Only dirStore claims, for a run
 // that moves blobs into the folder; a folder used before this record existed
 // is claimed by the first such run.
 func claimDir(ls, td *store.LocalStore, dir string) error {
@@ -315,8 +315,8 @@ func checkOwner(td *store.LocalStore, dir, me string) error {
 	return nil
 }
 
-// OwnerError is returned by DirStore for a trash folder that holds the trash
-// of another store.
+// OwnerError is returned by AtDir, OpenDir and OpenOwnDir for a trash folder
+// that holds the trash of another store.
 type OwnerError struct {
 	Dir   string // the folder as given
 	Owner string // the store whose trash it holds, as recorded
@@ -330,8 +330,9 @@ func (e *OwnerError) Error() string {
 	return fmt.Sprintf("%s holds the trash of the store %s, not of %s", e.Dir, e.Owner, e.Store)
 }
 
-// UnclaimedError is returned by PeekDirStore for a folder that records no
-// store: no run has moved blobs into it, so nothing in it is a store's trash.
+// UnclaimedError is returned by AtDir (Owned) and OpenOwnDir for a folder
+// that records no store: no run has moved blobs into it, so nothing in it is
+// a store's trash.
 type UnclaimedError struct {
 	Dir   string // the folder as given
 	Store string // the store it was given to (its real path)

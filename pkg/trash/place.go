@@ -28,14 +28,15 @@ const (
 var ErrNoTrashFolder = errors.New("no trash folder there")
 
 // AtDir is st with its trash in the local folder dir, as use needs it: the
-// store that keeps the trash there (DirStore for MoveInto, PeekDirStore
-// otherwise), or, for Plan, st itself when the folder is not there yet or not
-// claimed (the plan is the same). Its errors are DirStore's (*PlaceError,
-// *OwnerError, *UnclaimedError, ErrNeedsLocal) and ErrNoTrashFolder.
+// store that keeps the trash there (the folder checked by CheckDir, and for
+// MoveInto created and claimed for st: see dirStore, peekDirStore), or, for
+// Plan, st itself when the folder is not there yet or not claimed (the plan
+// is the same). Its errors are *PlaceError, *OwnerError, *UnclaimedError,
+// ErrNeedsLocal and ErrNoTrashFolder.
 func AtDir(st store.Store, dir string, use Use) (store.Store, error) {
-	open := PeekDirStore
+	open := peekDirStore
 	if use == MoveInto {
-		open = DirStore
+		open = dirStore
 	}
 	ts, err := open(st, dir)
 	var unclaimed *UnclaimedError
