@@ -104,7 +104,9 @@ var mergeNotes = []string{
 // merged growth. Reports of different splits, stores, session sources,
 // owner rules or policies, a shard given twice and a report made without
 // --shard are refused with a *MergeError. A shard of the split not given
-// makes the merged report incomplete (Merged.Missing, Problems).
+// makes the merged report incomplete (Merged.Missing, Problems), and so does
+// a shard's report that is incomplete or was interrupted (it counts with
+// what it holds).
 func Merge(in []Input, opts MergeOptions) (*Report, error) {
 	if len(in) == 0 {
 		return nil, usage.Errorf("report merge: no report given")
@@ -122,11 +124,21 @@ func Merge(in []Input, opts MergeOptions) (*Report, error) {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(specs[a].K, specs[b].K) })
-	newest := order[0]
+	// The stores, of the reports that hold them (an interrupted shard's
+	// may not: it counts as read in part); the newest of them says what
+	// was read and the file systems.
+	var full []int
+	newest := -1
 	for _, i := range order {
-		if in[i].Report.Now.After(in[newest].Report.Now) {
-			newest = i
+		if !cut(in[i].Report) {
+			full = append(full, i)
+			if newest < 0 || in[i].Report.Now.After(in[newest].Report.Now) {
+				newest = i
+			}
 		}
+	}
+	if newest < 0 {
+		newest = order[0]
 	}
 	n := specs[0].N
 	out := &Report{Now: in[newest].Report.Now, Sources: in[newest].Report.Sources, Rule: in[newest].Report.Rule,
@@ -163,16 +175,18 @@ func Merge(in []Input, opts MergeOptions) (*Report, error) {
 		out.Problems, out.Truncated = out.Problems[:opts.MaxListed], true
 	}
 
-	for si := range in[0].Report.Stores {
-		parts := make([]*StoreReport, 0, len(in))
-		labels := make([]string, 0, len(in))
-		for _, i := range order {
-			parts = append(parts, in[i].Report.Stores[si])
-			labels = append(labels, specs[i].String())
+	if len(full) > 0 {
+		for si := range in[full[0]].Report.Stores {
+			parts := make([]*StoreReport, 0, len(full))
+			labels := make([]string, 0, len(full))
+			for _, i := range full {
+				parts = append(parts, in[i].Report.Stores[si])
+				labels = append(labels, specs[i].String())
+			}
+			sr := mergeStore(parts, labels, in[newest].Report.Stores[si], out.Now)
+			out.Stores = append(out.Stores, sr)
+			out.Totals.addStore(sr)
 		}
-		sr := mergeStore(parts, labels, in[newest].Report.Stores[si], out.Now)
-		out.Stores = append(out.Stores, sr)
-		out.Totals.addStore(sr)
 	}
 	mergeOwners(in, order, out, opts.MaxListed)
 	return out, nil
@@ -197,16 +211,22 @@ func checkInputs(in []Input) ([]shard.Spec, error) {
 	}
 	named := func(i int, what string) string { return fmt.Sprintf("%s (%s)", in[i].Name, what) }
 	// differ refuses reports whose key differs, naming each with what it
-	// says (said, or key).
-	differ := func(reason string, said, key func(r *Report) string) error {
+	// says (said, or key); an interrupted shard's report without stores
+	// says nothing but its shard (all is false for what it may lack).
+	differ := func(reason string, said, key func(r *Report) string, all bool) error {
 		if key == nil {
 			key = said
 		}
-		first := key(in[0].Report)
+		var those []int
 		for i := range in {
-			if key(in[i].Report) != first {
+			if all || !cut(in[i].Report) {
+				those = append(those, i)
+			}
+		}
+		for _, i := range those {
+			if key(in[i].Report) != key(in[those[0]].Report) {
 				var names []string
-				for j := range in {
+				for _, j := range those {
 					names = append(names, named(j, said(in[j].Report)))
 				}
 				return &MergeError{Reason: reason, Inputs: names}
@@ -220,7 +240,7 @@ func checkInputs(in []Input) ([]shard.Spec, error) {
 	}, func(r *Report) string {
 		s, _ := shard.Parse(r.Shard, nil)
 		return strconv.Itoa(s.N)
-	}); err != nil {
+	}, true); err != nil {
 		return nil, err
 	}
 	seen := map[int]int{}
@@ -266,12 +286,16 @@ func checkInputs(in []Input) ([]shard.Spec, error) {
 		}},
 	}
 	for _, c := range checks {
-		if err := differ(c.reason, c.of, nil); err != nil {
+		if err := differ(c.reason, c.of, nil, false); err != nil {
 			return nil, err
 		}
 	}
 	return specs, nil
 }
+
+// cut reports whether r is a report an interrupt cut short before it said
+// anything of its stores.
+func cut(r *Report) bool { return r.Interrupted && len(r.Stores) == 0 }
 
 // mergeStore adds up one store's reports of the shards (labels: their
 // shards); newest is the newest report's, whose file system is the one

@@ -383,6 +383,15 @@ func TestMergeRefuses(t *testing.T) {
 		t.Errorf("a missing shard: complete %v, outcome %s, merged %+v, problems %v", rep.Complete, rep.Outcome(), rep.Merged, rep.Problems)
 	}
 
+	// An interrupted shard: its report has no stores; the others count.
+	cutShort := &report.Report{Shard: "1/3", Interrupted: true, Problems: []string{}}
+	rep, err = report.Merge(append(in("0/3", "2/3"), report.Input{Name: "1-3.json", Report: cutShort}), report.MergeOptions{})
+	must(t, err)
+	if rep.Complete || rep.Outcome() != outcome.Incomplete || len(rep.Merged.Missing) != 0 || len(rep.Stores) != 2 ||
+		!strings.Contains(strings.Join(rep.Problems, "\n"), "shard 1/3 was interrupted") {
+		t.Errorf("an interrupted shard: complete %v, outcome %s, merged %+v, %d stores, problems %v", rep.Complete, rep.Outcome(), rep.Merged, len(rep.Stores), rep.Problems)
+	}
+
 	_, err = report.Decode(strings.NewReader(`{"schema": "mediactl.report/v9", "stores": []}`))
 	var se *report.SchemaError
 	if !errors.As(err, &se) || se.Schema != "mediactl.report/v9" || !errors.Is(err, usage.Err) {
