@@ -23,9 +23,9 @@ import (
 // ~/.coffer/channel-media, referenced by absolute paths inside the JSON
 // blocks (Python json.dumps defaults: ", " and ": ", ensure_ascii) of
 // chat_messages in a WAL-mode SQLite database. Before migration the paths read
-// only as unverified local files (no digest anywhere); after migrate.Copy to a
-// bucket, the URLs the default rewrite renders read verified against the
-// sha256 metadata, and an attachment altered in the bucket fails.
+// only as unverified local files (no digest anywhere); after migrate.Run
+// copies them to a bucket, the URLs the default rewrite renders read verified
+// against the sha256 metadata, and an attachment altered in the bucket fails.
 func TestCofferAttachments(t *testing.T) {
 	home := t.TempDir()
 	coffer := filepath.Join(home, ".coffer")
@@ -104,17 +104,12 @@ func TestCofferAttachments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	j, err := migrate.OpenJournal(filepath.Join(t.TempDir(), "journal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	if rep, err := migrate.Copy(ctx, migrate.Options{From: src, To: dst, Journal: j}); err != nil || rep.Copied != 3 {
-		t.Fatalf("migrate.Copy = %+v, %v", rep, err)
+	if rep, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: src, To: dst}, JournalPath: filepath.Join(t.TempDir(), "journal")}); err != nil || rep.Copy == nil || rep.Copy.Copied != 3 {
+		t.Fatalf("migrate.Run = %+v, %v", rep, err)
 	}
 	r := newReplayer(t, replay.Config{Buckets: []replay.Bucket{{URL: dstURL, Prefixes: []string{"coffer/"}}}})
 	for _, p := range attachments() {
-		u := migrate.ObjectURL(dst, filepath.Base(p))
+		u := objectURL(dst, filepath.Base(p))
 		rc, info, err := r.Open(ctx, u)
 		if err != nil {
 			t.Fatalf("Open(%q): %v", u, err)
@@ -127,5 +122,5 @@ func TestCofferAttachments(t *testing.T) {
 	}
 	p := attachments()[0]
 	putObject(t, dst, filepath.Base(p), append([]byte("\xff\xd8\xff\xe0"), pngBlob(100)...), want[p])
-	wantMismatch(t, r, migrate.ObjectURL(dst, filepath.Base(p)))
+	wantMismatch(t, r, objectURL(dst, filepath.Base(p)))
 }

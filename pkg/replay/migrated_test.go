@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/replay"
+	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
 )
@@ -43,9 +44,9 @@ type forgeMedia struct {
 
 // TestMigratedFileBucket and TestMigratedSeaweedFS: a forge work directory
 // (sessions written as forge writes them: json.MarshalIndent, absolute URIs,
-// .json.tmp + rename) is copied by migrate.Copy, its references rendered as
-// migrate's default rewrite renders them (migrate.ObjectURL); every media
-// reference rehydrates, before and after, to the original bytes, and an
+// .json.tmp + rename) is migrated by migrate.Run as `migrate --rewrite` with
+// the default template does (every reference becomes its copy's URL); every
+// media reference rehydrates, before and after, to the original bytes, and an
 // object altered in the bucket after the copy is refused.
 func TestMigratedFileBucket(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bucket")
@@ -102,23 +103,30 @@ func migrated(t *testing.T, dstURL string) {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	j, err := migrate.OpenJournal(filepath.Join(t.TempDir(), "journal"))
+	sess, err := sessions.Open(ctx, sessDir, sessions.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.Close()
-	rep, err := migrate.Copy(ctx, migrate.Options{From: src, To: dst, Journal: j})
-	if err != nil || rep.Copied != int64(len(blobs)) {
-		t.Fatalf("migrate.Copy = %+v, %v; want %d copies", rep, err, len(blobs))
+	defer sess.Close()
+	rw, err := sessions.OpenRewriter(ctx, sessDir, sessions.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The default rewrite: each path becomes the object's URL.
-	for _, e := range readDir(t, sessDir) {
-		p := filepath.Join(sessDir, e.Name())
-		b := readFile(t, p)
-		for _, old := range paths {
-			b = bytes.ReplaceAll(b, []byte(`"`+old+`"`), []byte(`"`+migrate.ObjectURL(dst, filepath.Base(old))+`"`))
-		}
-		os.WriteFile(p, b, 0o600)
+	defer rw.Close()
+	// migrate --rewrite with the default template: each path becomes the
+	// object's URL.
+	rep, err := migrate.Run(ctx, migrate.RunOptions{
+		Options:     migrate.Options{From: src, To: dst},
+		JournalPath: filepath.Join(t.TempDir(), "journal"),
+		Rewrite:     true,
+		Rewriters:   []sessions.Rewriter{rw},
+		Sessions:    []sessions.Source{sess},
+	})
+	if err != nil || rep.Copy.Copied != int64(len(blobs)) {
+		t.Fatalf("migrate.Run = %+v, %v; want %d copies", rep, err, len(blobs))
+	}
+	if rep.Rewrite == nil || rep.Rewrite.References != int64(len(blobs)) {
+		t.Fatalf("migrate.Run rewrote %+v; want %d references", rep.Rewrite, len(blobs))
 	}
 
 	want := map[string][]byte{}
@@ -166,11 +174,11 @@ func migrated(t *testing.T, dstURL string) {
 	cold := newReplayer(t, replay.Config{Buckets: []replay.Bucket{{URL: dstURL, Prefixes: []string{"forge/inbound/"}}}})
 	key := filepath.Base(paths[0])
 	putObject(t, dst, key, pngBlob(len(blobs[0])), blobs[0])
-	wantMismatch(t, cold, migrate.ObjectURL(dst, key))
+	wantMismatch(t, cold, objectURL(dst, key))
 	// Another bucket's URL, or a key outside the allowed prefix.
 	_, _, err = readRef(t, cold, "s3://elsewhere/forge/inbound/"+key)
 	wantRefused(t, "s3://elsewhere/forge/inbound/"+key, err, replay.ErrBucketNotAllowed)
-	other := strings.Replace(migrate.ObjectURL(dst, key), "/forge/inbound/", "/forge/other/", 1)
+	other := strings.Replace(objectURL(dst, key), "/forge/inbound/", "/forge/other/", 1)
 	_, _, err = readRef(t, cold, other)
 	if !errors.Is(err, replay.ErrPrefixNotAllowed) && !errors.Is(err, replay.ErrOutsideRoots) {
 		t.Errorf("Open(%q) = %v, want a refusal", other, err)
@@ -193,4 +201,10 @@ func readFile(t testing.TB, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// objectURL is the reference migrate's default rewrite renders for the copy
+// of key in dst: its URL.
+func objectURL(dst store.Bucket, key string) string {
+	return migrate.Template{}.Render(dst, key, "")
 }
