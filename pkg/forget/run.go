@@ -236,16 +236,17 @@ func (r *run) do(ctx context.Context) error {
 	for i := range unitOwn {
 		unitOwn[i].all = true
 	}
-	for k, v := range rf.Pairs {
-		o := attr.Owner(rf.Units[k.Unit], owner.Hint(v.Ref)).ID
+	for i := range rf.Pairs {
+		v := &rf.Pairs[i]
+		o := attr.Owner(rf.Units[v.Unit], owner.Hint(v.Ref)).ID
 		v.Owner = o
 		if o == "" {
-			unitOwn[k.Unit].unknown = true
+			unitOwn[v.Unit].unknown = true
 			continue
 		}
 		known[o] = true
 		if !forgotten[o] {
-			unitOwn[k.Unit].all = false
+			unitOwn[v.Unit].all = false
 		}
 	}
 	r.skip = map[owner.Unit]bool{}
@@ -277,7 +278,8 @@ func (r *run) do(ctx context.Context) error {
 	r.cands = map[ck]*Blob{}
 	dangling := map[ck]int64{}
 	namedByOthers := map[ck]bool{}
-	for _, v := range rf.Pairs {
+	for i := range rf.Pairs {
+		v := &rf.Pairs[i]
 		s, key, id, inside := owner.Resolve(r.stores, r.rets, v.Ref)
 		if !inside {
 			r.eachInDest(v.Ref, func(c ck) {

@@ -7,32 +7,35 @@ import (
 )
 
 // References are the precise references a read of the sessions found, by
-// session unit: each (unit, reference) once, with how often. Add is a
-// scan's OnReference (called from one goroutine). report and forget
-// attribute them to owners once the read is done.
+// session unit, in the order found. Add is a scan's OnReference (called
+// from one goroutine). report and forget attribute them to owners once the
+// read is done.
+//
+// A unit's reference is kept once per run of equal ones (a tool call
+// reading the file its message holds names it twice in a row), not once per
+// unit: a table of every distinct (unit, reference) costs a map of millions
+// of strings on a dense store, while what is made of the pairs — owners'
+// counts, the blobs they name — adds the Ns up and counts each blob once
+// anyway.
 type References struct {
 	index map[Unit]int32
 	// Units are the units with references, in the order first seen; a
 	// Pair's Unit indexes it.
 	Units []Unit
-	// Pairs are the distinct (unit, reference) pairs.
-	Pairs map[PairKey]*Pair
+	// Pairs are the (unit, reference) pairs.
+	Pairs []Pair
 	// last is the unit of the previous reference: a document's references
 	// come one after another.
 	last    Unit
 	lastIdx int32
 }
 
-// PairKey identifies a (unit, reference) pair.
-type PairKey struct {
-	Unit int32
-	ref  ref.Reference
-}
-
 // Pair is one reference of one unit.
 type Pair struct {
-	Ref ref.Reference
-	// N is how often the unit holds it.
+	// Unit indexes References.Units.
+	Unit int32
+	Ref  ref.Reference
+	// N is how often the unit holds it, one after another.
 	N int64
 	// Owner is free for the caller (forget notes the unit's owner here).
 	Owner string
@@ -40,10 +43,11 @@ type Pair struct {
 
 // NewReferences returns an empty table.
 func NewReferences() *References {
-	return &References{index: map[Unit]int32{}, Pairs: map[PairKey]*Pair{}, lastIdx: -1}
+	return &References{index: map[Unit]int32{}, lastIdx: -1}
 }
 
-// Add records a reference a scan found.
+// Add records a reference a scan found. The reference is the scan's own
+// copy (a Found outlives the call): the pair shares its strings.
 func (r *References) Add(f scan.Found) {
 	u := UnitOf(f.Place)
 	ui := r.lastIdx
@@ -56,15 +60,13 @@ func (r *References) Add(f scan.Found) {
 		}
 		r.last, r.lastIdx = u, ui
 	}
-	// The reference is the scan's own copy (Found outlives the call): the
-	// key shares its strings.
-	k := PairKey{Unit: ui, ref: f.Ref}
-	p := r.Pairs[k]
-	if p == nil {
-		p = &Pair{Ref: f.Ref}
-		r.Pairs[k] = p
+	if n := len(r.Pairs); n > 0 {
+		if p := &r.Pairs[n-1]; p.Unit == ui && p.Ref == f.Ref {
+			p.N++
+			return
+		}
 	}
-	p.N++
+	r.Pairs = append(r.Pairs, Pair{Unit: ui, Ref: f.Ref, N: 1})
 }
 
 // Has reports whether unit u holds a reference.

@@ -233,13 +233,10 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 // most of the attribution's work, and the resolvers and listings are safe
 // to read from several goroutines.
 func resolvePairs(rf *owner.References, stores []scan.Target, rets []*retain.Retention) []placed {
-	ps := make([]placed, 0, len(rf.Pairs))
-	for k, v := range rf.Pairs {
-		ps = append(ps, placed{pair: v, unit: k.Unit})
+	ps := make([]placed, len(rf.Pairs))
+	for i := range rf.Pairs {
+		ps[i] = placed{pair: &rf.Pairs[i], unit: rf.Pairs[i].Unit}
 	}
-	// The map's order is random; the walk after this one must not be (the
-	// owners' indexes, the listed units).
-	slices.SortFunc(ps, func(a, b placed) int { return cmp.Compare(a.unit, b.unit) })
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(ps)/4096))
 	var wg sync.WaitGroup
 	for w := range workers {
