@@ -18,6 +18,7 @@ import (
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/sessions"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/trash"
 	"github.com/mediactl/mediactl/pkg/verify"
 )
 
@@ -169,51 +170,65 @@ func TestOneRetentionModel(t *testing.T) {
 		t.Fatalf("gc would delete %v, want only the orphans %v", gcKeys, want)
 	}
 
+	// verify's orphans: every blob is old, so the orphans are gc's candidates.
+	// (Read before migrate --delete-source below moves them out.)
+	vr, err := verify.Run(ctx, verify.Options{Store: st, Sessions: srcs, Bases: []string{w.root}, Jobs: 1})
+	must(t, err)
+	if vr.Sessions == nil || vr.Sessions.Orphans != int64(len(gcKeys)) || vr.Sessions.OrphanBytes != plan.CandidateBytes {
+		t.Fatalf("verify: %+v, gc: %d candidates of %d bytes", vr.Sessions, len(gcKeys), plan.CandidateBytes)
+	}
+
 	// migrate --delete-source, after a proven copy of every blob.
 	dst, err := store.Open(ctx, "file://"+filepath.ToSlash(remote))
 	must(t, err)
 	defer dst.Close()
-	j, err := migrate.OpenJournal(filepath.Join(t.TempDir(), "journal.jsonl"))
-	must(t, err)
-	defer j.Close()
-	cr, err := migrate.Copy(ctx, migrate.Options{From: st, To: dst, Journal: j})
-	must(t, err)
-	if cr.Copied != int64(3+len(cases)) {
-		t.Fatalf("copied %d", cr.Copied)
-	}
-	migrated := func(k string) bool { _, ok := j.State().Copied.Get(k); return ok }
 	tmpl, err := migrate.ParseTemplate("{files_dir}/remote/{key}", map[string]string{"files_dir": filepath.Dir(w.inbound)})
 	must(t, err)
-	copies := retain.MarkOptions{CopiedTo: tmpl.CopyPrefixes(dst.(store.Bucket), w.inbound)}
-	ck, ret, err := migrate.CheckRetained(ctx, srcs, st, scan.NewResolver(st, []string{w.root}), migrated, 0, copies)
+	res := scan.NewResolver(st, []string{w.root})
+	// The retention model as migrate's check reads the sessions: text naming
+	// a copy keeps the copy, not the source.
+	ret, err := retain.Mark(ctx, st, srcs, retain.MarkOptions{Stores: []scan.Target{{Store: st, Resolver: res}}, CopiedTo: tmpl.CopyPrefixes(dst.(store.Bucket), w.inbound)})
 	must(t, err)
-	sel, err := migrate.SelectDeletable(ctx, j, dst, ck, ret, ret.Started.Add(-retain.DefaultMinAge), 2)
+	rep, err := migrate.Run(ctx, migrate.RunOptions{
+		Options:      migrate.Options{From: st, To: dst, Jobs: 2},
+		JournalPath:  filepath.Join(t.TempDir(), "journal.jsonl"),
+		Template:     tmpl,
+		Resolver:     res,
+		DeleteSource: true,
+		MinAge:       retain.DefaultMinAge,
+		Sessions:     srcs,
+		Bases:        []string{w.root},
+	})
 	must(t, err)
+	if rep.Copy == nil || rep.Copy.Copied != int64(3+len(cases)) {
+		t.Fatalf("copy %+v", rep.Copy)
+	}
+	sel := rep.Delete
+	if sel == nil || sel.Refused != "" || sel.Result == nil {
+		t.Fatalf("delete-source %+v", sel)
+	}
 	var migrateKeys []string
-	for _, c := range sel.Candidates {
-		migrateKeys = append(migrateKeys, c.Key)
+	must(t, trash.EachTrashed(ctx, st, func(_ trash.RunRecord, b trash.Trashed) error {
+		if b.Run == sel.Result.Run {
+			migrateKeys = append(migrateKeys, b.Key)
+		}
+		return nil
+	}))
+	slices.Sort(migrateKeys)
+	if int64(len(migrateKeys)) != sel.Candidates || !slices.Equal(migrateKeys, gcKeys) {
+		t.Fatalf("migrate --delete-source moved %v of %d candidates, gc would delete %v", migrateKeys, sel.Candidates, gcKeys)
 	}
-	if !slices.Equal(migrateKeys, gcKeys) {
-		t.Fatalf("migrate --delete-source would move %v, gc would delete %v", migrateKeys, gcKeys)
-	}
-	if sel.KeptReferenced+sel.KeptRetained != int64(1+len(cases)) || sel.KeptYoung != 0 {
-		t.Fatalf("kept: %d by a precise reference, %d by the retention rule, %d young", sel.KeptReferenced, sel.KeptRetained, sel.KeptYoung)
+	if sel.Kept+sel.KeptRetained != int64(1+len(cases)) || sel.KeptYoung != 0 {
+		t.Fatalf("kept: %d by a precise reference, %d by the retention rule, %d young", sel.Kept, sel.KeptRetained, sel.KeptYoung)
 	}
 	for i, c := range cases {
 		id, ok := ret.Lookup(named[i])
 		if !ok || !ret.KeptID(id) {
 			t.Errorf("%s: %s is not kept by the retention model", c.name, named[i])
 		}
-		if !ck.Referenced[named[i]] {
+		if !rep.Check.Referenced[named[i]] {
 			t.Logf("%s: the precise check alone would have let %s go", c.name, named[i])
 		}
-	}
-
-	// verify's orphans: every blob is old, so the orphans are gc's candidates.
-	vr, err := verify.Run(ctx, verify.Options{Store: st, Sessions: srcs, Bases: []string{w.root}, Jobs: 1})
-	must(t, err)
-	if vr.Sessions == nil || vr.Sessions.Orphans != int64(len(gcKeys)) || vr.Sessions.OrphanBytes != plan.CandidateBytes {
-		t.Fatalf("verify: %+v, gc: %d candidates of %d bytes", vr.Sessions, len(gcKeys), plan.CandidateBytes)
 	}
 }
 
