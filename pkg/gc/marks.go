@@ -32,6 +32,10 @@ type MarkReport struct {
 	// Deleted is the delete of the blobs earlier runs marked, still
 	// unreferenced, unchanged and past the grace; nil when none was due.
 	Deleted *trash.Result `json:"deleted,omitempty"`
+	// DeletedRun names the record of those deletes, kept where the
+	// bucket's service keeps deleted objects (DeleteRecovery): gc restore
+	// of it brings them back from the service's versions.
+	DeletedRun string `json:"deleted_run,omitempty"`
 	// Unmarked are marked blobs past the grace that stay, and why (named
 	// again, changed, younger, or gone): their marks are dropped.
 	Unmarked []trash.Skip `json:"unmarked"`
@@ -126,8 +130,20 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 			goes = append(goes, it)
 		}
 		if len(goes) > 0 {
-			res, err := trash.Move(ctx, lock, goes, trash.Options{NoTrash: true, Jobs: opts.Jobs, StoreBlobs: plan.Blobs, Split: opts.Split})
+			log, err := startDeletedLog(ctx, lock, sr.DeleteRecovery, opts.Split, dueRuns)
+			if err != nil {
+				fail(err)
+				return // nothing deleted, no mark dropped
+			}
+			res, err := trash.Move(ctx, lock, goes, trash.Options{NoTrash: true, Jobs: opts.Jobs, StoreBlobs: plan.Blobs, Split: opts.Split, Log: log})
 			mr.Deleted = res
+			if log != nil {
+				if log.Recorded() > 0 {
+					mr.DeletedRun = log.Run()
+				} else if ferr := log.Finish(context.WithoutCancel(ctx)); ferr != nil {
+					fail(fmt.Errorf("gc: drop the empty record of deleted run %s: %w", log.Run(), ferr))
+				}
+			}
 			switch {
 			case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 				sr.Outcome.Worsen(outcome.Interrupted)
@@ -201,4 +217,28 @@ func namedSince(ctx context.Context, o Options, items []trash.Item, t time.Time,
 func sameSecond(a, b time.Time) bool {
 	d := a.Sub(b)
 	return d > -time.Second && d < time.Second
+}
+
+// startDeletedLog starts the record of a run's deletes for good where the
+// bucket's service keeps deleted objects (rec, as the run asked it), so that
+// gc restore can bring them back from its versions; nil where it keeps
+// nothing, or is not known to.
+func startDeletedLog(ctx context.Context, lock *storelock.Lock, rec *Recovery, split string, marks []string) (*trash.DeletedLog, error) {
+	if rec == nil {
+		return nil, nil
+	}
+	r := store.Recovery{Kind: rec.Kind, Detail: rec.Detail}
+	if !r.Keeps() {
+		return nil, nil
+	}
+	if rec.Retention != "" {
+		if d, err := retain.ParseAge(rec.Retention); err == nil {
+			r.Retention = d
+		}
+	}
+	log, err := trash.StartDeleted(ctx, lock, trash.DeletedOptions{Split: split, Recovery: r, Marks: marks})
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	return log, nil
 }

@@ -248,7 +248,30 @@ func (m *mover) deleteBatch(ctx context.Context, br store.BatchRemover, goes []I
 	for i, it := range goes {
 		keys[i] = it.Key
 	}
-	errs := br.DeleteMany(context.WithoutCancel(ctx), keys, etags, m.recheck(br, goes, dense))
+	fctx := context.WithoutCancel(ctx)
+	var seq int
+	var lines []Deleted
+	if log := m.opts.Log; log != nil {
+		// The record first: a delete is never sent that it does not list.
+		var err error
+		if seq, lines, err = log.record(fctx, goes, etags); err != nil {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			for _, it := range goes {
+				m.res.Failed = append(m.res.Failed, Skip{it.Key, "not deleted: " + err.Error()})
+			}
+			return
+		}
+	}
+	errs := br.DeleteMany(fctx, keys, etags, m.recheck(br, goes, dense))
+	if log := m.opts.Log; log != nil {
+		sent := make([]bool, len(errs))
+		for i, err := range errs {
+			var kept *keptError
+			sent[i] = !errors.As(err, &kept) && !errors.Is(err, store.ErrChanged)
+		}
+		log.settle(fctx, seq, lines, sent)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, err := range errs {

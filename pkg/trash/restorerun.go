@@ -17,17 +17,23 @@ type RestoreRun struct {
 	Result   *RestoreResult
 	MarkRun  bool
 	Unmarked int64
-	Outcome  outcome.Outcome
+	// Deleted is a deleted run's restore (a bucket's deletes for good,
+	// brought back from the versions its service keeps); nil for the others.
+	Deleted *DeletedRestore
+	Outcome outcome.Outcome
 	// Locked is the lock another run holds: nothing was done.
 	Locked *storelock.LockedError
 }
 
 // RunRestore is `gc restore` as one protocol: it takes st's lock (command
-// is recorded in it), puts the run back — dropping a mark run's marks, or
-// moving a trash run's blobs back — and says what that came to: a blob kept
-// in the trash (its key exists again) makes the run incomplete, an
+// is recorded in it), puts the run back — dropping a mark run's marks,
+// bringing a deleted run's blobs back from the bucket's versions
+// (RestoreDeleted), or moving a trash run's blobs back — and says what that
+// came to: a blob kept in the trash or not overwritten (its key exists
+// again), or no longer kept by the service, makes the run incomplete, an
 // interrupt interrupted. A run that does not exist is a *NoRunError; an I/O
-// error is returned with the outcome incomplete.
+// error, or a service whose versions are not restored here, is returned with
+// the outcome incomplete.
 func RunRestore(ctx context.Context, st store.Store, command, run string) (*RestoreRun, error) {
 	rr := &RestoreRun{Result: &RestoreResult{Run: run, Kept: []Skip{}}}
 	err := storelock.Do(ctx, st, command, func(l *storelock.Lock) error {
@@ -40,6 +46,9 @@ func RunRestore(ctx context.Context, st store.Store, command, run string) (*Rest
 				return err
 			}
 			return nil
+		}
+		if isDeletedRun(ctx, l.Store(), run) {
+			return restoreDeleted(ctx, l, run, rr)
 		}
 		res, err := Restore(ctx, l, run)
 		if res != nil {
@@ -64,4 +73,27 @@ func RunRestore(ctx context.Context, st store.Store, command, run string) (*Rest
 		return rr, nil
 	}
 	return rr, err
+}
+
+// restoreDeleted is RunRestore of a deleted run.
+func restoreDeleted(ctx context.Context, l *storelock.Lock, run string, rr *RestoreRun) error {
+	res, err := RestoreDeleted(ctx, l, run)
+	if res != nil {
+		rr.Deleted = res
+		rr.Result = &RestoreResult{Run: run, Restored: res.Restored, Bytes: res.Bytes, Kept: res.Kept, NotAttempted: res.NotAttempted}
+	}
+	var noRun *NoRunError
+	switch {
+	case errors.As(err, &noRun):
+		return err
+	case err != nil && ctx.Err() != nil:
+		rr.Outcome = outcome.Interrupted
+		return nil
+	case err != nil:
+		rr.Outcome = outcome.Incomplete
+		return err
+	case len(res.Kept) > 0 || len(res.NotRecoverable) > 0:
+		rr.Outcome = outcome.Incomplete
+	}
+	return nil
 }

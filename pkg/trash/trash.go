@@ -105,6 +105,11 @@ type Options struct {
 	// checks the sessions once more and then deletes the run with
 	// PurgeRun, so that no blob is gone for good before that check.
 	Deferred bool
+	// Log, with NoTrash on a bucket, records each batch of blobs, as its
+	// check described them, before the batch's delete is sent (see
+	// StartDeleted): a batch whose record cannot be written is not
+	// deleted, and its blobs are reported failed.
+	Log *DeletedLog
 }
 
 // Result is what Move did.

@@ -1,0 +1,314 @@
+package gc_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/mediactl/mediactl/pkg/gc"
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
+	"github.com/mediactl/mediactl/pkg/storelock/locktest"
+	"github.com/mediactl/mediactl/pkg/trash"
+)
+
+// versioned is an S3 bucket on gofakes3 (in-process), with versioning
+// enabled or not, and a session folder that names kept.png.
+type versioned struct {
+	st  store.Store
+	c   *s3.Client
+	src sessions.Source
+	// blobs are the bytes written, by key.
+	blobs map[string]string
+	etags map[string]string
+}
+
+func newVersioned(t *testing.T, versioning bool, wrap func(http.Handler) http.Handler, keys ...string) *versioned {
+	t.Helper()
+	ctx := context.Background()
+	srv := storetest.StartS3(t, wrap)
+	st, err := store.Open(ctx, srv.Bucket(t, "versions"))
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	v := &versioned{st: st, blobs: map[string]string{}, etags: map[string]string{}}
+	if !st.(*store.BucketStore).Blob().As(&v.c) {
+		t.Fatal("no *s3.Client")
+	}
+	if versioning {
+		_, err = v.c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{
+			Bucket:                  aws.String("versions"),
+			VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatusEnabled},
+		})
+		must(t, err)
+	}
+	for _, k := range append([]string{"kept.png"}, keys...) {
+		content := fmt.Sprintf("the bytes of %s", k)
+		must(t, st.Put(ctx, k, strings.NewReader(content), store.PutOptions{}))
+		e, err := st.Stat(ctx, k)
+		must(t, err)
+		v.blobs[k], v.etags[k] = content, e.ETag
+	}
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"messages":[{"parts":[{"media":{"uri":"kept.png"}}]}]}`), 0o600))
+	v.src, err = sessions.Open(ctx, dir, sessions.Options{})
+	must(t, err)
+	t.Cleanup(func() { v.src.Close() })
+	return v
+}
+
+// run is gc --delete on the bucket, two days from now (every blob is old
+// enough): the first marks, a later one with a grace of a nanosecond
+// deletes what the first marked.
+func (v *versioned) run(t *testing.T, ctx context.Context, grace time.Duration) *gc.StoreReport {
+	t.Helper()
+	rep, err := gc.Run(ctx, gc.RunOptions{
+		Options: gc.Options{Sessions: []sessions.Source{v.src}, Now: time.Now().Add(48 * time.Hour)},
+		Stores:  []store.Store{v.st},
+		Delete:  true,
+		Grace:   grace,
+		Guards:  gc.Guards{MaxDeletePercent: 100},
+	})
+	must(t, err)
+	return rep.Stores[0]
+}
+
+// markAndDelete marks every blob but kept.png and deletes them in a later
+// run; it returns the report of the deleting run.
+func (v *versioned) markAndDelete(t *testing.T, ctx context.Context) *gc.StoreReport {
+	t.Helper()
+	s := v.run(t, context.Background(), 0)
+	if s.Marks == nil || s.Marks.Marked != int64(len(v.blobs)-1) {
+		t.Fatalf("first run: %v %v %+v", s.Outcome, s.Err, s.Marks)
+	}
+	time.Sleep(1100 * time.Millisecond) // the mark run's name is to the second
+	return v.run(t, ctx, time.Nanosecond)
+}
+
+// has reports whether key holds the bytes and ETag it was written with.
+func (v *versioned) has(t *testing.T, key string) bool {
+	t.Helper()
+	e, err := v.st.Stat(context.Background(), key)
+	if err != nil {
+		return false
+	}
+	r, err := v.st.Open(context.Background(), key)
+	must(t, err)
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	must(t, err)
+	if sha256.Sum256(b) != sha256.Sum256([]byte(v.blobs[key])) || e.ETag != v.etags[key] {
+		t.Errorf("%s holds %q (ETag %s), want %q (ETag %s)", key, b, e.ETag, v.blobs[key], v.etags[key])
+	}
+	return true
+}
+
+// purgeVersions removes every version of key, as an expiry would.
+func (v *versioned) purgeVersions(t *testing.T, key string) {
+	t.Helper()
+	ctx := context.Background()
+	vs, err := v.c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("versions"), Prefix: aws.String(key)})
+	must(t, err)
+	for _, ver := range vs.Versions {
+		if aws.ToString(ver.Key) == key {
+			_, err := v.c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("versions"), Key: ver.Key, VersionId: ver.VersionId})
+			must(t, err)
+		}
+	}
+}
+
+// TestRestoreDeletedFromVersions: on a bucket with S3 versioning (gofakes3),
+// the run that deletes marked blobs keeps a record of them, gc runs lists
+// it, and gc restore of it brings every blob back with its bytes and ETag;
+// a key uploaded again since is not overwritten, and a blob whose version
+// was removed meanwhile is reported not recoverable (incomplete), both left
+// in the record.
+func TestRestoreDeletedFromVersions(t *testing.T) {
+	ctx := context.Background()
+	v := newVersioned(t, true, nil, "orphan-one.png", "deep/orphan-two.png", "uploaded-again.png", "expired-version.png")
+	s := v.markAndDelete(t, ctx)
+	m := s.Marks
+	if s.Outcome != outcome.OK || m == nil || m.Deleted == nil || m.Deleted.Deleted != 4 || m.DeletedRun == "" {
+		t.Fatalf("deleting run: %v %v %+v", s.Outcome, s.Err, m)
+	}
+	for _, k := range []string{"orphan-one.png", "deep/orphan-two.png", "uploaded-again.png", "expired-version.png"} {
+		if _, err := v.st.Stat(ctx, k); err == nil {
+			t.Fatalf("%s is still in the store", k)
+		}
+	}
+	runs, err := trash.Deleteds(ctx, v.st)
+	must(t, err)
+	if len(runs) != 1 || runs[0].Run != m.DeletedRun || runs[0].Blobs != 4 || runs[0].Header.Recovery != store.RecoveryS3Versioning || len(runs[0].Header.Marks) != 1 {
+		t.Fatalf("deleted runs %+v, want %s with 4 blobs", runs, m.DeletedRun)
+	}
+	if marks, _ := trash.Marks(ctx, v.st); len(marks) != 0 {
+		t.Errorf("marks left after the deletes: %+v", marks)
+	}
+
+	must(t, v.st.Put(ctx, "uploaded-again.png", strings.NewReader("uploaded again"), store.PutOptions{}))
+	v.purgeVersions(t, "expired-version.png")
+
+	rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", m.DeletedRun)
+	must(t, err)
+	d := rr.Deleted
+	if d == nil || d.Restored != 2 || rr.Outcome != outcome.Incomplete {
+		t.Fatalf("restore: %v %+v", rr.Outcome, d)
+	}
+	if len(d.Kept) != 1 || d.Kept[0].Key != "uploaded-again.png" || len(d.NotRecoverable) != 1 || d.NotRecoverable[0].Key != "expired-version.png" {
+		t.Errorf("kept %v, not recoverable %v; want uploaded-again.png and expired-version.png", d.Kept, d.NotRecoverable)
+	}
+	if rr.Result == nil || rr.Result.Restored != 2 || len(rr.Result.Kept) != 1 {
+		t.Errorf("the restore's result %+v", rr.Result)
+	}
+	for _, k := range []string{"kept.png", "orphan-one.png", "deep/orphan-two.png"} {
+		if !v.has(t, k) {
+			t.Errorf("%s is not back", k)
+		}
+	}
+	if r, err := v.st.Open(ctx, "uploaded-again.png"); err == nil {
+		b, _ := io.ReadAll(r)
+		r.Close()
+		if string(b) != "uploaded again" {
+			t.Errorf("the upload since the delete was overwritten with %q", b)
+		}
+	}
+	runs, err = trash.Deleteds(ctx, v.st)
+	must(t, err)
+	if len(runs) != 1 || runs[0].Blobs != 2 {
+		t.Fatalf("after the restore the record lists %+v, want the 2 not restored", runs)
+	}
+	// Dropped, as gc purge drops it: the record goes, nothing else changes.
+	n, err := trash.DropDeleted(ctx, locktest.Of(t, v.st), m.DeletedRun)
+	if err != nil || n != 2 {
+		t.Fatalf("DropDeleted = %d, %v", n, err)
+	}
+	if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 0 {
+		t.Errorf("after the drop: %+v", runs)
+	}
+}
+
+// TestDeletesWithoutVersionsKeepNoRecord: on a bucket that keeps no
+// versions, the deleting run is as before: no record, nothing to restore.
+func TestDeletesWithoutVersionsKeepNoRecord(t *testing.T) {
+	ctx := context.Background()
+	v := newVersioned(t, false, nil, "orphan-one.png")
+	s := v.markAndDelete(t, ctx)
+	if s.Outcome != outcome.OK || s.Marks == nil || s.Marks.Deleted == nil || s.Marks.Deleted.Deleted != 1 || s.Marks.DeletedRun != "" {
+		t.Fatalf("deleting run: %v %v %+v", s.Outcome, s.Err, s.Marks)
+	}
+	if s.DeleteRecovery == nil || s.DeleteRecovery.Kind != store.RecoveryNone {
+		t.Errorf("delete_recovery %+v, want none", s.DeleteRecovery)
+	}
+	if runs, err := trash.Deleteds(ctx, v.st); err != nil || len(runs) != 0 {
+		t.Errorf("deleted runs %+v, %v; want none", runs, err)
+	}
+}
+
+// TestDeletedRecordSurvivesInterrupt: a deleting run interrupted while its
+// first batch's delete is in flight (the context is cancelled as the
+// DeleteObjects request reaches the server, and the check of the next batch
+// is held until then) has recorded every blob that is gone, and the restore
+// brings them all back.
+func TestDeletedRecordSurvivesInterrupt(t *testing.T) {
+	ctx := context.Background()
+	var keys []string
+	for i := range 1500 {
+		keys = append(keys, fmt.Sprintf("m/orphan-%04d.png", i))
+	}
+	var mu sync.Mutex
+	var cancel context.CancelFunc
+	deleting := make(chan struct{})
+	wrap := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			armed := cancel != nil
+			_, isDelete := r.URL.Query()["delete"]
+			isDelete = isDelete && r.Method == http.MethodPost
+			// The check of the second batch (keys 1000 on, in key order)
+			// lists from just before its first key.
+			nextBatch := r.Method == http.MethodGet && r.URL.Query().Get("start-after") > keys[999]
+			if armed && isDelete {
+				cancel()
+				select {
+				case <-deleting:
+				default:
+					close(deleting)
+				}
+			}
+			hold := armed && nextBatch
+			mu.Unlock()
+			if hold {
+				<-deleting // the next batch's check: after the interrupt
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	v := newVersioned(t, true, wrap, keys...)
+	s := v.run(t, context.Background(), 0)
+	if s.Marks == nil || s.Marks.Marked != 1500 {
+		t.Fatalf("first run: %+v", s.Marks)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	rctx, c := context.WithCancel(ctx)
+	defer c()
+	mu.Lock()
+	cancel = c
+	mu.Unlock()
+	s = v.run(t, rctx, time.Nanosecond)
+	if s.Outcome != outcome.Interrupted || s.Marks == nil || s.Marks.Deleted == nil || s.Marks.DeletedRun == "" {
+		t.Fatalf("interrupted run: %v %v %+v %+v", s.Outcome, s.Err, s.Marks, s.Marks.Deleted)
+	}
+	var gone []string
+	for _, k := range keys {
+		if _, err := v.st.Stat(ctx, k); err != nil {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) == 0 || len(gone) == len(keys) || int64(len(gone)) != s.Marks.Deleted.Deleted {
+		t.Fatalf("%d blobs gone, %d reported deleted, of %d: want a part", len(gone), s.Marks.Deleted.Deleted, len(keys))
+	}
+	runs, err := trash.Deleteds(ctx, v.st)
+	must(t, err)
+	if len(runs) != 1 || runs[0].Run != s.Marks.DeletedRun {
+		t.Fatalf("deleted runs %+v", runs)
+	}
+	recorded := map[string]bool{}
+	lines, err := trash.DeletedBlobs(ctx, v.st, runs[0].Run)
+	must(t, err)
+	for _, d := range lines {
+		recorded[d.Key] = true
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		if !recorded[k] {
+			t.Fatalf("%s was deleted and is not in the record", k)
+		}
+	}
+	rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", runs[0].Run)
+	must(t, err)
+	if rr.Outcome != outcome.OK || rr.Deleted == nil || rr.Deleted.Restored != int64(len(gone)) {
+		t.Fatalf("restore: %v %+v", rr.Outcome, rr.Deleted)
+	}
+	for _, k := range keys {
+		if !v.has(t, k) {
+			t.Fatalf("%s is not in the store after the restore", k)
+		}
+	}
+	if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 0 {
+		t.Errorf("the record stays after a whole restore: %+v", runs)
+	}
+}
