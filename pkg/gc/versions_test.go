@@ -191,13 +191,16 @@ func TestRestoreDeletedFromVersions(t *testing.T) {
 	if len(runs) != 1 || runs[0].Blobs != 2 {
 		t.Fatalf("after the restore the record lists %+v, want the 2 not restored", runs)
 	}
-	// Dropped, as gc purge drops it: the record goes, nothing else changes.
-	n, err := trash.DropDeleted(ctx, locktest.Of(t, v.st), m.DeletedRun)
-	if err != nil || n != 2 {
-		t.Fatalf("DropDeleted = %d, %v", n, err)
+	// gc purge drops the record and deletes nothing else.
+	pr, err := trash.Purge(ctx, locktest.Of(t, v.st), time.Now().Add(time.Hour))
+	if err != nil || len(pr.Runs) != 1 || pr.Runs[0] != m.DeletedRun || pr.Blobs != 0 {
+		t.Fatalf("purge: %+v, %v; want the deleted run's record, no blob", pr, err)
 	}
 	if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 0 {
-		t.Errorf("after the drop: %+v", runs)
+		t.Errorf("after the purge: %+v", runs)
+	}
+	if !v.has(t, "orphan-one.png") {
+		t.Error("the purge of a deleted run's record deleted a restored blob")
 	}
 }
 

@@ -211,8 +211,11 @@ type PurgeResult struct {
 }
 
 // Purge deletes, for good, the trash runs of the locked store that started
-// before cutoff. An interrupted purge leaves the rest of its run in the
-// trash; running it again finishes it.
+// before cutoff, and drops the records of its deleted runs (DeletedDir)
+// that did: their blobs were deleted already, so they count in neither
+// Blobs nor Bytes, and what the service keeps of them is untouched. An
+// interrupted purge leaves the rest of its run in the trash; running it
+// again finishes it.
 func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResult, error) {
 	if err := l.Held(); err != nil {
 		return nil, err
@@ -237,6 +240,23 @@ func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResu
 		res.Runs = append(res.Runs, r.Run)
 		res.Blobs += r.Blobs
 		res.Bytes += r.Bytes
+	}
+	deleted, err := Deleteds(ctx, st)
+	if err != nil {
+		return res, err
+	}
+	for _, d := range deleted {
+		n, _ := parseRun(d.Run)
+		if !n.time.Before(cutoff) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if _, err := DropDeleted(ctx, l, d.Run); err != nil {
+			return res, err
+		}
+		res.Runs = append(res.Runs, d.Run)
 	}
 	return res, nil
 }
