@@ -56,7 +56,13 @@ type holding struct {
 // and per-unit counts, and counts each (owner, blob) once by sorting the
 // holdings rather than through a map: a dense store has as many pairs as
 // references, and maps of them cost more than the session read.
-func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Target, rets []*retain.Retention, maxListed int, rep *Report) *ownership {
+//
+// With inShard (a shard's report), the listings hold the shard's blobs only:
+// a reference to one of them counts as everywhere else, a dangling one only
+// when inShard says its key is the shard's, and any other reference (to
+// another shard's blob) counts only towards its unit: an owner's units and
+// last activity are the whole store's in every shard.
+func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Target, rets []*retain.Retention, inShard func(store int32, key string) bool, maxListed int, rep *Report) *ownership {
 	own := &ownership{}
 	for _, r := range rets {
 		so := &storeOwn{owners: make([]int32, r.Len()), lastRef: make([]int64, r.Len())}
@@ -109,7 +115,8 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 			continue // outside every store: no blob of theirs
 		}
 		n := p.pair.N
-		if p.id < 0 {
+		theirs := p.id < 0 && inShard != nil && !inShard(p.store, p.key) // another shard's
+		if p.id < 0 && !theirs {
 			rep.Totals.DanglingReferences += n
 			m := struct {
 				store int32
@@ -136,7 +143,9 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 			}
 		}
 		st := stats[o]
-		st.References += n
+		if !theirs {
+			st.References += n
+		}
 		first := false
 		switch c := countedOwner[p.unit]; {
 		case c == unknown:

@@ -215,9 +215,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 
 	// The first store's mark reads the sessions through the attribution
-	// and resolves every reference against every store; a further store's
-	// mark reads them again for its own retention, as gc does per store. A
-	// shard's marks keep its blobs, and its references are read apart.
+	// and hands every reference to it, to be resolved against the listings
+	// afterwards without a stat per key; a further store's mark reads them
+	// again for its own retention, as gc does per store. A shard's marks
+	// keep its blobs, but hand over every reference: which blob a reference
+	// names is known only from the listings, and an owner's units are
+	// counted over all of them.
 	wrapped := make([]sessions.Source, len(opts.Sources))
 	for i, s := range opts.Sources {
 		wrapped[i] = attr.Wrap(s)
@@ -227,13 +230,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		mo := retain.MarkOptions{Jobs: opts.Jobs, MaxListed: opts.MaxListed, Companion: companions[i], Shard: opts.Shard}
 		srcs := opts.Sources
 		if i == 0 {
-			mo.Progress = opts.Progress
-		}
-		if i == 0 && !sharded {
 			srcs = wrapped
-			// No Stores: the references are resolved against the
-			// listings afterwards, without a stat per key.
-			mo.OnReference = refs.Add
+			mo.OnReference, mo.AllReferences, mo.Progress = refs.Add, true, opts.Progress
 		}
 		r, err := retain.Mark(ctx, t.Store, srcs, mo)
 		if err != nil {
@@ -256,29 +254,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			break
 		}
 	}
-	var sr *shardRefs
-	if sharded && !rep.Interrupted {
-		sr = newShardRefs(opts.Shard, opts.Stores, companions)
-		sc, err := sr.read(ctx, wrapped, opts)
-		if err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
-		rep.Sources, rep.Interrupted = sc.Sources, sc.Interrupted || ctx.Err() != nil
-		if (!sc.Complete || sc.Interrupted) && rep.Complete {
-			rep.Complete = false
-			rep.Problems = append(rep.Problems, sc.ProblemLines()...)
-		}
-		refs = sr.mine
-	}
 	if rep.Interrupted {
 		rep.Complete = false
 		return rep, nil
 	}
 
-	own := attribute(attr, refs, opts.Stores, rets, opts.MaxListed, rep)
-	if sr != nil {
-		sr.setUnits(attr, opts.MaxListed, rep)
+	var inShard func(store int32, key string) bool
+	if sharded {
+		inShard = func(store int32, key string) bool { return retain.InShard(opts.Shard, key, companions[store]) }
 	}
+	own := attribute(attr, refs, opts.Stores, rets, inShard, opts.MaxListed, rep)
 	for i, t := range opts.Stores {
 		sr := storeReport(ctx, t.Store, rets[i], own.perStore[i], companions[i], opts)
 		rep.Stores = append(rep.Stores, sr)

@@ -60,6 +60,12 @@ type MarkOptions struct {
 	// together), and only references to them in the scan. Every session is
 	// still read.
 	Shard shard.Spec
+	// AllReferences hands every reference to OnReference, and counts every
+	// one in Scan, when sharded: the retention is still the shard's. A
+	// shard's report attributes its blobs by the key each reference
+	// resolves to in the listings, which the scan cannot tell, and counts
+	// an owner's units over every reference.
+	AllReferences bool
 }
 
 // Retention is the retention model's decision about every blob of a store:
@@ -182,6 +188,10 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 			own := text
 			text = func(s []byte) { own(s); also(s) }
 		}
+		refShard := opts.Shard
+		if opts.AllReferences {
+			refShard = shard.Spec{}
+		}
 		sr, err := scan.Run(ctx, scan.Options{
 			Sources:     srcs,
 			Stores:      opts.Stores,
@@ -192,7 +202,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 			Text:        text,
 			// Only the marks matter without stores: no distinct-blob set.
 			CountOnly: len(opts.Stores) == 0,
-			Shard:     opts.Shard,
+			Shard:     refShard,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("retain: %w", err)
