@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/sessions/sessionstest"
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
@@ -106,26 +105,31 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // holdJournal is the journals holdjournal keeps open, by script.
-var holdJournal sync.Map // *testscript.TestScript → *migrate.Journal
+var holdJournal sync.Map // *testscript.TestScript → *os.File
 
-// holdjournal PATH: open the migrate journal at PATH, as a run that is
-// still going has it, until "holdjournal release" or the script's end.
+// holdjournal PATH: hold the migrate journal at PATH as a run that is still
+// going holds it (open, with the exclusive lock on the file that a migrate or
+// rollback takes), until "holdjournal release" or the script's end.
 func cmdHoldJournal(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: holdjournal PATH | holdjournal release")
 	}
 	if args[0] == "release" {
-		if j, ok := holdJournal.LoadAndDelete(ts); ok {
-			ts.Check(j.(*migrate.Journal).Close())
+		if f, ok := holdJournal.LoadAndDelete(ts); ok {
+			ts.Check(f.(*os.File).Close())
 		}
 		return
 	}
-	j, err := migrate.OpenJournal(ts.MkAbs(args[0]))
+	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_RDWR|os.O_APPEND, 0o600)
 	ts.Check(err)
-	holdJournal.Store(ts, j)
+	if err := lockJournalFile(f); err != nil {
+		f.Close()
+		ts.Fatalf("holdjournal %s: %v", args[0], err)
+	}
+	holdJournal.Store(ts, f)
 	ts.Defer(func() {
-		if j, ok := holdJournal.LoadAndDelete(ts); ok {
-			j.(*migrate.Journal).Close()
+		if f, ok := holdJournal.LoadAndDelete(ts); ok {
+			f.(*os.File).Close()
 		}
 	})
 }
