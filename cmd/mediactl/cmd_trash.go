@@ -59,6 +59,9 @@ type restoreDocument struct {
 	// longer marked for deletion.
 	Unmarked int64  `json:"unmarked,omitempty"`
 	Refused  string `json:"refused,omitempty"`
+	// NotRecoverable, for a deleted run, are the blobs whose version the
+	// service no longer keeps.
+	NotRecoverable []trash.Skip `json:"not_recoverable,omitempty"`
 }
 
 func runGCRestore(c *cli.Context) error {
@@ -84,6 +87,9 @@ func runGCRestore(c *cli.Context) error {
 		return err
 	}
 	doc := restoreDocument{RestoreResult: rr.Result, Unmarked: rr.Unmarked}
+	if rr.Deleted != nil {
+		doc.NotRecoverable = rr.Deleted.NotRecoverable
+	}
 	if rr.Locked != nil {
 		doc.Refused = lockedLine(rr.Locked)
 	}
@@ -98,6 +104,13 @@ func runGCRestore(c *cli.Context) error {
 	}
 	if marks {
 		fmt.Fprintf(g.stdout, "unmarked %s blobs of run %s: no run will delete them on its marks\n", humanize.Comma(doc.Unmarked), run)
+		return ended(o)
+	}
+	if rr.Deleted != nil {
+		printDeletedRestore(g.stdout, rr.Deleted, run)
+		if o == outcome.Interrupted {
+			g.interrupted(rr.Deleted.Restored, "blobs restored")
+		}
 		return ended(o)
 	}
 	res := doc.RestoreResult

@@ -104,7 +104,10 @@ func libraryHint(err error) string {
 	var ee *store.EndpointError
 	var qe *sessions.QueryError
 	var te *store.IOTimeoutError
+	var ve *store.VersionRestoreUnsupportedError
 	switch {
+	case errors.As(err, &ve):
+		return versionRestoreHint(ve)
 	case errors.As(err, &ce) && ce.Scheme == "gs":
 		return "set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, or run 'gcloud auth application-default login' (or use a VM's service account); see docs/stores.md"
 	case errors.As(err, &ce) && ce.Scheme == "azblob":

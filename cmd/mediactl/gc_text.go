@@ -30,6 +30,9 @@ func printMarks(w io.Writer, r *gcStoreJSON, m *gc.MarkReport, trashDir string, 
 		if d.NotAttempted > 0 {
 			fmt.Fprintf(w, "left %s marked blobs in the store, not attempted\n", humanize.Comma(d.NotAttempted))
 		}
+		if m.DeletedRun != "" {
+			fmt.Fprintf(w, "recorded them as deleted run %s; while the bucket keeps their versions, bring them back with: %s\n", m.DeletedRun, printable(restoreLine(r.Store, trashDir, m.DeletedRun)))
+		}
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "failed: %s\n", printable(r.Error))

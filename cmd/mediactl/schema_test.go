@@ -119,6 +119,7 @@ type gcV2 struct {
 			Pending     int64          `json:"pending"`
 			Grace       string         `json:"grace"`
 			Deleted     *trashResultV1 `json:"deleted"`
+			DeletedRun  string         `json:"deleted_run"`
 			Unmarked    []skipV1       `json:"unmarked"`
 		} `json:"marks"`
 		// DeleteRecovery: on a bucket, what its service keeps of a
@@ -226,6 +227,18 @@ type gcRunsV1 struct {
 		Bytes int64     `json:"bytes"`
 		Shard string    `json:"shard,omitempty"`
 	} `json:"marks"`
+	// Deleted: a bucket's deleted runs, where its service keeps deleted
+	// objects (docs/gc.md).
+	Deleted []struct {
+		Run        string    `json:"run"`
+		Time       time.Time `json:"time"`
+		Blobs      int64     `json:"blobs"`
+		Bytes      int64     `json:"bytes"`
+		Shard      string    `json:"shard,omitempty"`
+		Recovery   string    `json:"recovery"`
+		KeptUntil  time.Time `json:"kept_until"`
+		Restorable bool      `json:"restorable"`
+	} `json:"deleted"`
 	Splits []struct {
 		N    int `json:"n"`
 		Runs []struct {
@@ -249,6 +262,10 @@ type gcRestoreV1 struct {
 	Kept         []skipV1 `json:"kept"`
 	NotAttempted int64    `json:"not_attempted"`
 	Refused      string   `json:"refused"`
+	// Unmarked: a mark run's blobs no longer marked; NotRecoverable: a
+	// deleted run's blobs whose version the service no longer keeps.
+	Unmarked       int64    `json:"unmarked"`
+	NotRecoverable []skipV1 `json:"not_recoverable"`
 }
 
 type gcPurgeV1 struct {

@@ -1,6 +1,6 @@
 package main
 
-// gc runs: the trash runs and mark runs of one store.
+// gc runs: the trash runs, mark runs and deleted runs of one store.
 
 import (
 	"fmt"
@@ -31,6 +31,9 @@ type runsDocument struct {
 	// Marks are the mark runs of a bucket: blobs still in the store, marked
 	// for a later gc --delete.
 	Marks []markRunJSON `json:"marks,omitempty"`
+	// Deleted are the deleted runs of a bucket whose service keeps deleted
+	// objects: blobs deleted for good, recorded for gc restore.
+	Deleted []deletedRunJSON `json:"deleted,omitempty"`
 	// Splits are the sharded runs, grouped by the split they belong to.
 	Splits []trash.Split `json:"splits"`
 }
@@ -53,6 +56,11 @@ func runGCRuns(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	deletedRuns, err := trash.Deleteds(c.Context, st)
+	if err != nil {
+		return err
+	}
+	deleted := deletedRunsJSON(deletedRuns)
 	var marks []markRunJSON
 	for _, m := range markRuns {
 		mj := markRunJSON{Run: m.Run, Time: m.Time, Blobs: int64(len(m.Marks)), Shard: m.Shard}
@@ -66,7 +74,7 @@ func runGCRuns(c *cli.Context) error {
 		if splits == nil {
 			splits = []trash.Split{}
 		}
-		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs, Splits: splits, Marks: marks})
+		return g.document(runsDocument{envelope: g.envelope("mediactl.gc-runs/v1", outcome.OK), Store: st.Location(), Runs: runs, Splits: splits, Marks: marks, Deleted: deleted})
 	}
 	for _, m := range marks {
 		line := fmt.Sprintf("%s  %s blobs  %s  marked (still in the store)", m.Run, humanize.Comma(m.Blobs), humanize.IBytes(uint64(m.Bytes)))
@@ -75,6 +83,7 @@ func runGCRuns(c *cli.Context) error {
 		}
 		fmt.Fprintln(g.stdout, line)
 	}
+	printDeletedRuns(g.stdout, deleted)
 	for _, r := range runs {
 		line := fmt.Sprintf("%s  %s blobs  %s", r.Run, humanize.Comma(r.Blobs), humanize.IBytes(uint64(r.Bytes)))
 		if r.Shard != "" {
