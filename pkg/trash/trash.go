@@ -10,6 +10,12 @@
 // described: a writer touched it. On a local store a move is a rename, so a
 // blob is at every moment in the store or in the trash, never in neither.
 //
+// On a bucket, gc defers its deletes with marks ([MarkItems]); where the
+// bucket's service keeps deleted objects, a later run's deletes for good of
+// marked blobs are recorded as a deleted run ([StartDeleted], each batch
+// before its delete), which [RestoreDeleted] brings back from the service's
+// versions.
+//
 // Every function here that changes a store takes the store's
 // [storelock.Lock] instead of the store: a path that changes a store without
 // holding its lock does not compile.
