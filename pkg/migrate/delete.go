@@ -17,16 +17,13 @@ import (
 	"github.com/mediactl/mediactl/pkg/trash"
 )
 
-// CheckRetained is Check and the retention model's marking (retain.Mark) in one
-// read of the sessions: the report of references still pointing at migrated
-// blobs, and the decision of which of from's blobs the sessions keep.
-// copiedTo are the URL prefixes of the proven copies (the destination's
-// ObjectURL with an empty key): text naming a copy there keeps the copy, not
-// the source.
-func CheckRetained(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int, mark retain.MarkOptions) (*CheckReport, *retain.Retention, error) {
-	return checkRetained(ctx, srcs, from, res, migrated, maxListed, mark, nil)
-}
-
+// checkRetained is the check after the rewrite (check) and the
+// retention model's marking (retain.Mark) in one read of the sessions: the
+// report of references still pointing at migrated blobs, and the decision of
+// which of from's blobs the sessions keep. mark.CopiedTo are the URL prefixes
+// of the proven copies (the destination's objectURL with an empty key): text
+// naming a copy there keeps the copy, not the source. rb, when not nil, reads
+// every reference to a copy back.
 func checkRetained(ctx context.Context, srcs []sessions.Source, from store.Store, res *ref.Resolver, migrated func(key string) bool, maxListed int, mark retain.MarkOptions, rb *readBack) (*CheckReport, *retain.Retention, error) {
 	cr, onRef := newCheck(migrated, maxListed, rb)
 	mark.Stores = []scan.Target{{Store: from, Resolver: res}}
@@ -63,18 +60,19 @@ type DeleteSelection struct {
 	CopyGone []Problem
 }
 
-// ErrIncompleteRead is returned by SelectDeletable when the sessions or the
-// store were not read completely: which sources are in use is then unknown.
-var ErrIncompleteRead = errors.New("not every session or the whole store could be read, so it is unknown which sources are still in use")
+// errIncompleteRead is why delete-source removes nothing (DeleteReport.Refused)
+// when the sessions or the store were not read completely: which sources are
+// in use is then unknown.
+var errIncompleteRead = errors.New("not every session or the whole store could be read, so it is unknown which sources are still in use")
 
-// SelectDeletable decides which proven sources may be removed: a source goes
+// selectDeletable decides which proven sources may be removed: a source goes
 // only when the retention model would let gc remove it (not kept by the
 // rule, not younger than cutoff) and, on top of that, its copy is proven, no
 // precise reference points at it (ck) and the copy is still in the
 // destination with the proven size and digest (Deletable).
-func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckReport, r *retain.Retention, cutoff time.Time, jobs int) (*DeleteSelection, error) {
+func selectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckReport, r *retain.Retention, cutoff time.Time, jobs int) (*DeleteSelection, error) {
 	if !ck.Complete || !r.Complete {
-		return nil, ErrIncompleteRead
+		return nil, errIncompleteRead
 	}
 	sel := &DeleteSelection{CopyGone: []Problem{}}
 	skip := func(key string) bool {
@@ -108,7 +106,7 @@ func SelectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckR
 // trash.Move leaves a source that changed since.
 //
 // skip is called from one goroutine. Call Deletable only with decisions made
-// on a complete read (SelectDeletable does).
+// on a complete read (selectDeletable does).
 func deletable(ctx context.Context, j *Journal, to store.Store, skip func(key string) bool, jobs int) (cands trash.List, kept []Problem, err error) {
 	if jobs <= 0 {
 		jobs = DefaultJobs

@@ -7,6 +7,9 @@ func (j *Journal) AppendSync(rec Record) error { return j.appendSync(rec) }
 
 // The steps Run sequences, for the tests that drive one step alone.
 var (
+	Copy             = copyBlobs
+	OpenJournal      = openJournal
+	ObjectURL        = objectURL
 	Check            = checkStillLocal
 	Deletable        = deletable
 	SelectedBytes    = selectedBytes

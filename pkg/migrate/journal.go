@@ -178,14 +178,14 @@ func (st *JournalState) Rate() float64 {
 	return 0
 }
 
-// OpenJournal opens (creating if needed) the journal at path for this run
+// openJournal opens (creating if needed) the journal at path for this run
 // alone and reads what it already holds. A torn last line — a run killed
 // while appending — is ignored; any other malformed line is an error naming
 // its line number. A journal another migrate or rollback has open is a
 // *JournalInUseError, before anything is read or cut: that run may be
 // appending, and cutting what looks like a torn last line would cut its
 // record in half.
-func OpenJournal(path string) (*Journal, error) {
+func openJournal(path string) (*Journal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
@@ -215,7 +215,7 @@ func OpenJournal(path string) (*Journal, error) {
 	return &Journal{path: path, f: f, end: good, state: st, synced: time.Now()}, nil
 }
 
-// JournalInUseError is OpenJournal's error for a journal that another
+// JournalInUseError is Run's and Rollback's error for a journal that another
 // migrate or rollback has open (an exclusive lock on the file, which ends
 // with that process).
 type JournalInUseError struct {
@@ -374,8 +374,8 @@ func unitID(p ref.Place) string {
 func (j *Journal) Path() string { return j.path }
 
 // State is what the journal held when it was opened, updated by every append.
-// Read it only while no records are being appended (Copy appends from many
-// goroutines; use Proven then).
+// Read it only while no records are being appended (the copy appends from
+// many goroutines; use Proven then).
 func (j *Journal) State() *JournalState { return j.state }
 
 // append adds a record. It is written at once and synced every few seconds;

@@ -4,7 +4,7 @@
 //
 // A migration has three phases; each is safe to interrupt and to run again.
 //
-//  1. [Copy] uploads every selected blob with its Content-Type and its sha256
+//  1. The copy uploads every selected blob with its Content-Type and its sha256
 //     in the object's metadata. The digest is computed while the bytes stream
 //     out: a content-addressed blob whose bytes do not match its name is not
 //     uploaded. After each upload the object's attributes are read back — size
@@ -71,7 +71,7 @@ type Selection struct {
 	Shard shard.Spec
 }
 
-// Options configure Copy.
+// Options configure the copy, the first step of Run.
 type Options struct {
 	From store.Store // where the blobs are
 	To   store.Store // a bucket store (store.Bucket) they are copied to
@@ -121,7 +121,7 @@ type Problem struct {
 	Actual   string `json:"actual_sha256,omitempty"`
 }
 
-// Report says what Copy did (or, in a dry run, would do).
+// Report says what the copy did (or, in a dry run, would do).
 type Report struct {
 	From   string `json:"from"`
 	To     string `json:"to"`
@@ -164,7 +164,7 @@ type Report struct {
 // the proven copies be deleted without a second look.
 func (r *Report) Complete() bool { return !r.Interrupted && r.Failed == 0 }
 
-// Proven is how many of the blobs this run selected the journal (after Copy)
+// Proven is how many of the blobs this run selected the journal (after the copy)
 // holds a proven copy of: those copied, found in place or proven earlier.
 func (r *Report) Proven() int64 { return r.Copied + r.Existing + r.Resumed }
 
@@ -174,9 +174,9 @@ const defaultPartSize = 8 << 20
 // defaultMaxListed caps each problem list when the caller gives no cap.
 const defaultMaxListed = 10000
 
-// withDefaults fills in the options whose zero value means a default. Copy and
-// BufferBytes both start from it, so that the buffers estimated are those Copy
-// allocates.
+// withDefaults fills in the options whose zero value means a default.
+// copyBlobs and BufferBytes both start from it, so that the buffers estimated
+// are those the copy allocates.
 func (o Options) withDefaults() Options {
 	if o.Jobs <= 0 {
 		o.Jobs = DefaultJobs
@@ -190,7 +190,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// BufferBytes estimates the upload buffers Copy holds at once with opts: for
+// BufferBytes estimates the upload buffers the copy holds at once with opts: for
 // each job uploading a large blob, a part being read and the parts in flight.
 // The command uses it as the collector's soft memory limit.
 func BufferBytes(opts Options) int64 {
@@ -204,10 +204,10 @@ func BufferBytes(opts Options) int64 {
 
 var errDigestMismatch = errors.New("sha256 of the bytes read differs")
 
-// Copy uploads the selected blobs of opts.From to opts.To and proves each copy.
+// copyBlobs uploads the selected blobs of opts.From to opts.To and proves each copy.
 // It returns an error only when it could not run at all (bad options, the
 // listing failed); problems with single blobs are in the report.
-func Copy(ctx context.Context, opts Options) (*Report, error) {
+func copyBlobs(ctx context.Context, opts Options) (*Report, error) {
 	to, ok := opts.To.(store.Bucket)
 	if !ok {
 		return nil, fmt.Errorf("migrate: the destination %s is not a bucket", opts.To.Location())
@@ -386,9 +386,9 @@ func skipReason(e store.Entry, cutoff, quiet time.Time) string {
 	return ""
 }
 
-// selectedBytes lists opts.From and totals the sizes of the blobs Copy would
-// select and try to copy, for a progress bar: Copy itself hands blobs to the
-// uploads while it lists, so it learns the total only at the end.
+// selectedBytes lists opts.From and totals the sizes of the blobs copyBlobs
+// would select and try to copy, for a progress bar: copyBlobs hands blobs to
+// the uploads while it lists, so it learns the total only at the end.
 func selectedBytes(ctx context.Context, opts Options) (int64, error) {
 	if err := opts.Select.Check(); err != nil {
 		return 0, err
@@ -765,7 +765,7 @@ func (m *migration) prove(ctx context.Context, e store.Entry, want string, src *
 }
 
 func (m *migration) journalCopied(e store.Entry, sum string) {
-	err := m.opts.Journal.append(Record{T: RecordCopied, Key: e.Key, Size: e.Size, ModTime: e.ModTime, SHA256: sum, URL: ObjectURL(m.to, e.Key), Mode: uint32(e.Mode.Perm())})
+	err := m.opts.Journal.append(Record{T: RecordCopied, Key: e.Key, Size: e.Size, ModTime: e.ModTime, SHA256: sum, URL: objectURL(m.to, e.Key), Mode: uint32(e.Mode.Perm())})
 	if err != nil {
 		m.fail(e.Key, err)
 		return
@@ -773,8 +773,8 @@ func (m *migration) journalCopied(e store.Entry, sum string) {
 	m.opts.Journal.confirmIf(e.Key, nil)
 }
 
-// ObjectURL is the URL of key in a bucket store: scheme://bucket/prefix/key.
-func ObjectURL(b store.Bucket, key string) string {
+// objectURL is the URL of key in a bucket store: scheme://bucket/prefix/key.
+func objectURL(b store.Bucket, key string) string {
 	return b.Scheme() + "://" + b.Name() + "/" + b.Prefix() + key
 }
 

@@ -154,7 +154,7 @@ func (rb *readBack) one(ctx context.Context, text string) (key string, ours bool
 	if err != nil {
 		return key, false, err.Error()
 	}
-	base := ObjectURL(rb.dst, "")
+	base := objectURL(rb.dst, "")
 	got, isCopy := strings.CutPrefix(info.Location, base)
 	if !isCopy {
 		return key, false, fmt.Sprintf("the runtime reads %s, not a copy in %s", info.Location, rb.dst.Location())

@@ -86,7 +86,7 @@ func Rollback(ctx context.Context, opts RollbackOptions) (*RollbackReport, error
 	} else if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("migrate: journal %s is not a file", opts.JournalPath)
 	}
-	j, err := OpenJournal(opts.JournalPath)
+	j, err := openJournal(opts.JournalPath)
 	if err != nil {
 		return nil, err
 	}

@@ -52,8 +52,9 @@ type RunOptions struct {
 	// or scan.NewResolver).
 	Resolver *ref.Resolver
 
-	// DeleteSource moves the sources that may go (see SelectDeletable) into
-	// the trash: From's own, or the local folder TrashDir.
+	// DeleteSource moves the sources that may go (a proven copy still in
+	// place, no session naming them, older than MinAge) into the trash:
+	// From's own, or the local folder TrashDir.
 	DeleteSource bool
 	MinAge       time.Duration
 	TrashDir     string
@@ -235,7 +236,7 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 		return rep, runCopy(ctx, &opts, rep)
 	}
 
-	j, err := OpenJournal(rep.Journal)
+	j, err := openJournal(rep.Journal)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +368,7 @@ func runCopy(ctx context.Context, opts *RunOptions, rep *RunReport) error {
 	var bar RunProgress
 	if opts.CopyProgress != nil {
 		// A listing of its own, only to give the bar a total. Should it fail,
-		// Copy's listing reports why.
+		// copyBlobs's listing reports why.
 		total, err := selectedBytes(ctx, opts.Options)
 		if err != nil {
 			total = -1
@@ -375,7 +376,7 @@ func runCopy(ctx context.Context, opts *RunOptions, rep *RunReport) error {
 		bar = opts.CopyProgress(total)
 		opts.Progress = bar
 	}
-	cr, err := Copy(ctx, opts.Options)
+	cr, err := copyBlobs(ctx, opts.Options)
 	if bar != nil {
 		bar.Finish()
 	}
@@ -432,7 +433,7 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 	d := &DeleteReport{CopyGone: []Problem{}, MinAge: opts.MinAge.String()}
 	switch {
 	case !ck.Complete || !ret.Complete:
-		d.Refused = ErrIncompleteRead.Error() + "; nothing was deleted"
+		d.Refused = errIncompleteRead.Error() + "; nothing was deleted"
 		return d
 	case len(ret.Nested) > 0:
 		d.Refused = (&gc.NestedStoreError{Store: ret.Store, Nested: ret.Nested}).Error() + "; nothing was deleted"
@@ -459,7 +460,7 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 		d.Refused = err.Error()
 		return d
 	}
-	sel, err := SelectDeletable(ctx, opts.Journal, dst, ck, ret, ret.Started.Add(-opts.MinAge), opts.Jobs)
+	sel, err := selectDeletable(ctx, opts.Journal, dst, ck, ret, ret.Started.Add(-opts.MinAge), opts.Jobs)
 	if sel != nil {
 		d.Kept, d.KeptRetained, d.KeptYoung, d.KeptUnlisted = sel.KeptReferenced, sel.KeptRetained, sel.KeptYoung, sel.KeptUnlisted
 		d.CopyGone = append(d.CopyGone, sel.CopyGone...)

@@ -25,7 +25,7 @@ func memBucket(t *testing.T) store.Bucket {
 // startedJournal opens the journal at path with a run of /src to b started.
 func startedJournal(t *testing.T, path string, b store.Bucket) *Journal {
 	t.Helper()
-	j, err := OpenJournal(path)
+	j, err := openJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}

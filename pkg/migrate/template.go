@@ -66,7 +66,7 @@ func (t Template) String() string { return t.text }
 // Render is the reference text of the copy of key, whose content has the
 // sha256 digest.
 func (t Template) Render(dst store.Bucket, key, digest string) string {
-	url := ObjectURL(dst, key)
+	url := objectURL(dst, key)
 	if t.text == "" {
 		return url
 	}
@@ -115,7 +115,7 @@ func (t Template) Reaches(dst store.Bucket) error {
 		if strings.TrimPrefix(sample, base) == want {
 			return nil
 		}
-		return &UnreachableTemplateError{Template: t.text, Sample: sample, Want: ObjectURL(dst, key), Fix: t.fix(dst)}
+		return &UnreachableTemplateError{Template: t.text, Sample: sample, Want: objectURL(dst, key), Fix: t.fix(dst)}
 	}
 	mount := t.mountText(dst)
 	if strings.TrimPrefix(sample, mount) == want {
@@ -187,7 +187,7 @@ func (t Template) Target(proven *Proofs, dst store.Bucket) func(key string) (str
 // srcDir ("" for a bucket source): a looser prefix could match references
 // into the source store itself, and text under it must keep its source.
 func (t Template) CopyPrefixes(dst store.Bucket, srcDir string) []string {
-	base := ObjectURL(dst, "")
+	base := objectURL(dst, "")
 	out := []string{base}
 	if t.text == "" {
 		return out
