@@ -14,16 +14,11 @@ import (
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
 
-// WithDir returns st with its trash in the local folder dir instead of in
-// its own internal folder: what gc's Execute, Restore, Runs and Purge move
-// into "trash/RUN/KEY" lands in dir as "RUN/KEY". Everything else — the blobs,
-// the lock — stays with st. Both must be local folders on one file system, so
-// that every move is a rename: a blob is always in one place or the other.
-func WithDir(st *store.LocalStore, dir *store.LocalStore) store.Store {
-	return &trashDirStore{st: st, dir: dir}
-}
-
-// trashDirStore routes internal names under Dir to a folder of its own.
+// trashDirStore is st with its trash in the local folder dir instead of in
+// its own internal folder: what Move, Restore, Runs and Purge move into
+// "trash/RUN/KEY" lands in dir as "RUN/KEY". Everything else — the blobs, the
+// lock — stays with st. Both are local folders on one file system, so that
+// every move is a rename: a blob is always in one place or the other.
 // It deliberately does not offer the store's batch move, which would move
 // into the store's own internal folder; its checked move of one blob at a
 // time (store.CheckedInternalMover) takes that move's place.
@@ -176,7 +171,7 @@ var ErrNeedsLocal = errors.New("a trash directory needs a local store")
 
 // OpenDir is the locked store with its trash in the local folder dir: it
 // checks dir (CheckDir), creates it if needed, and returns the lock as a lock
-// on the store with that trash (see WithDir).
+// on the store with that trash (a trashDirStore).
 func OpenDir(l *storelock.Lock, dir string) (*storelock.Lock, error) {
 	st, err := dirStore(l.Store(), dir)
 	if err != nil {

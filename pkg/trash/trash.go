@@ -1,6 +1,6 @@
 // Package trash is where mediactl puts the blobs it removes: one folder per
 // run inside a store's internal folder (".mediactl/trash/RUN/KEY"), or in a
-// local folder of the operator's choosing ([WithDir]), from where [Restore]
+// local folder of the operator's choosing ([AtDir]), from where [Restore]
 // puts a run back and [Purge] deletes old runs for good.
 //
 // gc's sweep and migrate's --delete-source move blobs with [Move]; it is the
