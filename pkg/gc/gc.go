@@ -190,7 +190,10 @@ type Plan struct {
 var ErrIncomplete = errors.New("the plan is incomplete: not everything could be read, so nothing may be deleted")
 
 // MakePlan reads the store and the sessions and decides the candidates. It
-// changes nothing.
+// changes nothing. It is part of the package's API although the command
+// goes through Run: a caller that wants to see what gc would remove, or to
+// check and execute a plan of its own under the store's lock (Plan.Check,
+// Plan.Execute), starts here (see the package example).
 func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 	if opts.Store == nil {
 		return nil, errors.New("gc: no store")

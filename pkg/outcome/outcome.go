@@ -58,7 +58,10 @@ func (o *Outcome) UnmarshalJSON(b []byte) error {
 }
 
 // Worst is the outcome that tells the most of os: interrupted, then
-// incomplete, then refused, then found, then ok.
+// incomplete, then refused, then found, then ok. It is part of the package's
+// API for a caller that makes one outcome of several runs (two stores of one
+// gc, see the example); the operations themselves worsen their report's
+// outcome step by step (Worsen).
 func Worst(os ...Outcome) Outcome {
 	w := OK
 	for _, o := range os {
