@@ -26,7 +26,8 @@ type deletedRunJSON struct {
 	Recovery  string    `json:"recovery"`
 	KeptUntil time.Time `json:"kept_until,omitzero"`
 	// Restorable says whether gc restore brings the run back from the
-	// service's versions here (S3); elsewhere the docs' recipe does.
+	// service's versions (S3 versions, GCS object versions); elsewhere the
+	// docs' recipe does.
 	Restorable bool `json:"restorable"`
 }
 
@@ -41,15 +42,13 @@ func deletedRunsJSON(runs []trash.DeletedRun) []deletedRunJSON {
 
 // restoresFromVersions says whether gc restore brings back a deleted run
 // whose service keeps deleted objects as kind says.
-func restoresFromVersions(kind string) bool {
-	return kind == store.RecoveryS3Versioning || kind == store.RecoveryS3VersioningSuspended
-}
+func restoresFromVersions(kind string) bool { return store.RestoresKind(kind) }
 
 // keptBy names, for a gc runs line, what keeps a deleted run's blobs.
 var keptBy = map[string]string{
 	store.RecoveryS3Versioning:          "s3 versions",
 	store.RecoveryS3VersioningSuspended: "s3 versions (those written while versioning was enabled)",
-	store.RecoveryGCSVersioning:         "gcs versions",
+	store.RecoveryGCSVersioning:         "gcs object versions",
 	store.RecoveryGCSSoftDelete:         "gcs soft delete",
 	store.RecoveryAzureVersioning:       "azure versions",
 	store.RecoveryAzureSoftDelete:       "azure soft delete",
@@ -85,17 +84,17 @@ func printDeletedRestore(w io.Writer, d *trash.DeletedRestore, run string) {
 }
 
 // versionRecipe is how to bring a blob back by hand from what a service
-// keeps, where gc restore does not (docs/gc.md's table).
+// keeps, by kind, where gc restore does not (docs/gc.md's table).
 var versionRecipe = map[string]string{
-	"gs":     "gcloud storage ls --all-versions gs://B/KEY, then gcloud storage cp 'gs://B/KEY#GENERATION' gs://B/KEY (soft delete: gcloud storage ls --soft-deleted gs://B/KEY, then gcloud storage restore 'gs://B/KEY#GENERATION')",
-	"azblob": "az storage blob list --container-name C --prefix KEY --include v, then az storage blob copy start with --source-uri '…/C/KEY?versionid=V' (soft delete: az storage blob undelete --container-name C --name KEY)",
+	store.RecoveryGCSSoftDelete:   "gcloud storage ls --soft-deleted gs://B/KEY, then gcloud storage restore 'gs://B/KEY#GENERATION'",
+	store.RecoveryAzureVersioning: "az storage blob list --container-name C --prefix KEY --include v, then az storage blob copy start --destination-container C --destination-blob KEY --source-uri 'https://A.blob.core.windows.net/C/KEY?versionid=V'",
+	store.RecoveryAzureSoftDelete: "az storage blob undelete --container-name C --name KEY",
 }
 
-// versionRestoreHint is the hint for a service on which gc restore does not
-// restore versions.
+// versionRestoreHint is the hint for what gc restore does not bring back.
 func versionRestoreHint(e *store.VersionRestoreUnsupportedError) string {
-	h := "gc restore brings deleted runs back from S3 versions only; 'mediactl gc runs -o json' lists the run, and its record in the store's .mediactl/deleted/RUN/ lists each key"
-	if r, ok := versionRecipe[e.Scheme]; ok {
+	h := "gc restore brings deleted runs back from S3 versions and GCS object versions only; the run's record, .mediactl/deleted/RUN/*.jsonl in the store, lists each key"
+	if r, ok := versionRecipe[e.Kind]; ok {
 		h += "; recover each by hand: " + r
 	}
 	return h

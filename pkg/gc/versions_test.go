@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/storage"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -56,6 +57,16 @@ func newVersioned(t *testing.T, versioning bool, wrap func(http.Handler) http.Ha
 		})
 		must(t, err)
 	}
+	v.fill(t, keys...)
+	return v
+}
+
+// fill writes kept.png and keys into the store, and a session folder that
+// names kept.png.
+func (v *versioned) fill(t *testing.T, keys ...string) {
+	t.Helper()
+	ctx := context.Background()
+	st := v.st
 	for _, k := range append([]string{"kept.png"}, keys...) {
 		content := fmt.Sprintf("the bytes of %s", k)
 		must(t, st.Put(ctx, k, strings.NewReader(content), store.PutOptions{}))
@@ -65,10 +76,10 @@ func newVersioned(t *testing.T, versioning bool, wrap func(http.Handler) http.Ha
 	}
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"messages":[{"parts":[{"media":{"uri":"kept.png"}}]}]}`), 0o600))
+	var err error
 	v.src, err = sessions.Open(ctx, dir, sessions.Options{})
 	must(t, err)
 	t.Cleanup(func() { v.src.Close() })
-	return v
 }
 
 // run is gc --delete on the bucket, two days from now (every blob is old
@@ -313,5 +324,50 @@ func TestDeletedRecordSurvivesInterrupt(t *testing.T) {
 	}
 	if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 0 {
 		t.Errorf("the record stays after a whole restore: %+v", runs)
+	}
+}
+
+// TestRestoreDeletedFromGCSVersions: on a GCS bucket with object versioning
+// (fake-gcs-server, in-process), the deleted run is recorded as on S3, and
+// gc restore brings its blobs back from their noncurrent generations.
+func TestRestoreDeletedFromGCSVersions(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.StartGCS(t)
+	st, err := store.Open(ctx, srv.Bucket(t, "versions"))
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	var c *storage.Client
+	if !st.(*store.BucketStore).Blob().As(&c) {
+		t.Fatal("no *storage.Client")
+	}
+	_, err = c.Bucket("versions").Update(ctx, storage.BucketAttrsToUpdate{VersioningEnabled: true})
+	must(t, err)
+	v := &versioned{st: st, blobs: map[string]string{}, etags: map[string]string{}}
+	v.fill(t, "orphan-one.png", "deep/orphan-two.png")
+	s := v.markAndDelete(t, ctx)
+	m := s.Marks
+	if s.Outcome != outcome.OK || m == nil || m.Deleted == nil || m.Deleted.Deleted != 2 || m.DeletedRun == "" {
+		t.Fatalf("deleting run: %v %v %+v", s.Outcome, s.Err, m)
+	}
+	if s.DeleteRecovery == nil || s.DeleteRecovery.Kind != store.RecoveryGCSVersioning {
+		t.Fatalf("delete_recovery %+v", s.DeleteRecovery)
+	}
+	rr, err := trash.RunRestore(ctx, st, "mediactl gc restore", m.DeletedRun)
+	must(t, err)
+	if rr.Outcome != outcome.OK || rr.Deleted == nil || rr.Deleted.Restored != 2 {
+		t.Fatalf("restore: %v %+v", rr.Outcome, rr.Deleted)
+	}
+	for _, k := range []string{"orphan-one.png", "deep/orphan-two.png"} {
+		r, err := st.Open(ctx, k)
+		if err != nil {
+			t.Errorf("%s is not back: %v", k, err)
+			continue
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		must(t, err)
+		if sha256.Sum256(b) != sha256.Sum256([]byte(v.blobs[k])) {
+			t.Errorf("%s holds %q, want %q", k, b, v.blobs[k])
+		}
 	}
 }

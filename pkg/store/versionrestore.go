@@ -35,9 +35,12 @@ import (
 // as the key's new current version, with its content type and metadata, on
 // condition that the key holds nothing, its MD5 checked against the ETag of
 // a single-part upload while it streams: the bytes pass through this
-// process, and the noncurrent version stays, billed, until it expires. A
-// service this package does not restore versions on (GCS, Azure, a file://
-// bucket) answers every call with a *VersionRestoreUnsupportedError.
+// process, and the noncurrent version stays, billed, until it expires. On
+// GCS the noncurrent generation is copied on the service's side, on
+// condition that the key holds no live object; soft-deleted objects are not
+// looked at (RestoresKind). A service this package does not restore
+// versions on (Azure, a file:// or mem:// bucket) answers every call with a
+// *VersionRestoreUnsupportedError.
 type VersionRestorer interface {
 	RestoreVersion(ctx context.Context, key string, want Version) (Version, error)
 }
@@ -50,8 +53,11 @@ type Version struct {
 	// ETag is the service's tag for the write ("" when the record has
 	// none: then Size and ModTime pick the version).
 	ETag string
-	// ID is the service's version id; RestoreVersion fills it in.
+	// ID is the service's version id (a GCS generation); RestoreVersion
+	// fills it in.
 	ID string
+
+	generation int64
 }
 
 // ErrNoVersion is wrapped by RestoreVersion for a key the service keeps no
@@ -62,14 +68,31 @@ var ErrNoVersion = errors.New("the service keeps no version of it that matches t
 
 // VersionRestoreUnsupportedError is RestoreVersion's error on a service whose
 // versions or soft-deleted objects this package does not restore: Scheme
-// says which ("gs", "azblob", "file", "mem"). Nothing was changed.
+// says which ("azblob", "file", "mem"), or Kind, a Recovery… kind, what the
+// service keeps that is not restored (RecoveryGCSSoftDelete, say). Nothing
+// was changed.
 type VersionRestoreUnsupportedError struct {
 	Store  string
 	Scheme string
+	Kind   string
 }
 
 func (e *VersionRestoreUnsupportedError) Error() string {
+	if e.Kind != "" {
+		return fmt.Sprintf("store %s: restoring deleted blobs that the service keeps by %s is not implemented", e.Store, e.Kind)
+	}
 	return fmt.Sprintf("store %s: restoring deleted blobs from the service's versions is not implemented for %s:// buckets", e.Store, e.Scheme)
+}
+
+// RestoresKind reports whether RestoreVersion brings back what a service
+// that keeps deleted objects as kind (a Recovery… kind) keeps: S3 versions
+// and GCS object versions; not soft-deleted objects, and nothing on Azure.
+func RestoresKind(kind string) bool {
+	switch kind {
+	case RecoveryS3Versioning, RecoveryS3VersioningSuspended, RecoveryGCSVersioning:
+		return true
+	}
+	return false
 }
 
 var _ VersionRestorer = (*BucketStore)(nil)
@@ -80,7 +103,11 @@ func (s *BucketStore) RestoreVersion(ctx context.Context, key string, want Versi
 	if err := ValidKey(key); err != nil {
 		return Version{}, fmt.Errorf("store %s: restore a version: %w", s.location, err)
 	}
-	if s.scheme != "s3" {
+	switch s.scheme {
+	case "s3":
+	case "gs":
+		return s.gcsRestoreVersion(ctx, key, want)
+	default:
 		return Version{}, &VersionRestoreUnsupportedError{Store: s.location, Scheme: s.scheme}
 	}
 	var c *s3.Client

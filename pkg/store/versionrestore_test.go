@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"cloud.google.com/go/storage"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -116,14 +117,65 @@ func TestRestoreVersionS3(t *testing.T) {
 	}
 }
 
-// TestRestoreVersionUnsupported: a GCS bucket (fake-gcs-server) answers
-// that restoring versions is not implemented there, and changes nothing.
-func TestRestoreVersionUnsupported(t *testing.T) {
+// TestRestoreVersionGCS restores a blob deleted from a GCS bucket with
+// object versioning (fake-gcs-server, in-process) from its noncurrent
+// generation; a key uploaded again is not replaced; a bucket without
+// versioning keeps no generation.
+func TestRestoreVersionGCS(t *testing.T) {
 	srv := storetest.StartGCS(t)
 	var n atomic.Int64
 	bs := openBucketT(t, srv.Bucket(t, uniqueName("versions", n.Add(1))))
+	var c *storage.Client
+	if !bs.Blob().As(&c) {
+		t.Fatal("the gs bucket does not expose *storage.Client")
+	}
+	if _, err := c.Bucket(bs.Name()).Update(ctx, storage.BucketAttrsToUpdate{VersioningEnabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := func(st *store.BucketStore, key, content string) store.Version {
+		t.Helper()
+		if err := st.Put(ctx, key, strings.NewReader(content), store.PutOptions{ContentType: "image/png"}); err != nil {
+			t.Fatal(err)
+		}
+		e, err := st.Stat(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		return store.Version{Size: e.Size, ModTime: e.ModTime, ETag: e.ETag}
+	}
+	first := deleted(bs, "g/a.png", "first bytes")
+	_ = deleted(bs, "g/a.png", "second, longer bytes")
+	got, err := bs.RestoreVersion(ctx, "g/a.png", first)
+	if err != nil {
+		t.Fatalf("RestoreVersion: %v", err)
+	}
+	if got.ID == "" || readAll(t, bs, "g/a.png") != "first bytes" {
+		t.Errorf("restored %+v holding %q, want the first bytes", got, readAll(t, bs, "g/a.png"))
+	}
+	if _, err := bs.RestoreVersion(ctx, "g/a.png", first); !errors.Is(err, store.ErrExist) {
+		t.Errorf("RestoreVersion over a live object: %v, want ErrExist", err)
+	}
+	b := deleted(bs, "g/b.png", "b bytes")
+	if _, err := bs.RestoreVersion(ctx, "g/b.png", store.Version{Size: b.Size, ModTime: b.ModTime}); err != nil || readAll(t, bs, "g/b.png") != "b bytes" {
+		t.Errorf("RestoreVersion by size and time: %v", err)
+	}
+
+	plain := openBucketT(t, srv.Bucket(t, uniqueName("plain", n.Add(1))))
+	x := deleted(plain, "x.png", "x")
+	if _, err := plain.RestoreVersion(ctx, "x.png", x); !errors.Is(err, store.ErrNoVersion) {
+		t.Errorf("RestoreVersion on a bucket without versioning: %v, want ErrNoVersion", err)
+	}
+}
+
+// TestRestoreVersionUnsupported: an in-memory bucket answers that restoring
+// versions is not implemented there, and changes nothing.
+func TestRestoreVersionUnsupported(t *testing.T) {
+	bs := openBucketT(t, "mem://")
 	var unsupported *store.VersionRestoreUnsupportedError
-	if _, err := bs.RestoreVersion(ctx, "a.png", store.Version{Size: 1}); !errors.As(err, &unsupported) || unsupported.Scheme != "gs" {
-		t.Errorf("RestoreVersion on GCS: %v, want a VersionRestoreUnsupportedError for gs", err)
+	if _, err := bs.RestoreVersion(ctx, "a.png", store.Version{Size: 1}); !errors.As(err, &unsupported) || unsupported.Scheme != "mem" {
+		t.Errorf("RestoreVersion on mem://: %v, want a VersionRestoreUnsupportedError for mem", err)
 	}
 }

@@ -419,6 +419,14 @@ func RestoreDeleted(ctx context.Context, l *storelock.Lock, run string) (*Delete
 	if !ok {
 		return res, fmt.Errorf("trash: %s cannot restore from versions", st.Location())
 	}
+	h, _, err := readDeleted(ctx, in, run, nil)
+	if err != nil {
+		return res, err
+	}
+	if h.Recovery != "" && !store.RestoresKind(h.Recovery) {
+		// What the service keeps is there, but not where versions are.
+		return res, &store.VersionRestoreUnsupportedError{Store: st.Location(), Kind: h.Recovery}
+	}
 	done := map[string]bool{} // a key deleted twice in one run is restored once
 	for bi, name := range batches {
 		lines, err := readBatch(ctx, in, run, name)
