@@ -196,6 +196,11 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	if now.IsZero() {
 		now = time.Now()
 	}
+	_, batchMoves := store.AsBatchMover(st)
+	if _, removes := store.AsBatchRemover(st); opts.Log != nil && (!opts.NoTrash || opts.Deferred || batchMoves || !removes) {
+		// Only a bucket's deletes for good go through the log.
+		return nil, fmt.Errorf("trash: %s: a record of deletes is kept only of a bucket's deletes without the trash", st.Location())
+	}
 	res := &Result{Skipped: []Skip{}, Failed: []Skip{}}
 	m := &mover{st: st, in: in, opts: opts, res: res}
 	suffix := shardSuffix(l.Shard())
