@@ -80,6 +80,9 @@ func runGCRestore(c *cli.Context) error {
 	defer closeAll()
 	rr, err := trash.RunRestore(c.Context, st, "mediactl gc restore", run)
 	var noRun *trash.NoRunError
+	if errors.As(err, &noRun) && noRun.DeletedIn != "" {
+		return usageErr("its blobs were deleted since by run "+noRun.DeletedIn+": restore that one ('mediactl gc runs' lists it)", "%v", err)
+	}
 	if errors.As(err, &noRun) {
 		return usageErr("'mediactl gc runs' lists the runs", "%v", err)
 	}

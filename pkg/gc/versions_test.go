@@ -3,6 +3,7 @@ package gc_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -168,6 +169,11 @@ func TestRestoreDeletedFromVersions(t *testing.T) {
 	}
 	if marks, _ := trash.Marks(ctx, v.st); len(marks) != 0 {
 		t.Errorf("marks left after the deletes: %+v", marks)
+	}
+	// The mark run is gone; its restore names the deleted run.
+	var noRun *trash.NoRunError
+	if _, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", runs[0].Header.Marks[0]); !errors.As(err, &noRun) || noRun.DeletedIn != m.DeletedRun {
+		t.Errorf("restore of the mark run: %v, want a NoRunError naming %s", err, m.DeletedRun)
 	}
 
 	must(t, v.st.Put(ctx, "uploaded-again.png", strings.NewReader("uploaded again"), store.PutOptions{}))

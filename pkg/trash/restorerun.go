@@ -3,6 +3,7 @@ package trash
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/mediactl/mediactl/pkg/outcome"
 	"github.com/mediactl/mediactl/pkg/store"
@@ -57,6 +58,7 @@ func RunRestore(ctx context.Context, st store.Store, command, run string) (*Rest
 		var noRun *NoRunError
 		switch {
 		case errors.As(err, &noRun):
+			noRun.DeletedIn = deletedIn(ctx, l.Store(), run)
 			return err
 		case err != nil && ctx.Err() != nil:
 			rr.Outcome = outcome.Interrupted
@@ -96,4 +98,16 @@ func restoreDeleted(ctx context.Context, l *storelock.Lock, run string, rr *Rest
 		rr.Outcome = outcome.Incomplete
 	}
 	return nil
+}
+
+// deletedIn names the deleted run that records the deletes of mark run's
+// blobs, "" when none does (or the records cannot be read).
+func deletedIn(ctx context.Context, st store.Store, mark string) string {
+	runs, _ := Deleteds(ctx, st)
+	for _, r := range runs {
+		if slices.Contains(r.Header.Marks, mark) {
+			return r.Run
+		}
+	}
+	return ""
 }

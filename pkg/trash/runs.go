@@ -36,6 +36,9 @@ type NoRunError struct {
 	// Malformed says the name cannot be a run's: it is not named as Move
 	// names runs (see parseRun).
 	Malformed bool
+	// DeletedIn, for a mark run whose blobs a later run deleted, names
+	// that deleted run (restore that one), where it is recorded.
+	DeletedIn string
 }
 
 func (e *NoRunError) Error() string {
