@@ -150,10 +150,10 @@ var moreTypes = map[string]string{
 	".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 }
 
-// MediaType is the media type a key's extension claims: "none" without
+// mediaType is the media type a key's extension claims: "none" without
 // one, "other" for one this table does not know (keys are untrusted: the
 // set of types stays small).
-func MediaType(key string) string {
+func mediaType(key string) string {
 	ext := strings.ToLower(path.Ext(key))
 	if ext == "" {
 		return "none"
@@ -217,7 +217,7 @@ func storeReport(ctx context.Context, st store.Store, r *retain.Retention, own *
 			byMod[b].Orphaned.add(size)
 			byRef[len(Ages)+1].Orphaned.add(size)
 		}
-		t := MediaType(r.Key(id))
+		t := mediaType(r.Key(id))
 		if types[t] == nil {
 			types[t] = &Count{}
 		}
