@@ -4,7 +4,6 @@ package trash
 // deleted: what gc restore brings back from the service's versions.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -346,25 +345,7 @@ func readDeleted(ctx context.Context, in store.Internal, run string, batches []s
 }
 
 func readBatch(ctx context.Context, in store.Internal, run, name string) ([]Deleted, error) {
-	rc, err := in.OpenInternal(ctx, DeletedDir+"/"+run+"/"+name)
-	if err != nil {
-		return nil, fmt.Errorf("trash: read the deletes of run %s: %w", run, err)
-	}
-	defer rc.Close()
-	var out []Deleted
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var d Deleted
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil || d.Key == "" {
-			return nil, fmt.Errorf("trash: the deletes of run %s: a line that is not a deleted blob: %q", run, sc.Text())
-		}
-		out = append(out, d)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("trash: read the deletes of run %s: %w", run, err)
-	}
-	return out, nil
+	return readRecords(ctx, in, DeletedDir+"/"+run+"/"+name, "the deletes of run "+run, "a deleted blob", func(d Deleted) bool { return d.Key != "" })
 }
 
 // isDeletedRun reports whether run names a deleted run of the store.

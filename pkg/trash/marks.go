@@ -80,23 +80,30 @@ func Marks(ctx context.Context, st store.Store) ([]MarkRun, error) {
 }
 
 func readMarks(ctx context.Context, in store.Internal, run string) ([]Mark, error) {
-	rc, err := in.OpenInternal(ctx, MarksDir+"/"+run+".jsonl")
+	return readRecords(ctx, in, MarksDir+"/"+run+".jsonl", "the marks of run "+run, "a mark", func(m Mark) bool { return m.Key != "" })
+}
+
+// readRecords reads a JSON Lines record of the store's internal folder
+// (marks, deletes): what names it in errors, a line names each record, and
+// valid says whether a line decoded to one.
+func readRecords[T any](ctx context.Context, in store.Internal, name, what, line string, valid func(T) bool) ([]T, error) {
+	rc, err := in.OpenInternal(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("trash: read the marks of run %s: %w", run, err)
+		return nil, fmt.Errorf("trash: read %s: %w", what, err)
 	}
 	defer rc.Close()
-	var out []Mark
+	var out []T
 	sc := bufio.NewScanner(rc)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var m Mark
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m.Key == "" {
-			return nil, fmt.Errorf("trash: the marks of run %s: a line that is not a mark: %q", run, sc.Text())
+		var r T
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || !valid(r) {
+			return nil, fmt.Errorf("trash: %s: a line that is not %s: %q", what, line, sc.Text())
 		}
-		out = append(out, m)
+		out = append(out, r)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("trash: read the marks of run %s: %w", run, err)
+		return nil, fmt.Errorf("trash: read %s: %w", what, err)
 	}
 	return out, nil
 }
