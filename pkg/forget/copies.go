@@ -10,12 +10,21 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/scan"
 	"github.com/mediactl/mediactl/pkg/store"
 )
+
+// clockLag is how far behind the run's own clock a time a file system
+// stamps may be: Linux stamps a file with the kernel's coarse clock, up to a
+// tick (10 ms at HZ=100) behind time.Now, so a copy written right after the
+// run began may carry an older time. A copy stamped that little before the
+// run began counts as written during it (and stays). A bucket's
+// Last-Modified in whole seconds is not covered: see docs/forget.md.
+const clockLag = 10 * time.Millisecond
 
 // A dest is a bucket migrate copied a store's blobs to, as the journals
 // say: its proven copies, and the resolvers that place a session's
@@ -405,7 +414,7 @@ func (r *run) deleteCopies(ctx context.Context, pending map[ck]*Blob, failed, sk
 			r.keep(b, KeptCopyChanged)
 			skipped[c] = true
 			continue
-		case !e.ModTime.IsZero() && e.ModTime.After(r.started):
+		case !e.ModTime.IsZero() && e.ModTime.After(r.started.Add(-clockLag)):
 			// Uploaded again during the run: a writer re-used it.
 			r.keep(b, KeptChanged)
 			skipped[c] = true
