@@ -236,8 +236,8 @@ func (r *run) do(ctx context.Context) error {
 	for i := range unitOwn {
 		unitOwn[i].all = true
 	}
-	for i := range rf.Pairs {
-		v := &rf.Pairs[i]
+	for i := range rf.Len() {
+		v := rf.Pair(i)
 		o := attr.Owner(rf.Units[v.Unit], owner.Hint(v.Ref)).ID
 		v.Owner = o
 		if o == "" {
@@ -278,8 +278,8 @@ func (r *run) do(ctx context.Context) error {
 	r.cands = map[ck]*Blob{}
 	dangling := map[ck]int64{}
 	namedByOthers := map[ck]bool{}
-	for i := range rf.Pairs {
-		v := &rf.Pairs[i]
+	for i := range rf.Len() {
+		v := rf.Pair(i)
 		s, key, id, inside := owner.Resolve(r.stores, r.rets, v.Ref)
 		if !inside {
 			r.eachInDest(v.Ref, func(c ck) {

@@ -1,6 +1,7 @@
 package owner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -180,7 +181,7 @@ func (a *Attributor) seeValue(it sessions.Item) {
 	case a.rule.Column != "" && a.matchesColumn(it.Place.Table, it.Place.Column):
 		byVal = strings.TrimSpace(string(it.Text))
 	case a.rule.Pointer != "" && looksJSON(it.Text):
-		byVal = lookup(strings.NewReader(string(it.Text)), a.rule.Pointer)
+		byVal = lookup(bytes.NewReader(it.Text), a.rule.Pointer)
 	}
 	var when int64
 	if timeColumns[col] {
@@ -389,7 +390,7 @@ func lookup(r io.Reader, p string) string {
 // Lookup is the value at the JSON pointer p in the first JSON value of doc
 // (a string's, or a number's text), or "" when it has none there.
 func Lookup(doc []byte, p string) string {
-	return lookup(strings.NewReader(string(doc)), p)
+	return lookup(bytes.NewReader(doc), p)
 }
 
 type pointerHandler struct {

@@ -22,8 +22,11 @@ type References struct {
 	// Units are the units with references, in the order first seen; a
 	// Pair's Unit indexes it.
 	Units []Unit
-	// Pairs are the (unit, reference) pairs.
-	Pairs []Pair
+	// pairs are the (unit, reference) pairs, in chunks of pairChunk: a
+	// dense store has millions, which a growing slice would copy over and
+	// over.
+	pairs [][]Pair
+	n     int
 	// last is the unit of the previous reference: a document's references
 	// come one after another.
 	last    Unit
@@ -60,14 +63,27 @@ func (r *References) Add(f scan.Found) {
 		}
 		r.last, r.lastIdx = u, ui
 	}
-	if n := len(r.Pairs); n > 0 {
-		if p := &r.Pairs[n-1]; p.Unit == ui && p.Ref == f.Ref {
+	if r.n > 0 {
+		if p := r.Pair(r.n - 1); p.Unit == ui && p.Ref == f.Ref {
 			p.N++
 			return
 		}
 	}
-	r.Pairs = append(r.Pairs, Pair{Unit: ui, Ref: f.Ref, N: 1})
+	if r.n%pairChunk == 0 {
+		r.pairs = append(r.pairs, make([]Pair, 0, pairChunk))
+	}
+	c := &r.pairs[len(r.pairs)-1]
+	*c = append(*c, Pair{Unit: ui, Ref: f.Ref, N: 1})
+	r.n++
 }
+
+const pairChunk = 4096
+
+// Len is the number of pairs.
+func (r *References) Len() int { return r.n }
+
+// Pair is pair i, 0 <= i < Len(), in the order found.
+func (r *References) Pair(i int) *Pair { return &r.pairs[i/pairChunk][i%pairChunk] }
 
 // Has reports whether unit u holds a reference.
 func (r *References) Has(u Unit) bool {

@@ -31,7 +31,8 @@ func TestReferences(t *testing.T) {
 		n    int64
 	}
 	var pairs []got
-	for _, p := range rs.Pairs {
+	for i := range rs.Len() {
+		p := rs.Pair(i)
 		pairs = append(pairs, got{p.Unit, p.Ref.Raw, p.N})
 	}
 	want := []got{{0, png.Raw, 2}, {1, pair.Raw, 1}, {1, png.Raw, 1}, {0, gif.Raw, 1}, {0, png.Raw, 1}}

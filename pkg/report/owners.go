@@ -242,9 +242,10 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 // most of the attribution's work, and the resolvers and listings are safe
 // to read from several goroutines.
 func resolvePairs(rf *owner.References, stores []scan.Target, rets []*retain.Retention) []placed {
-	ps := make([]placed, len(rf.Pairs))
-	for i := range rf.Pairs {
-		ps[i] = placed{pair: &rf.Pairs[i], unit: rf.Pairs[i].Unit}
+	ps := make([]placed, rf.Len())
+	for i := range ps {
+		p := rf.Pair(i)
+		ps[i] = placed{pair: p, unit: p.Unit}
 	}
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(ps)/4096))
 	var wg sync.WaitGroup
