@@ -174,14 +174,28 @@ func (r *Report) Outcome() outcome.Outcome {
 	return outcome.OK
 }
 
+// ErrShardedCap is Validate's error for a size cap on a shard: a cap
+// decides over all the blobs at once, which no shard sees.
+var ErrShardedCap = errors.New("report: a size cap (MaxSize) is evaluated on the whole store, not on a shard")
+
+// Validate checks the options before anything is read.
+func (o *Options) Validate() error {
+	switch {
+	case len(o.Stores) == 0:
+		return ErrNoStore
+	case len(o.Sources) == 0:
+		return errors.New("report: no session source given")
+	case o.MaxSize > 0 && o.Shard.Sharded():
+		return ErrShardedCap
+	}
+	return nil
+}
+
 // Run makes the report. It returns an error only for invalid options;
 // what could not be read is in the report, which is then incomplete.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	if len(opts.Stores) == 0 {
-		return nil, ErrNoStore
-	}
-	if len(opts.Sources) == 0 {
-		return nil, errors.New("report: no session source given")
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	opts.Stores = append([]scan.Target(nil), opts.Stores...)
 	if opts.Now.IsZero() {

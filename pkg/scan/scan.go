@@ -191,17 +191,24 @@ type batch struct {
 	asText        bool // a leftover read as text
 }
 
+// Validate checks the options before anything is read.
+func (o *Options) Validate() error {
+	switch {
+	case len(o.Sources) == 0:
+		return errors.New("scan: no session source given")
+	case o.CountOnly && len(o.Stores) > 0:
+		return errors.New("scan: CountOnly checks no store: give no Stores")
+	case len(o.Sources) > MaxSources:
+		return fmt.Errorf("scan: %d session sources given, at most %d are supported", len(o.Sources), MaxSources)
+	}
+	return nil
+}
+
 // Run scans. It returns an error only for invalid options; everything that goes
 // wrong while reading is in the report, which says whether it is complete.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	if len(opts.Sources) == 0 {
-		return nil, errors.New("scan: no session source given")
-	}
-	if opts.CountOnly && len(opts.Stores) > 0 {
-		return nil, errors.New("scan: CountOnly checks no store: give no Stores")
-	}
-	if len(opts.Sources) > MaxSources {
-		return nil, fmt.Errorf("scan: %d session sources given, at most %d are supported", len(opts.Sources), MaxSources)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	if opts.Jobs <= 0 {
 		opts.Jobs = runtime.NumCPU()

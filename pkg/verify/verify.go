@@ -235,17 +235,24 @@ func batchSize(bytes, blobs int64) int {
 	return int(min(max(batchBytes/mean, 1), maxBatch))
 }
 
+// Validate checks the options before anything is read.
+func (o *Options) Validate() error {
+	switch t := o.Subset.T; {
+	case o.Store == nil:
+		return errors.New("verify: no store")
+	case t != 0 && (t < 1 || o.Subset.N < 1 || o.Subset.N > t):
+		return fmt.Errorf("verify: subset %d/%d: want n/t with 1 <= n <= t", o.Subset.N, o.Subset.T)
+	case o.Sample < 0 || o.Sample > 1:
+		return fmt.Errorf("verify: sample %g: want a fraction in (0, 1]", o.Sample)
+	}
+	return nil
+}
+
 // Run checks the store. It returns an error only for invalid options;
 // everything that goes wrong while checking is in the report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	if opts.Store == nil {
-		return nil, errors.New("verify: no store")
-	}
-	if t := opts.Subset.T; t != 0 && (t < 1 || opts.Subset.N < 1 || opts.Subset.N > t) {
-		return nil, fmt.Errorf("verify: subset %d/%d: want n/t with 1 <= n <= t", opts.Subset.N, opts.Subset.T)
-	}
-	if opts.Sample < 0 || opts.Sample > 1 {
-		return nil, fmt.Errorf("verify: sample %g: want a fraction in (0, 1]", opts.Sample)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	// --jobs 1 is for disks that read one file at a time best: a pair
 	// worker would interleave reads of two. A default of one job (one CPU)
