@@ -130,7 +130,7 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 			goes = append(goes, it)
 		}
 		if len(goes) > 0 {
-			log, err := startDeletedLog(ctx, lock, sr.DeleteRecovery, opts.Split, dueRuns)
+			log, err := startDeletedLog(ctx, lock, sr.recovery, opts.Split, dueRuns)
 			if err != nil {
 				fail(err)
 				return // nothing deleted, no mark dropped
@@ -220,21 +220,12 @@ func sameSecond(a, b time.Time) bool {
 }
 
 // startDeletedLog starts the record of a run's deletes for good where the
-// bucket's service keeps deleted objects (rec, as the run asked it), so that
+// bucket's service keeps deleted objects (r, as the run asked it), so that
 // gc restore can bring them back from its versions; nil where it keeps
 // nothing, or is not known to.
-func startDeletedLog(ctx context.Context, lock *storelock.Lock, rec *Recovery, split string, marks []string) (*trash.DeletedLog, error) {
-	if rec == nil {
-		return nil, nil
-	}
-	r := store.Recovery{Kind: rec.Kind, Detail: rec.Detail}
+func startDeletedLog(ctx context.Context, lock *storelock.Lock, r store.Recovery, split string, marks []string) (*trash.DeletedLog, error) {
 	if !r.Keeps() {
 		return nil, nil
-	}
-	if rec.Retention != "" {
-		if d, err := retain.ParseAge(rec.Retention); err == nil {
-			r.Retention = d
-		}
 	}
 	log, err := trash.StartDeleted(ctx, lock, trash.DeletedOptions{Split: split, Recovery: r, Marks: marks})
 	if err != nil {

@@ -70,10 +70,14 @@ type StoreReport struct {
 	// DeleteRecovery is what the bucket's service keeps of a blob the run
 	// deletes (versioning, soft delete), asked once before anything is
 	// removed; nil for a store that cannot say (a local one).
-	DeleteRecovery *Recovery              `json:"delete_recovery,omitempty"`
-	Refused        *RefusedError          `json:"-"`
-	Locked         *storelock.LockedError `json:"-"`
-	Err            error                  `json:"-"`
+	DeleteRecovery *Recovery `json:"delete_recovery,omitempty"`
+	// recovery is the service's own answer that DeleteRecovery reports:
+	// the record of a run's deletes for good (trash.StartDeleted) is made
+	// from it, not from the report's text, whose retention is rounded.
+	recovery store.Recovery
+	Refused  *RefusedError          `json:"-"`
+	Locked   *storelock.LockedError `json:"-"`
+	Err      error                  `json:"-"`
 }
 
 // Recovery is what a bucket's service keeps of a deleted object, as a
@@ -97,12 +101,13 @@ type Recovery struct {
 // the run goes on.
 const recoveryTimeout = 30 * time.Second
 
-// deleteRecovery asks st's service once what it keeps of a deleted blob;
-// nil when st cannot say (a local store).
-func deleteRecovery(ctx context.Context, st store.Store) *Recovery {
+// deleteRecovery asks st's service once what it keeps of a deleted blob,
+// and returns it as a report says it and as the service said it; nil and
+// the zero Recovery (which keeps nothing) when st cannot say (a local store).
+func deleteRecovery(ctx context.Context, st store.Store) (*Recovery, store.Recovery) {
 	rr, ok := store.AsRecoveryReporter(st)
 	if !ok {
-		return nil
+		return nil, store.Recovery{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, recoveryTimeout)
 	defer cancel()
@@ -111,7 +116,7 @@ func deleteRecovery(ctx context.Context, st store.Store) *Recovery {
 	if r.Retention > 0 {
 		rep.Retention = retain.FormatAge(r.Retention)
 	}
-	return rep
+	return rep, r
 }
 
 // Report is what Run did.
@@ -198,7 +203,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 
 	// What a delete for good means on this store, said before anything is
 	// deleted: a bucket with versioning or soft delete still keeps it.
-	sr.DeleteRecovery = deleteRecovery(ctx, st)
+	sr.DeleteRecovery, sr.recovery = deleteRecovery(ctx, st)
 
 	o := opts.Options
 	o.Store = st
