@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -20,32 +18,6 @@ import (
 	"github.com/mediactl/mediactl/pkg/blobname"
 	"github.com/mediactl/mediactl/pkg/replay"
 )
-
-// migrateForReplay runs migrate with args (and -o json), wants exit 0 or 1
-// (a leftover of a save cut short still points at a local copy), and wants
-// every reference to a copy read back and resolved.
-func migrateForReplay(t *testing.T, args ...string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(append(append([]string{"mediactl", "migrate"}, args...), "-o", "json"), &stdout, &stderr)
-	if code != exitOK && code != exitFound {
-		t.Fatalf("migrate %v: exit %d\n%s\n%s", args, code, stdout.String(), stderr.String())
-	}
-	var doc struct {
-		Rewrite struct{ References int64 }
-		Check   struct {
-			ReadBack       int64 `json:"read_back"`
-			Unresolved     int64 `json:"unresolved"`
-			UnresolvedList []any `json:"unresolved_list"`
-		}
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		t.Fatalf("migrate %v: %v\n%s", args, err, stdout.String())
-	}
-	if doc.Rewrite.References == 0 || doc.Check.ReadBack == 0 || doc.Check.Unresolved != 0 {
-		t.Fatalf("migrate %v: %d rewritten, %d read back, %d unresolved %v", args, doc.Rewrite.References, doc.Check.ReadBack, doc.Check.Unresolved, doc.Check.UnresolvedList)
-	}
-}
 
 // pointerValue is the string at the JSON pointer p of v.
 func pointerValue(v any, p string) (string, bool) {
@@ -97,21 +69,7 @@ func replayed(t *testing.T, r *replay.Replayer, ref, want string) bool {
 // before the rewrite — is read as forge reads it (a local file below
 // .forge/files, through pkg/replay) and hashes to its blob.
 func TestReplayRealworldForgeAfterMigrate(t *testing.T) {
-	root, truth := realworld.Forge(t)
-	files := filepath.Join(root, ".forge", "files")
-	remote := filepath.Join(files, "remote")
-	if err := os.Mkdir(remote, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range []string{"inbound", "generated"} {
-		args := []string{"--layout", "forge", "--root", root, "--to", "file://" + remote + "?prefix=" + st + "/",
-			"--rewrite", "--rewrite-template", "{files_dir}/remote/{prefix}{key}", "--rewrite-min-idle", "0",
-			"--delete-source", "--min-age", "0"}
-		if st == "generated" {
-			args = append(args, "--store", filepath.Join(files, st))
-		}
-		migrateForReplay(t, args...)
-	}
+	root, truth, files, remote := forgeInBucket(t, nil)
 	// The replaying pod: no local store.
 	away := t.TempDir()
 	for _, st := range []string{"inbound", "generated"} {
@@ -212,8 +170,7 @@ func TestReplayRealworldCofferAfterMigrate(t *testing.T) {
 	if err := os.Mkdir(mount, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	migrateForReplay(t, "--layout", "coffer", "--root", filepath.Join(home, ".coffer"), "--to", "file://"+mount+"?prefix=channel-media/",
-		"--rewrite", "--rewrite-template", mount+"/{prefix}{key}", "--rewrite-min-idle", "0", "--delete-source", "--min-age", "0")
+	migrateDeletingSource(t, "coffer", filepath.Join(home, ".coffer"), "file://"+mount+"?prefix=channel-media/", mount+"/{prefix}{key}")
 	media := filepath.Join(home, ".coffer", "channel-media")
 	if err := os.Rename(media, filepath.Join(t.TempDir(), "channel-media")); err != nil {
 		t.Fatal(err)
@@ -223,10 +180,7 @@ func TestReplayRealworldCofferAfterMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(home, ".coffer", "coffer.db")+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := cofferDB(t, filepath.Join(home, ".coffer"))
 	defer db.Close()
 
 	refs := legacy["attachment_refs"].([]any)
