@@ -541,18 +541,23 @@ type periodV1 struct {
 	countV1
 }
 
-// reportV2 is mediactl.report/v2 (docs/report.md); v1 had no shard,
+// reportV2 is mediactl.report/v2 (docs/report.md): v1's fields and shard,
 // merged, notes.
 type reportV2 struct {
-	envelopeV1
-	Now    time.Time `json:"now"`
-	Shard  string    `json:"shard"`
+	reportV1
+	Shard  string `json:"shard"`
 	Merged *struct {
 		Of      int      `json:"of"`
 		Shards  []string `json:"shards"`
 		Missing []string `json:"missing"`
 	} `json:"merged"`
-	Notes   []string `json:"notes"`
+	Notes []string `json:"notes"`
+}
+
+// reportV1 is mediactl.report/v1, which report no longer writes.
+type reportV1 struct {
+	envelopeV1
+	Now     time.Time `json:"now"`
 	Sources []struct {
 		Source        string `json:"source"`
 		Documents     int64  `json:"documents"`
