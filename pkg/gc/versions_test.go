@@ -170,6 +170,19 @@ func TestRestoreDeletedFromVersions(t *testing.T) {
 	if marks, _ := trash.Marks(ctx, v.st); len(marks) != 0 {
 		t.Errorf("marks left after the deletes: %+v", marks)
 	}
+	// The batch was checked by listing its key range (4 of the store's 5
+	// blobs): the record holds each blob's ETag as Stat gave it all the
+	// same, so that the restore finds the version by it.
+	lines, err := trash.DeletedBlobs(ctx, v.st, m.DeletedRun)
+	must(t, err)
+	if len(lines) != 4 {
+		t.Fatalf("the record lists %+v, want the 4 blobs", lines)
+	}
+	for _, d := range lines {
+		if d.ETag == "" || d.ETag != v.etags[d.Key] {
+			t.Errorf("the record of %s holds ETag %q, want %q as Stat gave it", d.Key, d.ETag, v.etags[d.Key])
+		}
+	}
 	// The mark run is gone; its restore names the deleted run.
 	var noRun *trash.NoRunError
 	if _, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", runs[0].Header.Marks[0]); !errors.As(err, &noRun) || noRun.DeletedIn != m.DeletedRun {

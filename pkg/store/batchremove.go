@@ -55,7 +55,10 @@ import (
 // service says so; S3 reports such a key as deleted.
 //
 // DeletesIfMatch reports whether DeleteMany's etags make its deletes
-// conditional (Azure's If-Match), and ListRange's entries carry ETag.
+// conditional (Azure's If-Match). ListRange's entries carry the ETag Stat
+// reports, in the same form, on S3 and Azure (where the check of a batch by
+// its key range stands in for a Stat each, and a deleted run's record keeps
+// the tag); elsewhere none.
 type BatchRemover interface {
 	ListRange(ctx context.Context, first, last string, fn func(Entry) error) error
 	CopyToInternal(ctx context.Context, key, name string) error
@@ -149,7 +152,7 @@ func (s *BucketStore) listS3From(ctx context.Context, prefix, first string, fn f
 		if obj.IsDir || strings.HasSuffix(obj.Key, "/") || isInternal(obj.Key) {
 			continue
 		}
-		if err := fn(Entry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}); err != nil {
+		if err := fn(s.listed(obj)); err != nil {
 			return err
 		}
 	}

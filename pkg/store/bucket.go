@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
@@ -205,8 +207,9 @@ func isInternal(key string) bool { return storekey.IsInternal(key) }
 // order of the backends' listings), one page at a time through the gocloud
 // iterator. Objects under InternalDir and "directory" placeholders (keys ending in
 // "/", as created by cloud consoles) are skipped. Listed entries carry Key, Size and
-// ModTime; use Stat for the rest. A file:// bucket is listed by walking its
-// directory (see listFile), which reports regular files only.
+// ModTime, and on S3 and Azure the ETag as Stat gives it; use Stat for the rest. A
+// file:// bucket is listed by walking its directory (see listFile), which reports
+// regular files only.
 func (s *BucketStore) List(ctx context.Context, prefix string, fn func(Entry) error) error {
 	if strings.HasPrefix(prefix, InternalDir+"/") {
 		return nil
@@ -226,21 +229,47 @@ func (s *BucketStore) List(ctx context.Context, prefix string, fn func(Entry) er
 		if obj.IsDir || strings.HasSuffix(obj.Key, "/") || isInternal(obj.Key) {
 			continue
 		}
-		e := Entry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}
-		if s.scheme == "azblob" {
-			var item container.BlobItem
-			if obj.As(&item) && item.Properties != nil && item.Properties.ETag != nil {
-				e.ETag = quotedETag(string(*item.Properties.ETag))
-			}
-		}
-		if err := fn(e); err != nil {
+		if err := fn(s.listed(obj)); err != nil {
 			return err
 		}
 	}
 }
 
-// quotedETag writes an entity tag as an HTTP header carries it, quoted, the
-// form Stat reports: Azure's listing gives it bare.
+// listed is what a listing says of obj: its key, size and time, and on S3
+// and Azure its ETag, in the form Stat gives it (see etag).
+func (s *BucketStore) listed(obj *blob.ListObject) Entry {
+	e := Entry{Key: obj.Key, Size: obj.Size, ModTime: obj.ModTime}
+	switch s.scheme {
+	case "azblob":
+		var item container.BlobItem
+		if obj.As(&item) && item.Properties != nil && item.Properties.ETag != nil {
+			e.ETag = s.etag(string(*item.Properties.ETag))
+		}
+	case "s3":
+		var o types.Object
+		if obj.As(&o) {
+			e.ETag = s.etag(aws.ToString(o.ETag))
+		}
+	}
+	return e
+}
+
+// etag is the one form of an ETag that every Entry of the store carries,
+// listed or stat'ed, so that a tag a listing gave and one a Stat of the same
+// write gave are equal as strings (trash's check right before a delete
+// compares them; a deleted run's record finds the version by it). On S3 and
+// Azure the tag is an HTTP entity tag, and is written quoted, as a HEAD's
+// header carries it: Azure's listing gives it bare, and an S3 service's
+// listing may too. GCS's is the JSON API's etag, no entity tag, and is left
+// as the service gives it (its listings carry none).
+func (s *BucketStore) etag(tag string) string {
+	if s.scheme == "s3" || s.scheme == "azblob" {
+		return quotedETag(tag)
+	}
+	return tag
+}
+
+// quotedETag writes an entity tag as an HTTP header carries it, quoted.
 func quotedETag(tag string) string {
 	if tag == "" || strings.HasPrefix(tag, `"`) || strings.HasPrefix(tag, `W/"`) {
 		return tag
@@ -322,7 +351,7 @@ func (s *BucketStore) stat(ctx context.Context, key string) (Entry, error) {
 		Key:         key,
 		Size:        a.Size,
 		ModTime:     a.ModTime,
-		ETag:        a.ETag,
+		ETag:        s.etag(a.ETag),
 		ContentType: a.ContentType,
 		MD5:         a.MD5,
 		Metadata:    a.Metadata,

@@ -60,7 +60,8 @@ type Entry struct {
 	Link string
 
 	// ETag is the service's tag for this write of a bucket object (Stat on
-	// every bucket; an Azure container's listing too), "" elsewhere. On Azure
+	// every bucket; an S3 bucket's and an Azure container's listing too, in
+	// the form Stat gives it), "" elsewhere. On Azure
 	// every upload gets a new one, even of the same content, and
 	// BatchRemover.DeleteMany can delete on condition that it is unchanged.
 	ETag string

@@ -76,6 +76,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReportsMD5", testReportsMD5},
 		{"BatchRemove", testBatchRemove},
 		{"DeleteIfMatch", testDeleteIfMatch},
+		{"ListedETag", testListedETag},
 		{"DeleteRecovery", testDeleteRecovery},
 		{"RestoreVersion", testRestoreVersion},
 	}
