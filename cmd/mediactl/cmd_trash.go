@@ -195,6 +195,10 @@ func runGCPurge(c *cli.Context) error {
 				"count --no-trash and marked deletes as final", "count the purge as final").Replace(recoveryNote(d))
 			fmt.Fprintln(g.stdout, note)
 		}
+		if res.DeletedRun != "" {
+			// Only a bucket records its purge, and a bucket has no --trash-dir.
+			fmt.Fprintf(g.stdout, "recorded them as deleted run %s; while the bucket keeps their versions, bring them back to their keys with: %s\n", res.DeletedRun, printable(restoreLine(st.Location(), "", res.DeletedRun)))
+		}
 	}
 	return ended(o)
 }

@@ -191,6 +191,9 @@ func printGC(w io.Writer, r *gcStoreJSON, o gc.RunOptions, quiet bool, trashDir 
 		default:
 			fmt.Fprintf(w, "deleted %s blobs (%s) permanently\n", humanize.Comma(res.Deleted), humanize.IBytes(uint64(res.Bytes)))
 		}
+		if r.DeletedRun != "" {
+			fmt.Fprintf(w, "recorded them as deleted run %s; while the bucket keeps their versions, bring them back with: %s\n", r.DeletedRun, printable(restoreLine(p.Store, trashDir, r.DeletedRun)))
+		}
 		if res.NotAttempted > 0 {
 			fmt.Fprintf(w, "left %s planned blobs in the store, not attempted\n", humanize.Comma(res.NotAttempted))
 		}

@@ -281,6 +281,9 @@ type gcPurgeV1 struct {
 		Retention string `json:"retention"`
 		Detail    string `json:"detail"`
 	} `json:"delete_recovery"`
+	// DeletedRun: the record of the trashed blobs purged from a bucket
+	// whose service keeps deleted objects (docs/gc.md).
+	DeletedRun string `json:"deleted_run"`
 }
 
 type rollbackV1 struct {

@@ -29,6 +29,10 @@ type ExecOptions struct {
 	// Keep, when set, says which candidates stay after all: a session saved
 	// since the plan names them (reported as skipped, NamedDuringRun).
 	Keep func(key string) bool
+	// Log, with NoTrash on a bucket whose service keeps deleted objects,
+	// records each batch of deletes before it is sent (trash.Options.Log),
+	// so that gc restore can bring the blobs back from the versions.
+	Log *trash.DeletedLog
 }
 
 // Execute removes the plan's candidates from the locked store, through
@@ -72,6 +76,7 @@ func (p *Plan) Execute(ctx context.Context, l *storelock.Lock, opts ExecOptions)
 		Progress:   opts.Progress,
 		Split:      opts.Split,
 		Deferred:   opts.Deferred,
+		Log:        opts.Log,
 		// A run by age removes referenced blobs on purpose: a later check
 		// of the trash against the sessions leaves it alone.
 		Expired: p.Policy == Age && !p.keepReferenced,

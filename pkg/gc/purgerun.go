@@ -30,7 +30,7 @@ type PurgeRun struct {
 func RunPurge(ctx context.Context, st store.Store, command string, opts PurgeOptions) (*PurgeRun, error) {
 	pr := &PurgeRun{PurgeReport: &PurgeReport{}}
 	err := storelock.Do(ctx, st, command, func(l *storelock.Lock) error {
-		pr.DeleteRecovery, _ = deleteRecovery(ctx, l.Store())
+		pr.DeleteRecovery, opts.recovery = deleteRecovery(ctx, l.Store())
 		rep, err := purge(ctx, l, opts)
 		if rep != nil {
 			pr.PurgeReport = rep

@@ -352,6 +352,11 @@ type PurgeOptions struct {
 	// Unchecked deletes without reading the sessions: only for a store
 	// whose runtimes are stopped and whose sessions name no trashed blob.
 	Unchecked bool
+
+	// recovery is what the bucket's service keeps of what the purge
+	// deletes, as RunPurge asked it: where it keeps it, the purged blobs
+	// are recorded as a deleted run (trash.PurgeRecorded).
+	recovery store.Recovery
 }
 
 // PurgeReport is what a purge did.
@@ -384,7 +389,7 @@ func purge(ctx context.Context, l *storelock.Lock, opts PurgeOptions) (*PurgeRep
 			return rep, fmt.Errorf("%w: %s", ErrTrashCheckIncomplete, strings.Join(c.Problems, "; "))
 		}
 	}
-	res, err := trash.Purge(ctx, l, opts.Cutoff)
+	res, err := trash.PurgeRecorded(ctx, l, opts.Cutoff, opts.recovery)
 	if res != nil {
 		rep.Purged = res
 	}

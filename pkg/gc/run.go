@@ -67,6 +67,11 @@ type StoreReport struct {
 	PutBack int64 `json:"put_back,omitempty"`
 	// Marks is what a run on a bucket marked and deleted (deferred deletes).
 	Marks *MarkReport `json:"marks,omitempty"`
+	// DeletedRun names the record of a sweep's deletes without the trash
+	// (Result.Deleted) on a bucket whose service keeps deleted objects
+	// (DeleteRecovery): gc restore of it brings them back from the
+	// service's versions. "" when none was kept.
+	DeletedRun string `json:"deleted_run,omitempty"`
 	// DeleteRecovery is what the bucket's service keeps of a blob the run
 	// deletes (versioning, soft delete), asked once before anything is
 	// removed; nil for a store that cannot say (a local one).
@@ -289,6 +294,15 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 		}
 		eo.Keep = func(key string) bool { return named[key] }
 	}
+	if _, bucket := st.(store.Bucket); opts.NoTrash && bucket && !local {
+		// A bucket's deletes for good, recorded as the marks' deletes are
+		// where the service keeps what is deleted.
+		if eo.Log, err = startDeletedLog(ctx, lock, sr.recovery, opts.Split, nil); err != nil {
+			sr.Outcome.Worsen(outcome.Incomplete)
+			sr.Err = err
+			return sr, nil // nothing deleted
+		}
+	}
 	res, err := plan.Execute(ctx, lock, eo)
 	if bar != nil {
 		bar.Finish()
@@ -307,6 +321,14 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 		sr.Err = err
 	case len(res.Failed) > 0:
 		sr.Outcome.Worsen(outcome.Incomplete)
+	}
+	if log := eo.Log; log != nil {
+		if log.Recorded() > 0 {
+			sr.DeletedRun = log.Run()
+		} else if ferr := log.Finish(context.WithoutCancel(ctx)); ferr != nil {
+			sr.Outcome.Worsen(outcome.Incomplete)
+			sr.Err = errors.Join(sr.Err, fmt.Errorf("gc: drop the empty record of deleted run %s: %w", log.Run(), ferr))
+		}
 	}
 	phase("moved")
 	if checkTrash && res != nil && res.Run != "" && res.Trashed > 0 && ctx.Err() == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"google.golang.org/api/iterator"
 
 	"github.com/mediactl/mediactl/pkg/gc"
 	"github.com/mediactl/mediactl/pkg/outcome"
@@ -388,5 +389,264 @@ func TestRestoreDeletedFromGCSVersions(t *testing.T) {
 		if sha256.Sum256(b) != sha256.Sum256([]byte(v.blobs[k])) {
 			t.Errorf("%s holds %q, want %q", k, b, v.blobs[k])
 		}
+	}
+}
+
+// dropVersions removes every version of the bucket's object key (S3) or
+// every generation (GCS), as an expiry would.
+func (v *versioned) dropVersions(t *testing.T, key string) {
+	t.Helper()
+	if v.c != nil {
+		v.purgeVersions(t, key)
+		return
+	}
+	ctx := context.Background()
+	var c *storage.Client
+	if !v.st.(*store.BucketStore).Blob().As(&c) {
+		t.Fatal("no *storage.Client")
+	}
+	b := c.Bucket("versions")
+	it := b.Objects(ctx, &storage.Query{Prefix: key, Versions: true})
+	n := 0
+	for {
+		a, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		must(t, err)
+		if a.Name == key {
+			must(t, b.Object(key).Generation(a.Generation).Delete(ctx))
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no generation of %s to remove", key)
+	}
+}
+
+// sweep is gc --delete on the bucket two days from now, with opts' way of
+// removing (NoTrash or CopyToTrash); it returns the store's report.
+func (v *versioned) sweep(t *testing.T, opts gc.RunOptions) *gc.StoreReport {
+	t.Helper()
+	opts.Options = gc.Options{Sessions: []sessions.Source{v.src}, Now: time.Now().Add(48 * time.Hour)}
+	opts.Stores = []store.Store{v.st}
+	opts.Delete = true
+	opts.Guards = gc.Guards{MaxDeletePercent: 100}
+	rep, err := gc.Run(context.Background(), opts)
+	must(t, err)
+	return rep.Stores[0]
+}
+
+// recorded returns the lines of deleted run run, by key.
+func (v *versioned) recorded(t *testing.T, run string) map[string]trash.Deleted {
+	t.Helper()
+	lines, err := trash.DeletedBlobs(context.Background(), v.st, run)
+	must(t, err)
+	out := map[string]trash.Deleted{}
+	for _, d := range lines {
+		out[d.Key] = d
+	}
+	return out
+}
+
+// newVersionedGCS is newVersioned on fake-gcs-server (in-process) with
+// object versioning.
+func newVersionedGCS(t *testing.T, keys ...string) *versioned {
+	t.Helper()
+	ctx := context.Background()
+	srv := storetest.StartGCS(t)
+	st, err := store.Open(ctx, srv.Bucket(t, "versions"))
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	var c *storage.Client
+	if !st.(*store.BucketStore).Blob().As(&c) {
+		t.Fatal("no *storage.Client")
+	}
+	_, err = c.Bucket("versions").Update(ctx, storage.BucketAttrsToUpdate{VersioningEnabled: true})
+	must(t, err)
+	v := &versioned{st: st, blobs: map[string]string{}, etags: map[string]string{}}
+	v.fill(t, keys...)
+	return v
+}
+
+// TestNoTrashDeletesRestoreFromVersions: gc --delete --no-trash on a bucket
+// whose service keeps deleted objects records its deletes as a deleted run,
+// as the delete of marked blobs does (S3 versioning on gofakes3, GCS object
+// versioning on fake-gcs-server): the report names it, gc runs lists it,
+// and gc restore brings every blob back byte-identical, the record then
+// gone. On a bucket that keeps nothing no record is made.
+func TestNoTrashDeletesRestoreFromVersions(t *testing.T) {
+	orphans := []string{"orphan-one.png", "deep/orphan-two.png", "orphan-three.png"}
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) *versioned
+		kind string
+	}{
+		{"s3", func(t *testing.T) *versioned { return newVersioned(t, true, nil, orphans...) }, store.RecoveryS3Versioning},
+		{"gcs", func(t *testing.T) *versioned { return newVersionedGCS(t, orphans...) }, store.RecoveryGCSVersioning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			v := tc.open(t)
+			s := v.sweep(t, gc.RunOptions{NoTrash: true})
+			if s.Outcome != outcome.OK || s.Result == nil || s.Result.Deleted != 3 || s.Result.Run != "" || s.DeletedRun == "" {
+				t.Fatalf("--no-trash run: %v %v %+v, deleted run %q", s.Outcome, s.Err, s.Result, s.DeletedRun)
+			}
+			if s.DeleteRecovery == nil || s.DeleteRecovery.Kind != tc.kind {
+				t.Errorf("delete_recovery %+v, want %s", s.DeleteRecovery, tc.kind)
+			}
+			for _, k := range orphans {
+				if _, err := v.st.Stat(ctx, k); !errors.Is(err, store.ErrNotExist) {
+					t.Fatalf("%s after the --no-trash run: %v", k, err)
+				}
+			}
+			runs, err := trash.Deleteds(ctx, v.st)
+			must(t, err)
+			if len(runs) != 1 || runs[0].Run != s.DeletedRun || runs[0].Blobs != 3 || runs[0].Header.Recovery != tc.kind || runs[0].Header.Command != "gc" || len(runs[0].Header.Marks) != 0 {
+				t.Fatalf("deleted runs %+v, want %s with 3 blobs", runs, s.DeletedRun)
+			}
+			lines := v.recorded(t, s.DeletedRun)
+			for _, k := range orphans {
+				d, ok := lines[k]
+				switch {
+				case !ok:
+					t.Errorf("%s is not in the record", k)
+				case d.Trashed != "":
+					t.Errorf("%s recorded as a trashed copy, %s", k, d.Trashed)
+				case tc.name == "s3" && d.ETag != v.etags[k]:
+					t.Errorf("%s recorded with ETag %q, want %q", k, d.ETag, v.etags[k])
+				}
+			}
+			if trashRuns, _ := trash.Runs(ctx, v.st); len(trashRuns) != 0 {
+				t.Errorf("trash runs left by a run without the trash: %+v", trashRuns)
+			}
+
+			rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", s.DeletedRun)
+			must(t, err)
+			if rr.Outcome != outcome.OK || rr.Deleted == nil || rr.Deleted.Restored != 3 || len(rr.Deleted.Kept) != 0 || len(rr.Deleted.NotRecoverable) != 0 {
+				t.Fatalf("restore: %v %+v", rr.Outcome, rr.Deleted)
+			}
+			for _, k := range append([]string{"kept.png"}, orphans...) {
+				if !v.has(t, k) {
+					t.Errorf("%s is not back", k)
+				}
+			}
+			if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 0 {
+				t.Errorf("the record stays after a whole restore: %+v", runs)
+			}
+		})
+	}
+	t.Run("unversioned", func(t *testing.T) {
+		v := newVersioned(t, false, nil, orphans...)
+		s := v.sweep(t, gc.RunOptions{NoTrash: true})
+		if s.Outcome != outcome.OK || s.Result == nil || s.Result.Deleted != 3 || s.DeletedRun != "" {
+			t.Fatalf("--no-trash run: %v %v %+v, deleted run %q", s.Outcome, s.Err, s.Result, s.DeletedRun)
+		}
+		if s.DeleteRecovery == nil || s.DeleteRecovery.Kind != store.RecoveryNone {
+			t.Errorf("delete_recovery %+v, want none", s.DeleteRecovery)
+		}
+		if runs, err := trash.Deleteds(context.Background(), v.st); err != nil || len(runs) != 0 {
+			t.Errorf("deleted runs %+v, %v; want none", runs, err)
+		}
+	})
+}
+
+// TestPurgedTrashRestoresFromVersions: gc purge of a copy trash run on a
+// bucket whose service keeps deleted objects records the trashed blobs it
+// deletes as a deleted run (S3 versioning on gofakes3, GCS object
+// versioning on fake-gcs-server), each line naming its trashed copy and its
+// key; gc restore of the purged trash run names the deleted run, and gc
+// restore of that brings each blob back to its own key, byte-identical,
+// from its copy's version — not into the trash. A key uploaded again since
+// is kept (not overwritten), and a copy whose version is gone is not
+// recoverable: both stay in the record, and the restore is incomplete.
+func TestPurgedTrashRestoresFromVersions(t *testing.T) {
+	orphans := []string{"orphan-one.png", "deep/orphan-two.png", "uploaded-again.png", "expired-version.png"}
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) *versioned
+		kind string
+	}{
+		{"s3", func(t *testing.T) *versioned { return newVersioned(t, true, nil, orphans...) }, store.RecoveryS3Versioning},
+		{"gcs", func(t *testing.T) *versioned { return newVersionedGCS(t, orphans...) }, store.RecoveryGCSVersioning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			v := tc.open(t)
+			s := v.sweep(t, gc.RunOptions{CopyToTrash: true})
+			if s.Outcome != outcome.OK || s.Result == nil || s.Result.Trashed != 4 || s.Result.Run == "" || s.DeletedRun != "" {
+				t.Fatalf("copy trash run: %v %v %+v, deleted run %q", s.Outcome, s.Err, s.Result, s.DeletedRun)
+			}
+			trashRun := s.Result.Run
+			time.Sleep(1100 * time.Millisecond) // the purge's record is named to the second
+
+			pr, err := gc.RunPurge(ctx, v.st, "mediactl gc purge", gc.PurgeOptions{Cutoff: time.Now(), Sessions: []sessions.Source{v.src}})
+			must(t, err)
+			if pr.Outcome != outcome.OK || pr.Purged == nil || pr.Purged.Blobs != 4 || pr.Purged.DeletedRun == "" || len(pr.Purged.Runs) != 1 || pr.Purged.Runs[0] != trashRun {
+				t.Fatalf("purge: %v %+v", pr.Outcome, pr.Purged)
+			}
+			if pr.DeleteRecovery == nil || pr.DeleteRecovery.Kind != tc.kind {
+				t.Errorf("the purge's delete_recovery %+v, want %s", pr.DeleteRecovery, tc.kind)
+			}
+			run := pr.Purged.DeletedRun
+			if left, _ := trash.Runs(ctx, v.st); len(left) != 0 {
+				t.Fatalf("trash runs after the purge: %+v", left)
+			}
+			runs, err := trash.Deleteds(ctx, v.st)
+			must(t, err)
+			if len(runs) != 1 || runs[0].Run != run || runs[0].Blobs != 4 || runs[0].Header.Command != "gc purge" || runs[0].Header.Recovery != tc.kind || len(runs[0].Header.Trash) != 1 || runs[0].Header.Trash[0] != trashRun {
+				t.Fatalf("deleted runs %+v, want %s of trash run %s", runs, run, trashRun)
+			}
+			lines := v.recorded(t, run)
+			for _, k := range orphans {
+				d, ok := lines[k]
+				switch {
+				case !ok:
+					t.Errorf("%s is not in the record", k)
+				case d.Trashed != "trash/"+trashRun+"/"+k:
+					t.Errorf("%s recorded with trashed copy %q", k, d.Trashed)
+				case tc.name == "s3" && d.ETag != v.etags[k]:
+					t.Errorf("%s recorded with ETag %q, want its copy's, %q", k, d.ETag, v.etags[k])
+				}
+			}
+			// The purged trash run is gone; its restore names the record.
+			var noRun *trash.NoRunError
+			if _, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", trashRun); !errors.As(err, &noRun) || noRun.DeletedIn != run {
+				t.Errorf("restore of the purged trash run: %v, want a NoRunError naming %s", err, run)
+			}
+
+			must(t, v.st.Put(ctx, "uploaded-again.png", strings.NewReader("uploaded again"), store.PutOptions{}))
+			v.dropVersions(t, store.InternalDir+"/"+lines["expired-version.png"].Trashed)
+
+			rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", run)
+			must(t, err)
+			d := rr.Deleted
+			if d == nil || d.Restored != 2 || rr.Outcome != outcome.Incomplete {
+				t.Fatalf("restore: %v %+v", rr.Outcome, d)
+			}
+			if len(d.Kept) != 1 || d.Kept[0].Key != "uploaded-again.png" || len(d.NotRecoverable) != 1 || d.NotRecoverable[0].Key != "expired-version.png" {
+				t.Errorf("kept %v, not recoverable %v; want uploaded-again.png and expired-version.png", d.Kept, d.NotRecoverable)
+			}
+			for _, k := range []string{"kept.png", "orphan-one.png", "deep/orphan-two.png"} {
+				if !v.has(t, k) {
+					t.Errorf("%s is not back at its key", k)
+				}
+			}
+			if r, err := v.st.Open(ctx, "uploaded-again.png"); err != nil {
+				t.Errorf("uploaded-again.png: %v", err)
+			} else {
+				b, _ := io.ReadAll(r)
+				r.Close()
+				if string(b) != "uploaded again" {
+					t.Errorf("the upload since the purge was overwritten with %q", b)
+				}
+			}
+			if left, _ := trash.Runs(ctx, v.st); len(left) != 0 {
+				t.Errorf("the restore brought blobs back into the trash: %+v", left)
+			}
+			if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 1 || runs[0].Blobs != 2 {
+				t.Errorf("after the restore the record lists %+v, want the 2 not restored", runs)
+			}
+		})
 	}
 }

@@ -808,7 +808,11 @@ func (s *BucketStore) ListInternal(ctx context.Context, prefix string, fn func(E
 		if obj.IsDir || strings.HasSuffix(obj.Key, "/") || strings.HasSuffix(obj.Key, ".attrs") && s.scheme == "file" {
 			continue
 		}
-		if err := fn(Entry{Key: strings.TrimPrefix(obj.Key, InternalDir+"/"), Size: obj.Size, ModTime: obj.ModTime}); err != nil {
+		// With the ETag, as List gives it: a purge's record of the trashed
+		// copies it deletes finds their versions by it.
+		e := s.listed(obj)
+		e.Key = strings.TrimPrefix(obj.Key, InternalDir+"/")
+		if err := fn(e); err != nil {
 			return err
 		}
 	}

@@ -31,6 +31,13 @@ import (
 // the service no longer keeps (expired, or removed by someone) is an error
 // wrapping ErrNoVersion. It returns the version it brought back.
 //
+// Version.From, when set, names the internal file (a trashed copy of key,
+// as Internal names it) whose versions hold the blob: the version is found
+// among From's versions, as above, and brought back to key, never to From.
+// From's current object, if it has one, is a version like the others (the
+// copy was not deleted after all: bringing its bytes back to key is no
+// loss, and leaves it where it is).
+//
 // On S3 the version is read (GetObject of its version id) and written again
 // as the key's new current version, with its content type and metadata, on
 // condition that the key holds nothing, its MD5 checked against the ETag of
@@ -56,6 +63,11 @@ type Version struct {
 	// ID is the service's version id (a GCS generation); RestoreVersion
 	// fills it in.
 	ID string
+	// From, when not "", is the internal file whose versions hold the
+	// blob (a trashed copy that gc purge deleted), as Internal names it
+	// ("trash/RUN/KEY"): RestoreVersion finds the version there and brings
+	// it back to its key.
+	From string
 
 	generation int64
 }
@@ -114,17 +126,24 @@ func (s *BucketStore) RestoreVersion(ctx context.Context, key string, want Versi
 	if !s.b.As(&c) {
 		return Version{}, fmt.Errorf("store %s: restore a version: the S3 driver offers no client", s.location)
 	}
-	full := s.prefix + key
-	if s3KeyEscaped(full) {
-		// gocloud stores such a key under an escaped name, which the
-		// versions carry; this code does not spell it.
-		return Version{}, fmt.Errorf("store %s: restore a version of %q: the bucket stores it under an escaped name: restore it by hand", s.location, key)
+	src, err := s.versionSource(key, want)
+	if err != nil {
+		return Version{}, err
 	}
-	v, err := s.s3FindVersion(ctx, c, full, want)
+	if want.From != "" {
+		// The key's own versions say nothing of whether it holds a blob
+		// again: ask, so as not to read bytes the write would refuse.
+		if _, err := s.stat(ctx, key); err == nil {
+			return Version{}, s.errorf("restore a version of", key, fmt.Errorf("%w: a blob holds the key", ErrExist))
+		} else if !errors.Is(err, ErrNotExist) {
+			return Version{}, err
+		}
+	}
+	v, err := s.s3FindVersion(ctx, c, src, want)
 	if err != nil {
 		return Version{}, s.errorf("restore a version of", key, err)
 	}
-	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.name), Key: aws.String(full), VersionId: aws.String(v.ID)})
+	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.name), Key: aws.String(src), VersionId: aws.String(v.ID)})
 	if err != nil {
 		if code, status := serviceError(err); code == "NoSuchVersion" || code == "NoSuchKey" || status == http.StatusNotFound {
 			err = fmt.Errorf("%w (version %s, gone since it was listed): %w", ErrNoVersion, v.ID, err)
@@ -143,9 +162,29 @@ func (s *BucketStore) RestoreVersion(ctx context.Context, key string, want Versi
 	return v, nil
 }
 
+// versionSource is the object, below the bucket's prefix, whose versions
+// hold key's blob: key itself, or want.From's internal file.
+func (s *BucketStore) versionSource(key string, want Version) (string, error) {
+	src := s.prefix + key
+	if want.From != "" {
+		if err := validInternal(want.From); err != nil {
+			return "", fmt.Errorf("store %s: restore a version of %s: %w", s.location, key, err)
+		}
+		src = s.prefix + internalName(want.From)
+	}
+	if s3KeyEscaped(s.prefix+key) || s3KeyEscaped(src) || s.scheme == "gs" && (strings.Contains(s.prefix+key, "//") || strings.Contains(src, "//")) {
+		// gocloud stores such a key under an escaped name, which the
+		// versions carry; this code does not spell it.
+		return "", fmt.Errorf("store %s: restore a version of %q: the bucket stores it under an escaped name: restore it by hand", s.location, key)
+	}
+	return src, nil
+}
+
 // s3FindVersion lists the versions and delete markers of full and returns the
 // version want describes: ErrExist when the key's current version is an
-// object (not a delete marker), ErrNoVersion when none matches.
+// object (not a delete marker), ErrNoVersion when none matches. With
+// want.From, full is the trashed copy, whose current object is a version
+// like the others.
 func (s *BucketStore) s3FindVersion(ctx context.Context, c *s3.Client, full string, want Version) (Version, error) {
 	var found Version
 	p := s3.NewListObjectVersionsPaginator(c, &s3.ListObjectVersionsInput{Bucket: aws.String(s.name), Prefix: aws.String(full)})
@@ -158,7 +197,7 @@ func (s *BucketStore) s3FindVersion(ctx context.Context, c *s3.Client, full stri
 			if aws.ToString(v.Key) != full {
 				continue
 			}
-			if aws.ToBool(v.IsLatest) {
+			if aws.ToBool(v.IsLatest) && want.From == "" {
 				return Version{}, fmt.Errorf("%w: version %s is current", ErrExist, aws.ToString(v.VersionId))
 			}
 			mod := aws.ToTime(v.LastModified)
@@ -178,6 +217,7 @@ func (s *BucketStore) s3FindVersion(ctx context.Context, c *s3.Client, full stri
 	if found.ID == "" {
 		return Version{}, ErrNoVersion
 	}
+	found.From = want.From
 	return found, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
@@ -17,14 +16,17 @@ import (
 // update time), the newest of several, copied on the service's side onto
 // the key on condition that the key holds no live object (DoesNotExist, the
 // request's ifGenerationMatch=0). Soft-deleted objects are not looked at.
+// With want.From the generations are those of the trashed copy, its live
+// one among them, and the copy is made onto key.
 func (s *BucketStore) gcsRestoreVersion(ctx context.Context, key string, want Version) (Version, error) {
 	var c *storage.Client
 	if !s.b.As(&c) {
 		return Version{}, fmt.Errorf("store %s: restore a version: the GCS driver offers no client", s.location)
 	}
 	full := s.prefix + key
-	if s3KeyEscaped(full) || strings.Contains(full, "//") {
-		return Version{}, fmt.Errorf("store %s: restore a version of %q: the bucket stores it under an escaped name: restore it by hand", s.location, key)
+	src, err := s.versionSource(key, want)
+	if err != nil {
+		return Version{}, err
 	}
 	b := c.Bucket(s.name)
 	if _, err := b.Object(full).Attrs(ctx); err == nil {
@@ -33,7 +35,7 @@ func (s *BucketStore) gcsRestoreVersion(ctx context.Context, key string, want Ve
 		return Version{}, s.errorf("restore a version of", key, err)
 	}
 	var found Version
-	it := b.Objects(ctx, &storage.Query{Prefix: full, Versions: true})
+	it := b.Objects(ctx, &storage.Query{Prefix: src, Versions: true})
 	for {
 		a, err := it.Next()
 		if errors.Is(err, iterator.Done) {
@@ -42,7 +44,7 @@ func (s *BucketStore) gcsRestoreVersion(ctx context.Context, key string, want Ve
 		if err != nil {
 			return Version{}, s.errorf("restore a version of", key, err)
 		}
-		if a.Name != full || a.Size != want.Size {
+		if a.Name != src || a.Size != want.Size {
 			continue
 		}
 		match := withinSecond(a.Updated, want.ModTime)
@@ -57,7 +59,7 @@ func (s *BucketStore) gcsRestoreVersion(ctx context.Context, key string, want Ve
 		return Version{}, s.errorf("restore a version of", key, ErrNoVersion)
 	}
 	dst := b.Object(full).If(storage.Conditions{DoesNotExist: true})
-	if _, err := dst.CopierFrom(b.Object(full).Generation(found.generation)).Run(ctx); err != nil {
+	if _, err := dst.CopierFrom(b.Object(src).Generation(found.generation)).Run(ctx); err != nil {
 		var ge *googleapi.Error
 		switch {
 		case errors.As(err, &ge) && ge.Code == http.StatusPreconditionFailed:
@@ -67,6 +69,6 @@ func (s *BucketStore) gcsRestoreVersion(ctx context.Context, key string, want Ve
 		}
 		return Version{}, s.errorf("restore a version of", key, err)
 	}
-	found.generation = 0
+	found.generation, found.From = 0, want.From
 	return found, nil
 }

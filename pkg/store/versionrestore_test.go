@@ -179,3 +179,99 @@ func TestRestoreVersionUnsupported(t *testing.T) {
 		t.Errorf("RestoreVersion on mem://: %v, want a VersionRestoreUnsupportedError for mem", err)
 	}
 }
+
+// TestRestoreVersionFromTrashedCopy: a blob whose trashed copy (an internal
+// file, "trash/RUN/KEY") was deleted for good from a versioned bucket comes
+// back to its own key from the copy's version (Version.From), by the ETag
+// the internal listing gave and, without one, by size and time, with its
+// bytes, type and metadata; the copy's key stays empty. A key that holds a
+// blob again is ErrExist, a copy with no version left ErrNoVersion. On
+// gofakes3 (S3) and fake-gcs-server (GCS), both in-process.
+func TestRestoreVersionFromTrashedCopy(t *testing.T) {
+	var n atomic.Int64
+	s3srv := storetest.StartS3(t, nil)
+	gcssrv := storetest.StartGCS(t)
+	for _, tc := range []struct {
+		name    string
+		open    func() *store.BucketStore
+		version func(bs *store.BucketStore)
+	}{
+		{"s3", func() *store.BucketStore { return openBucketT(t, s3srv.Bucket(t, uniqueName("trashed", n.Add(1)))) }, func(bs *store.BucketStore) {
+			setS3Versioning(t, s3Client(t, bs), bs.Name(), s3types.BucketVersioningStatusEnabled)
+		}},
+		{"gcs", func() *store.BucketStore { return openBucketT(t, gcssrv.Bucket(t, uniqueName("trashed", n.Add(1)))) }, func(bs *store.BucketStore) {
+			var c *storage.Client
+			if !bs.Blob().As(&c) {
+				t.Fatal("the gs bucket does not expose *storage.Client")
+			}
+			if _, err := c.Bucket(bs.Name()).Update(ctx, storage.BucketAttrsToUpdate{VersioningEnabled: true}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs := tc.open()
+			tc.version(bs)
+			// trashed puts key, copies it into a trash run as gc's copy
+			// trash does, deletes the key, then purges the copy; it returns
+			// the copy as the internal listing described it.
+			trashed := func(key, content string) store.Version {
+				t.Helper()
+				if err := bs.Put(ctx, key, strings.NewReader(content), store.PutOptions{ContentType: "image/png", Metadata: map[string]string{"sha256": "abc"}}); err != nil {
+					t.Fatal(err)
+				}
+				name := "trash/20260101T000000Z-1/" + key
+				if err := bs.CopyToInternal(ctx, key, name); err != nil {
+					t.Fatal(err)
+				}
+				if err := bs.Delete(ctx, key); err != nil {
+					t.Fatal(err)
+				}
+				var listed []store.Entry
+				if err := bs.ListInternal(ctx, name, func(e store.Entry) error { listed = append(listed, e); return nil }); err != nil || len(listed) != 1 {
+					t.Fatalf("the copy listed as %+v, %v", listed, err)
+				}
+				if err := bs.DeleteInternal(ctx, name); err != nil {
+					t.Fatal(err)
+				}
+				e := listed[0]
+				return store.Version{Size: e.Size, ModTime: e.ModTime, ETag: e.ETag, From: name}
+			}
+			a := trashed("u/a.png", "the bytes of a")
+			if tc.name == "s3" && a.ETag == "" {
+				t.Error("the internal listing of S3 gave the copy no ETag")
+			}
+			got, err := bs.RestoreVersion(ctx, "u/a.png", a)
+			if err != nil {
+				t.Fatalf("RestoreVersion from the trashed copy: %v", err)
+			}
+			if got.From != a.From || readAll(t, bs, "u/a.png") != "the bytes of a" {
+				t.Errorf("restored %+v holding %q", got, readAll(t, bs, "u/a.png"))
+			}
+			if e, err := bs.Stat(ctx, "u/a.png"); err != nil || e.ContentType != "image/png" || e.Metadata["sha256"] != "abc" {
+				t.Errorf("the restored blob: %+v, %v; want its type and metadata", e, err)
+			}
+			if rc, err := bs.OpenInternal(ctx, a.From); err == nil {
+				rc.Close()
+				t.Errorf("the trashed copy %s is back too", a.From)
+			}
+			if _, err := bs.RestoreVersion(ctx, "u/a.png", a); !errors.Is(err, store.ErrExist) {
+				t.Errorf("RestoreVersion onto a key that holds a blob: %v, want ErrExist", err)
+			}
+
+			b := trashed("u/b.png", "the bytes of b")
+			if _, err := bs.RestoreVersion(ctx, "u/b.png", store.Version{Size: b.Size, ModTime: b.ModTime, From: b.From}); err != nil || readAll(t, bs, "u/b.png") != "the bytes of b" {
+				t.Errorf("RestoreVersion from the copy by size and time: %v", err)
+			}
+
+			c := trashed("u/c.png", "the bytes of c")
+			c.From = "trash/20260101T000000Z-1/u/other.png" // no such copy was ever made
+			if _, err := bs.RestoreVersion(ctx, "u/c.png", c); !errors.Is(err, store.ErrNoVersion) {
+				t.Errorf("RestoreVersion from a copy with no version: %v, want ErrNoVersion", err)
+			}
+			if _, err := bs.Stat(ctx, "u/c.png"); !errors.Is(err, store.ErrNotExist) {
+				t.Errorf("u/c.png after a refused restore: %v", err)
+			}
+		})
+	}
+}

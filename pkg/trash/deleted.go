@@ -26,6 +26,12 @@ import (
 // sent. A run killed at any point has recorded every blob it deleted (and
 // perhaps a few it did not get to: a restore finds their keys still there
 // and leaves them).
+//
+// Three deletes for good make deleted runs: the delete of marked blobs, a
+// sweep without the trash (gc --delete --no-trash), and gc purge of copy
+// trash runs (PurgeRecorded). A purged blob's line names its trashed copy
+// (Deleted.Trashed), whose versions hold it, and its key, where a restore
+// brings it back.
 const DeletedDir = "deleted"
 
 // deletedHeader is the name of a deleted run's own record.
@@ -46,6 +52,9 @@ type DeletedHeader struct {
 	KeptUntil time.Time `json:"kept_until,omitzero"`
 	// Marks are the mark runs whose blobs it deleted.
 	Marks []string `json:"marks,omitempty"`
+	// Trash are the trash runs a purge deleted (PurgeRecorded): a restore
+	// of one of them, gone, names this run instead.
+	Trash []string `json:"trash,omitempty"`
 }
 
 // Deleted is one blob a deleted run deleted, as its check before the
@@ -58,6 +67,12 @@ type Deleted struct {
 	// described it without one: then size and time find its version).
 	ETag      string    `json:"etag,omitempty"`
 	DeletedAt time.Time `json:"deleted_at"`
+	// Trashed, for a blob a purge deleted from a copy trash run, is its
+	// trashed copy ("trash/RUN/KEY", as the store's internal folder names
+	// it), whose versions hold it; Size, ModTime and ETag then describe
+	// that copy, as the purge listed it. RestoreDeleted brings it back to
+	// Key, not to the trash. "" for a blob deleted from its key.
+	Trashed string `json:"trashed,omitempty"`
 }
 
 // DeletedRun is a deleted run as Deleteds lists it.
@@ -77,6 +92,10 @@ type DeletedOptions struct {
 	Split    string
 	Recovery store.Recovery
 	Marks    []string
+	// Command is the command the header names; "" is "gc".
+	Command string
+	// Trash are the trash runs a purge deletes (DeletedHeader.Trash).
+	Trash []string
 }
 
 // DeletedLog records the deletes of one run: Move writes each batch of a
@@ -134,7 +153,11 @@ func StartDeleted(ctx context.Context, l *storelock.Lock, opts DeletedOptions) (
 			return nil, fmt.Errorf("trash: %w", err)
 		}
 	}
-	h := DeletedHeader{Command: "gc", Time: now.UTC(), Recovery: opts.Recovery.Kind, Detail: opts.Recovery.Detail, Marks: opts.Marks}
+	cmd := opts.Command
+	if cmd == "" {
+		cmd = "gc"
+	}
+	h := DeletedHeader{Command: cmd, Time: now.UTC(), Recovery: opts.Recovery.Kind, Detail: opts.Recovery.Detail, Marks: opts.Marks, Trash: opts.Trash}
 	if opts.Recovery.Retention > 0 {
 		h.KeptUntil = now.Add(opts.Recovery.Retention).UTC()
 	}
@@ -157,10 +180,6 @@ func batchName(run string, seq int) string {
 // the tag the check saw of items[i]) as a new batch of the run, and returns
 // its number. Nothing of the batch may be deleted when it fails.
 func (d *DeletedLog) record(ctx context.Context, items []Item, etags []string) (int, []Deleted, error) {
-	d.mu.Lock()
-	d.seq++
-	seq := d.seq
-	d.mu.Unlock()
 	now := time.Now().UTC()
 	lines := make([]Deleted, len(items))
 	for i, it := range items {
@@ -170,10 +189,21 @@ func (d *DeletedLog) record(ctx context.Context, items []Item, etags []string) (
 		}
 		lines[i] = Deleted{Key: it.Key, Size: it.Size, ModTime: it.ModTime, ETag: tag, DeletedAt: now}
 	}
+	seq, err := d.recordLines(ctx, lines)
+	return seq, lines, err
+}
+
+// recordLines writes lines as a new batch of the run and returns its
+// number. Nothing of the batch may be deleted when it fails.
+func (d *DeletedLog) recordLines(ctx context.Context, lines []Deleted) (int, error) {
+	d.mu.Lock()
+	d.seq++
+	seq := d.seq
+	d.mu.Unlock()
 	if err := d.write(ctx, seq, lines); err != nil {
-		return 0, nil, err
+		return 0, err
 	}
-	return seq, lines, nil
+	return seq, nil
 }
 
 // settle rewrites batch seq with only the blobs whose delete was sent
@@ -408,7 +438,11 @@ func RestoreDeleted(ctx context.Context, l *storelock.Lock, run string) (*Delete
 		// What the service keeps is there, but not where versions are.
 		return res, &store.VersionRestoreUnsupportedError{Store: st.Location(), Kind: h.Recovery}
 	}
-	done := map[string]bool{} // a key deleted twice in one run is restored once
+	// A key deleted twice in one run is restored once. A purge's line is
+	// told apart by its trashed copy too: two runs' copies of one key are
+	// two blobs, and the second finds the key taken (kept), as a restore
+	// of the second trash run would.
+	done := map[[2]string]bool{}
 	for bi, name := range batches {
 		lines, err := readBatch(ctx, in, run, name)
 		if err != nil {
@@ -416,7 +450,8 @@ func RestoreDeleted(ctx context.Context, l *storelock.Lock, run string) (*Delete
 		}
 		var left []Deleted
 		for i, d := range lines {
-			if done[d.Key] {
+			id := [2]string{d.Key, d.Trashed}
+			if done[id] {
 				continue
 			}
 			if ctx.Err() != nil {
@@ -431,17 +466,17 @@ func RestoreDeleted(ctx context.Context, l *storelock.Lock, run string) (*Delete
 				}
 				return res, ctx.Err()
 			}
-			_, err := vr.RestoreVersion(ctx, d.Key, store.Version{Size: d.Size, ModTime: d.ModTime, ETag: d.ETag})
+			_, err := vr.RestoreVersion(ctx, d.Key, store.Version{Size: d.Size, ModTime: d.ModTime, ETag: d.ETag, From: d.Trashed})
 			var unsupported *store.VersionRestoreUnsupportedError
 			switch {
 			case err == nil:
-				done[d.Key] = true
+				done[id] = true
 				res.Restored++
 				res.Bytes += d.Size
 			case errors.As(err, &unsupported):
 				return res, err
 			case errors.Is(err, store.ErrExist):
-				done[d.Key] = true
+				done[id] = true
 				res.Kept = append(res.Kept, Skip{d.Key, "a blob with this key exists again; not overwritten"})
 				left = append(left, d)
 			case errors.Is(err, store.ErrNoVersion):

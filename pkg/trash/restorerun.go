@@ -100,12 +100,13 @@ func restoreDeleted(ctx context.Context, l *storelock.Lock, run string, rr *Rest
 	return nil
 }
 
-// deletedIn names the deleted run that records the deletes of mark run's
-// blobs, "" when none does (or the records cannot be read).
-func deletedIn(ctx context.Context, st store.Store, mark string) string {
+// deletedIn names the deleted run that records the deletes of a mark run's
+// blobs, or of a purged trash run's, "" when none does (or the records
+// cannot be read).
+func deletedIn(ctx context.Context, st store.Store, run string) string {
 	runs, _ := Deleteds(ctx, st)
 	for _, r := range runs {
-		if slices.Contains(r.Header.Marks, mark) {
+		if slices.Contains(r.Header.Marks, run) || slices.Contains(r.Header.Trash, run) {
 			return r.Run
 		}
 	}

@@ -211,6 +211,11 @@ type PurgeResult struct {
 	Runs  []string `json:"runs"`
 	Blobs int64    `json:"blobs"`
 	Bytes int64    `json:"bytes"`
+	// DeletedRun names the record of the trashed blobs the purge deleted,
+	// kept where the bucket's service keeps deleted objects
+	// (PurgeRecorded): gc restore of it brings them back to their keys
+	// from the versions of their trashed copies. "" when none was kept.
+	DeletedRun string `json:"deleted_run,omitempty"`
 }
 
 // Purge deletes, for good, the trash runs of the locked store that started
@@ -220,6 +225,24 @@ type PurgeResult struct {
 // interrupted purge leaves the rest of its run in the trash; running it
 // again finishes it.
 func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResult, error) {
+	return purge(ctx, l, cutoff, store.Recovery{})
+}
+
+// PurgeRecorded is Purge on a bucket whose service keeps deleted objects
+// as rec says (store.Recovery.Keeps): before it deletes the first trashed
+// blob it starts a deleted run (StartDeleted, command "gc purge", naming
+// the trash runs it purges), and it records each batch of trashed blobs
+// there before their deletes are sent — the trashed copy, as the purge
+// listed it, and the key it was trashed from — so that RestoreDeleted
+// brings each back to its key from the versions of its copy. The result
+// names the run (DeletedRun), also when the purge stopped midway. Where the
+// service keeps nothing, on a local store and where no blob is due, it is
+// Purge.
+func PurgeRecorded(ctx context.Context, l *storelock.Lock, cutoff time.Time, rec store.Recovery) (*PurgeResult, error) {
+	return purge(ctx, l, cutoff, rec)
+}
+
+func purge(ctx context.Context, l *storelock.Lock, cutoff time.Time, rec store.Recovery) (_ *PurgeResult, err error) {
 	if err := l.Held(); err != nil {
 		return nil, err
 	}
@@ -233,11 +256,35 @@ func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResu
 	if err != nil {
 		return nil, fmt.Errorf("trash: list: %w", err)
 	}
+	var due []Run
+	var withBlobs []string
 	for _, r := range runs {
 		if r.Time.IsZero() || !r.Time.Before(cutoff) {
 			continue
 		}
-		if err := purgeRun(ctx, in, r.Run); err != nil {
+		due = append(due, r)
+		if r.Blobs > 0 {
+			withBlobs = append(withBlobs, r.Run)
+		}
+	}
+	var log *DeletedLog
+	_, local := in.(store.BatchMover)
+	_, bucket := store.AsBatchRemover(st)
+	if rec.Keeps() && bucket && !local && len(withBlobs) > 0 {
+		// The record first: no trashed blob is deleted that it does not list.
+		if log, err = StartDeleted(ctx, l, DeletedOptions{Recovery: rec, Command: "gc purge", Trash: withBlobs}); err != nil {
+			return res, err
+		}
+		defer func() {
+			if log.Recorded() > 0 {
+				res.DeletedRun = log.Run()
+			} else if ferr := log.Finish(context.WithoutCancel(ctx)); ferr != nil {
+				err = errors.Join(err, fmt.Errorf("trash: drop the empty record of deleted run %s: %w", log.Run(), ferr))
+			}
+		}()
+	}
+	for _, r := range due {
+		if err := purgeRun(ctx, in, r.Run, log); err != nil {
 			return res, err
 		}
 		res.Runs = append(res.Runs, r.Run)
@@ -250,7 +297,9 @@ func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResu
 	}
 	for _, d := range deleted {
 		n, _ := parseRun(d.Run)
-		if !n.time.Before(cutoff) {
+		if !n.time.Before(cutoff) || log != nil && d.Run == log.Run() {
+			// The record this purge just made is named to the second, and
+			// so may read as older than a cutoff of now: it stays.
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -281,7 +330,7 @@ func PurgeRun(ctx context.Context, l *storelock.Lock, run string) (*PurgeResult,
 		if r.Run != run {
 			continue
 		}
-		if err := purgeRun(ctx, in, run); err != nil {
+		if err := purgeRun(ctx, in, run, nil); err != nil {
 			return res, err
 		}
 		res.Runs = append(res.Runs, run)
@@ -290,8 +339,9 @@ func PurgeRun(ctx context.Context, l *storelock.Lock, run string) (*PurgeResult,
 	return res, nil
 }
 
-// purgeRun deletes every file of a run.
-func purgeRun(ctx context.Context, in store.Internal, run string) error {
+// purgeRun deletes every file of a run; with log (a bucket's, see
+// PurgeRecorded) each batch of its blobs is recorded before it is deleted.
+func purgeRun(ctx context.Context, in store.Internal, run string, log *DeletedLog) error {
 	var names []store.Entry
 	if err := in.ListInternal(ctx, Dir+"/"+run+"/", func(e store.Entry) error {
 		names = append(names, e)
@@ -329,12 +379,66 @@ func purgeRun(ctx context.Context, in store.Internal, run string) error {
 		}
 		return nil
 	}
+	if log != nil {
+		blobs := 0
+		for blobs < len(names) && !reserved(strings.TrimPrefix(names[blobs].Key, Dir+"/"+run+"/")) {
+			blobs++
+		}
+		if err := purgeRecorded(ctx, in, run, names[:blobs], log); err != nil {
+			return err
+		}
+		names = names[blobs:]
+	}
 	for _, e := range names {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
 			return fmt.Errorf("trash: purge %s: %w", e.Key, err)
+		}
+	}
+	return nil
+}
+
+// purgeRecorded deletes the trashed blobs of run (entries of its listing) in
+// batches of bucketBatch, each recorded in log before the first of its
+// deletes is sent: the line names the trashed copy and the key it came
+// from. Once a batch's deletes are done, its record keeps the blobs whose
+// delete was sent (a failed delete's blob may be gone all the same; a
+// restore finds it, or its copy, still there), and drops those the purge
+// did not get to.
+func purgeRecorded(ctx context.Context, in store.Internal, run string, blobs []store.Entry, log *DeletedLog) error {
+	prefix := Dir + "/" + run + "/"
+	for start := 0; start < len(blobs); start += bucketBatch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch := blobs[start:min(start+bucketBatch, len(blobs))]
+		now := time.Now().UTC()
+		lines := make([]Deleted, len(batch))
+		for i, e := range batch {
+			lines[i] = Deleted{Key: strings.TrimPrefix(e.Key, prefix), Size: e.Size, ModTime: e.ModTime, ETag: e.ETag, DeletedAt: now, Trashed: e.Key}
+		}
+		seq, err := log.recordLines(ctx, lines)
+		if err != nil {
+			return fmt.Errorf("trash: purge %s: nothing of the batch deleted: %w", run, err)
+		}
+		sent := make([]bool, len(batch))
+		var stop error
+		for i, e := range batch {
+			if err := ctx.Err(); err != nil {
+				stop = err
+				break
+			}
+			sent[i] = true
+			if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
+				stop = fmt.Errorf("trash: purge %s: %w", e.Key, err)
+				break
+			}
+		}
+		log.settle(context.WithoutCancel(ctx), seq, lines, sent)
+		if stop != nil {
+			return stop
 		}
 	}
 	return nil

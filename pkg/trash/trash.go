@@ -11,10 +11,11 @@
 // blob is at every moment in the store or in the trash, never in neither.
 //
 // On a bucket, gc defers its deletes with marks ([MarkItems]); where the
-// bucket's service keeps deleted objects, a later run's deletes for good of
-// marked blobs are recorded as a deleted run ([StartDeleted], each batch
-// before its delete), which [RestoreDeleted] brings back from the service's
-// versions.
+// bucket's service keeps deleted objects, its deletes for good — a later
+// run's delete of marked blobs, a sweep without the trash, a purge of copy
+// trash runs ([PurgeRecorded]) — are recorded as deleted runs
+// ([StartDeleted], each batch before its delete), which [RestoreDeleted]
+// brings back from the service's versions, a purged blob to its own key.
 //
 // Every function here that changes a store takes the store's
 // [storelock.Lock] instead of the store: a path that changes a store without
