@@ -122,6 +122,9 @@ type gcV2 struct {
 			DeletedRun  string         `json:"deleted_run"`
 			Unmarked    []skipV1       `json:"unmarked"`
 		} `json:"marks"`
+		// DeletedRun: the record of a --no-trash sweep's deletes on a
+		// bucket whose service keeps deleted objects (docs/gc.md).
+		DeletedRun string `json:"deleted_run"`
 		// DeleteRecovery: on a bucket, what its service keeps of a
 		// deleted blob (docs/gc.md); absent for a local store.
 		DeleteRecovery *struct {
