@@ -212,7 +212,7 @@ func (r *run) do(ctx context.Context) error {
 	for i, s := range r.opts.Sources {
 		wrapped[i] = attr.Wrap(s)
 	}
-	sr, err := scan.Run(ctx, scan.Options{Sources: wrapped, Jobs: r.opts.Jobs, MaxListed: r.opts.MaxListed, OnReference: rf.Add, CountOnly: true})
+	sr, err := scan.Run(ctx, scan.Options{Sources: wrapped, Jobs: r.opts.Jobs, MaxListed: r.opts.MaxListed, OnReference: rf.Add, UnitPlaces: true, CountOnly: true})
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}

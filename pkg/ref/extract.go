@@ -117,6 +117,12 @@ func (a *At) Place() Place {
 	return a.place
 }
 
+// Unit is the place of the document or row the reference is in, without
+// where inside it (no Pointer, Offset -1): it costs no rendering.
+func (a *At) Unit() Place {
+	return Place{Source: a.place.Source, Document: a.place.Document, Table: a.place.Table, Key: a.place.Key, Column: a.place.Column, Offset: -1}
+}
+
 // maxEmbedded is how many levels of JSON-inside-a-string are searched.
 const maxEmbedded = 4
 

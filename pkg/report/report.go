@@ -273,7 +273,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		srcs := opts.Sources
 		if i == 0 {
 			srcs = wrapped
-			mo.OnReference, mo.AllReferences, mo.Progress = refs.Add, true, opts.Progress
+			mo.OnReference, mo.UnitPlaces, mo.AllReferences, mo.Progress = refs.Add, true, true, opts.Progress
 		}
 		r, err := retain.Mark(ctx, t.Store, srcs, mo)
 		if err != nil {

@@ -48,8 +48,10 @@ type MarkOptions struct {
 	// OnReference). Without them the scan only marks.
 	Stores      []scan.Target
 	OnReference func(scan.Found)
-	MaxListed   int
-	Progress    scan.Progress
+	// UnitPlaces is scan.Options.UnitPlaces.
+	UnitPlaces bool
+	MaxListed  int
+	Progress   scan.Progress
 
 	// Also, when set, sees every session string the rule sees, in the same
 	// read: gc marks its trash with it (see gc.CheckTrash).
@@ -198,6 +200,7 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 			Jobs:        opts.Jobs,
 			MaxListed:   opts.MaxListed,
 			OnReference: opts.OnReference,
+			UnitPlaces:  opts.UnitPlaces,
 			Progress:    opts.Progress,
 			Text:        text,
 			// Only the marks matter without stores: no distinct-blob set.

@@ -43,6 +43,11 @@ type Options struct {
 	// OnReference, when set, is called for every reference found, from a single
 	// goroutine, in no particular order across documents.
 	OnReference func(Found)
+	// UnitPlaces gives OnReference each reference's place down to its
+	// document or row only (no Pointer, Offset -1): all an attribution to
+	// session units needs. Rendering the JSON pointer of every reference
+	// handed over costs more than finding it.
+	UnitPlaces bool
 	// Progress, when set, is told about bytes read.
 	Progress Progress
 	// Text, when set, is called with every string of every document and value,
@@ -275,7 +280,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			defer workers.Done()
 			w := &worker{ctx: ctx, stores: opts.Stores, set: set, progress: opts.Progress, text: opts.Text,
 				countOnly: opts.CountOnly && opts.OnReference == nil, unrecorded: opts.CountOnly, sendAll: opts.OnReference != nil,
-				exts: map[string]uint16{}, out: batches, shard: opts.Shard}
+				unitPlaces: opts.UnitPlaces, exts: map[string]uint16{}, out: batches, shard: opts.Shard}
 			for us := range items {
 				w.handle(us)
 				if cap(us) == unitItems {
@@ -322,6 +327,7 @@ type worker struct {
 	countOnly  bool // count references, keep nothing
 	unrecorded bool // hand references to OnReference without recording their blobs
 	sendAll    bool // every reference goes to the collector (for OnReference)
+	unitPlaces bool // Options.UnitPlaces
 	shard      shard.Spec
 	exts       map[string]uint16
 	out        chan<- batch
@@ -518,7 +524,7 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 			b.refs--
 			return
 		}
-		f.Place = at.Place()
+		f.Place = w.place(at)
 		b.found = append(b.found, f.keep())
 		return
 	}
@@ -572,7 +578,7 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 	}
 	f.Missing = o.missing
 	if w.sendAll || f.Missing || f.Status == ref.Outside {
-		f.Place = at.Place()
+		f.Place = w.place(at)
 		b.found = append(b.found, f.keep())
 		return
 	}
@@ -586,6 +592,14 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 
 // keep is f with strings of its own, for the collector: the reference a
 // worker is told about is only valid during the call.
+// place is where the reference at is, as the collector gets it.
+func (w *worker) place(at *ref.At) ref.Place {
+	if w.unitPlaces {
+		return at.Unit()
+	}
+	return at.Place()
+}
+
 func (f Found) keep() Found {
 	f.Ref = f.Ref.Clone()
 	f.Key = strings.Clone(f.Key)
