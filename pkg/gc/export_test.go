@@ -19,3 +19,10 @@ func SetRereadMargin(d time.Duration) (reset func()) {
 // Purge is RunPurge's step under a lock the test holds: the check against
 // the sessions, then trash.Purge, with its error as it is.
 var Purge = purge
+
+// SetRunClock names the mark and deleted runs a run starts with the time f
+// gives (see runClock), until the returned function is called.
+func SetRunClock(f func() time.Time) (reset func()) {
+	runClock = f
+	return func() { runClock = time.Now }
+}

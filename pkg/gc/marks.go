@@ -130,7 +130,7 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 			goes = append(goes, it)
 		}
 		if len(goes) > 0 {
-			log, err := startDeletedLog(ctx, lock, sr.recovery, opts.Split, dueRuns)
+			log, err := startDeletedLog(ctx, lock, sr.recovery, opts.Split, dueRuns, runClock())
 			if err != nil {
 				fail(err)
 				return // nothing deleted, no mark dropped
@@ -178,7 +178,9 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 	if len(fresh) == 0 || ctx.Err() != nil {
 		return
 	}
-	res, err := trash.MarkItems(ctx, lock, fresh, time.Time{}, opts.Split)
+	// Named as the deleted run above would be when both start in one
+	// second: MarkItems then takes the next free one (a name names one run).
+	res, err := trash.MarkItems(ctx, lock, fresh, runClock(), opts.Split)
 	if err != nil {
 		fail(err)
 		return
@@ -219,15 +221,19 @@ func sameSecond(a, b time.Time) bool {
 	return d > -time.Second && d < time.Second
 }
 
+// runClock names the runs a gc run starts on a bucket (its mark run, its
+// deleted run): the time they start at.
+var runClock = time.Now
+
 // startDeletedLog starts the record of a run's deletes for good where the
 // bucket's service keeps deleted objects (r, as the run asked it), so that
 // gc restore can bring them back from its versions; nil where it keeps
-// nothing, or is not known to.
-func startDeletedLog(ctx context.Context, lock *storelock.Lock, r store.Recovery, split string, marks []string) (*trash.DeletedLog, error) {
+// nothing, or is not known to. now names it.
+func startDeletedLog(ctx context.Context, lock *storelock.Lock, r store.Recovery, split string, marks []string, now time.Time) (*trash.DeletedLog, error) {
 	if !r.Keeps() {
 		return nil, nil
 	}
-	log, err := trash.StartDeleted(ctx, lock, trash.DeletedOptions{Split: split, Recovery: r, Marks: marks})
+	log, err := trash.StartDeleted(ctx, lock, trash.DeletedOptions{Now: now, Split: split, Recovery: r, Marks: marks})
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}

@@ -297,7 +297,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	if _, bucket := st.(store.Bucket); opts.NoTrash && bucket && !local {
 		// A bucket's deletes for good, recorded as the marks' deletes are
 		// where the service keeps what is deleted.
-		if eo.Log, err = startDeletedLog(ctx, lock, sr.recovery, opts.Split, nil); err != nil {
+		if eo.Log, err = startDeletedLog(ctx, lock, sr.recovery, opts.Split, nil, runClock()); err != nil {
 			sr.Outcome.Worsen(outcome.Incomplete)
 			sr.Err = err
 			return sr, nil // nothing deleted

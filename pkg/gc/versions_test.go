@@ -347,6 +347,70 @@ func TestDeletedRecordSurvivesInterrupt(t *testing.T) {
 	}
 }
 
+// TestMarksPassNamesItsRunsApart: a run whose marks pass deletes the blobs
+// an earlier run marked (recorded as a deleted run, on a bucket with S3
+// versioning) and marks fresh candidates, both in one second, names the
+// deleted run and the mark run apart: gc restore of the deleted run's name
+// brings the deleted blobs back in one call, byte-identical, and leaves the
+// new marks as they are.
+func TestMarksPassNamesItsRunsApart(t *testing.T) {
+	ctx := context.Background()
+	orphans := []string{"orphan-one.png", "deep/orphan-two.png"}
+	v := newVersioned(t, true, nil, orphans...)
+	s := v.run(t, ctx, 0)
+	if s.Marks == nil || s.Marks.Marked != 2 {
+		t.Fatalf("first run: %v %v %+v", s.Outcome, s.Err, s.Marks)
+	}
+	time.Sleep(1100 * time.Millisecond) // the mark run's name is to the second
+	fresh := []string{"fresh-one.png", "fresh-two.png"}
+	for _, k := range fresh {
+		must(t, v.st.Put(ctx, k, strings.NewReader("the bytes of "+k), store.PutOptions{}))
+	}
+	// Every run the pass starts starts in this one second.
+	at := time.Now().Truncate(time.Second)
+	defer gc.SetRunClock(func() time.Time { return at })()
+	s = v.run(t, ctx, time.Nanosecond)
+	m := s.Marks
+	if s.Outcome != outcome.OK || m == nil || m.Deleted == nil || m.Deleted.Deleted != 2 || m.Marked != 2 || m.DeletedRun == "" || m.Run == "" {
+		t.Fatalf("deleting and marking run: %v %v %+v", s.Outcome, s.Err, m)
+	}
+	if m.DeletedRun == m.Run {
+		t.Fatalf("the deleted run and the mark run are both %s", m.Run)
+	}
+	if m.DeletedRun != trash.RunID(at) || m.Run != trash.RunID(at.Add(time.Second)) {
+		t.Errorf("deleted run %s, mark run %s; want %s and the next second's", m.DeletedRun, m.Run, trash.RunID(at))
+	}
+	for _, k := range orphans {
+		if _, err := v.st.Stat(ctx, k); !errors.Is(err, store.ErrNotExist) {
+			t.Fatalf("%s after the deleting run: %v", k, err)
+		}
+	}
+
+	rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", m.DeletedRun)
+	must(t, err)
+	if rr.MarkRun || rr.Outcome != outcome.OK || rr.Deleted == nil || rr.Deleted.Restored != 2 {
+		t.Fatalf("restore of %s: mark run %v, %v %+v; want the 2 deleted blobs back", m.DeletedRun, rr.MarkRun, rr.Outcome, rr.Deleted)
+	}
+	for _, k := range append([]string{"kept.png"}, orphans...) {
+		if !v.has(t, k) {
+			t.Errorf("%s is not back after one restore", k)
+		}
+	}
+	if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 0 {
+		t.Errorf("the record stays after a whole restore: %+v", runs)
+	}
+	marks, err := trash.Marks(ctx, v.st)
+	must(t, err)
+	if len(marks) != 1 || marks[0].Run != m.Run || len(marks[0].Marks) != 2 {
+		t.Fatalf("mark runs after the restore %+v, want %s with the 2 fresh blobs", marks, m.Run)
+	}
+	for i, mk := range marks[0].Marks {
+		if mk.Key != fresh[i] {
+			t.Errorf("marked %s, want %s", mk.Key, fresh[i])
+		}
+	}
+}
+
 // TestRestoreDeletedFromGCSVersions: on a GCS bucket with object versioning
 // (fake-gcs-server, in-process), the deleted run is recorded as on S3, and
 // gc restore brings its blobs back from their noncurrent generations.

@@ -120,8 +120,9 @@ func (d *DeletedLog) Recorded() int64 {
 }
 
 // StartDeleted writes the record of a new deleted run of the locked store,
-// named as a trash run of the same start and shard would be, and returns the
-// log its deletes go into. Nothing is deleted.
+// named as a trash run of the same start and shard would be (a later second
+// when a run of any kind holds that name), and returns the log its deletes
+// go into. Nothing is deleted.
 func StartDeleted(ctx context.Context, l *storelock.Lock, opts DeletedOptions) (*DeletedLog, error) {
 	if err := l.Held(); err != nil {
 		return nil, err
@@ -142,16 +143,12 @@ func StartDeleted(ctx context.Context, l *storelock.Lock, opts DeletedOptions) (
 		}
 		suffix += splitInfix + opts.Split
 	}
-	run := RunID(now) + suffix
-	for tries := 0; tries < 3600; tries++ {
-		if _, err := in.OpenInternal(ctx, DeletedDir+"/"+run+"/"+deletedHeader); errors.Is(err, store.ErrNotExist) {
-			break
-		} else if err == nil {
-			now = now.Add(time.Second)
-			run = RunID(now) + suffix
-		} else {
-			return nil, fmt.Errorf("trash: %w", err)
-		}
+	// A name no run of any kind holds: a mark run or a trash run started in
+	// the same second is another run (freeRun). The header's time is
+	// still when the deletes began.
+	run, err := freeRun(ctx, in, now, suffix)
+	if err != nil {
+		return nil, fmt.Errorf("trash: name a deleted run: %w", err)
 	}
 	cmd := opts.Command
 	if cmd == "" {

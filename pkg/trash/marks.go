@@ -117,7 +117,8 @@ type MarkResult struct {
 
 // MarkItems marks items for a deferred delete in a new mark run of the
 // locked store, named as a trash run of the same start and shard would be
-// (Options.Now, Options.Split). Nothing is copied, moved or deleted.
+// (Options.Now, Options.Split; a later second when a run of any kind holds
+// that name). Nothing is copied, moved or deleted.
 func MarkItems(ctx context.Context, l *storelock.Lock, items Items, now time.Time, split string) (*MarkResult, error) {
 	if err := l.Held(); err != nil {
 		return nil, err
@@ -137,16 +138,11 @@ func MarkItems(ctx context.Context, l *storelock.Lock, items Items, now time.Tim
 		}
 		suffix += splitInfix + split
 	}
-	run := RunID(now) + suffix
-	for tries := 0; tries < 3600; tries++ {
-		if _, err := in.OpenInternal(ctx, MarksDir+"/"+run+".jsonl"); errors.Is(err, store.ErrNotExist) {
-			break
-		} else if err == nil {
-			now = now.Add(time.Second)
-			run = RunID(now) + suffix
-		} else {
-			return nil, fmt.Errorf("trash: %w", err)
-		}
+	// A name no run of any kind holds: the deleted run of the same pass,
+	// started in the same second, is another run (freeRun).
+	run, err := freeRun(ctx, in, now, suffix)
+	if err != nil {
+		return nil, fmt.Errorf("trash: name a mark run: %w", err)
 	}
 	res := &MarkResult{Run: run}
 	var buf bytes.Buffer

@@ -26,25 +26,65 @@ func RunID(t time.Time) string {
 const runStamp = "20060102T150405Z"
 
 // unusedRun names the run started at now: RunID(now)+suffix, or, when a run
-// of that name holds files already (a run of another process that got the
-// same id, pid 1 in two containers, in the same second), the name of the
-// first later second that none holds. A run's accounting counts what is in
-// its folder, so it must not share one. A listing that fails leaves the name
-// as it is: the moves replace nothing either way.
+// of that name exists already (a run of another kind started in the same
+// second, or of another process that got the same id, pid 1 in two
+// containers), the name of the first later second that none holds (freeRun).
+// A run's accounting counts what is in its folder, so it must not share one.
+// A check that fails leaves the name as it is: the moves replace nothing
+// either way.
 func unusedRun(ctx context.Context, in store.Internal, now time.Time, suffix string) string {
+	run, _ := freeRun(ctx, in, now, suffix)
+	return run
+}
+
+// freeRun names a run of the store started at now: RunID(now)+suffix, or,
+// when a run of the store of any kind holds that name already (runTaken),
+// the first later second's that none holds. gc restore takes a name and
+// restores the one run of that name it finds first (a mark run, then a
+// deleted run, then a trash run), so a trash run, a mark run and a deleted
+// run never share one, whatever starts in the same second. A check that
+// fails returns its error with the name reached.
+func freeRun(ctx context.Context, in store.Internal, now time.Time, suffix string) (string, error) {
 	run := RunID(now) + suffix
-	for tries := 0; in != nil && tries < 3600 && runHoldsFiles(ctx, in, run); tries++ {
+	for tries := 0; in != nil && tries < 3600; tries++ {
+		taken, err := runTaken(ctx, in, run)
+		if err != nil {
+			return run, err
+		}
+		if !taken {
+			break
+		}
 		now = now.Add(time.Second)
 		run = RunID(now) + suffix
 	}
-	return run
+	return run, nil
 }
 
 var errFound = errors.New("found")
 
-func runHoldsFiles(ctx context.Context, in store.Internal, run string) bool {
-	err := in.ListInternal(ctx, Dir+"/"+run+"/", func(store.Entry) error { return errFound })
-	return errors.Is(err, errFound)
+// runTaken reports whether a run of the store of any kind is named run: a
+// trash run (its folder holds files), a deleted run (its record holds files)
+// or a mark run (its marks).
+func runTaken(ctx context.Context, in store.Internal, run string) (bool, error) {
+	for _, folder := range []string{Dir, DeletedDir} {
+		err := in.ListInternal(ctx, folder+"/"+run+"/", func(store.Entry) error { return errFound })
+		if errors.Is(err, errFound) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	rc, err := in.OpenInternal(ctx, MarksDir+"/"+run+".jsonl")
+	switch {
+	case err == nil:
+		rc.Close()
+		return true, nil
+	case errors.Is(err, store.ErrNotExist):
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
 // shardSuffix ends the run name of a shard's run ("-shard-3-of-16"), so that
