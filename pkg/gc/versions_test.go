@@ -714,3 +714,147 @@ func TestPurgedTrashRestoresFromVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestPurgeRecordSurvivesInterrupt: gc purge of a copy trash run on a bucket
+// with S3 versioning (gofakes3), interrupted while its first delete is in
+// flight (or its third), has recorded every trashed blob it deleted, each
+// with its copy and its key, and names the record; what it did not delete
+// is still in the trash run, which says what it is. gc restore of the
+// deleted run brings each deleted blob back to its own key, byte-identical,
+// and gc restore of the trash run the rest: nothing is lost.
+func TestPurgeRecordSurvivesInterrupt(t *testing.T) {
+	for _, at := range []int{1, 3} {
+		t.Run(fmt.Sprintf("delete-%d", at), func(t *testing.T) { purgeInterruptedAt(t, at) })
+	}
+}
+
+// purgeInterruptedAt is TestPurgeRecordSurvivesInterrupt with the purge's
+// context ending while its delete number at is in flight.
+func purgeInterruptedAt(t *testing.T, at int) {
+	ctx := context.Background()
+	var orphans []string
+	for i := range 6 {
+		orphans = append(orphans, fmt.Sprintf("m/orphan-%d.png", i))
+	}
+	var mu sync.Mutex
+	var cancel context.CancelFunc
+	trashDeletes := 0
+	wrap := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			if cancel != nil && r.Method == http.MethodDelete && strings.Contains(r.URL.Path, "/"+store.InternalDir+"/"+trash.Dir+"/") {
+				// The purge's context ends while this delete is in flight.
+				if trashDeletes++; trashDeletes == at {
+					cancel()
+				}
+			}
+			mu.Unlock()
+			next.ServeHTTP(w, r)
+		})
+	}
+	v := newVersioned(t, true, wrap, orphans...)
+	s := v.sweep(t, gc.RunOptions{CopyToTrash: true})
+	if s.Outcome != outcome.OK || s.Result == nil || s.Result.Trashed != int64(len(orphans)) || s.Result.Run == "" {
+		t.Fatalf("copy trash run: %v %v %+v", s.Outcome, s.Err, s.Result)
+	}
+	trashRun := s.Result.Run
+	time.Sleep(1100 * time.Millisecond) // due for a purge of cutoff now
+
+	pctx, c := context.WithCancel(ctx)
+	defer c()
+	mu.Lock()
+	cancel = c
+	mu.Unlock()
+	pr, err := gc.RunPurge(pctx, v.st, "mediactl gc purge", gc.PurgeOptions{Cutoff: time.Now(), Sessions: []sessions.Source{v.src}})
+	mu.Lock()
+	cancel = nil
+	mu.Unlock()
+	must(t, err)
+	if pr.Outcome != outcome.Interrupted || pr.Purged == nil || pr.Purged.DeletedRun == "" {
+		t.Fatalf("interrupted purge: %v %+v", pr.Outcome, pr.Purged)
+	}
+	if trashDeletes != at {
+		t.Errorf("%d deletes of trashed blobs sent, want %d: none after the interrupt", trashDeletes, at)
+	}
+	run := pr.Purged.DeletedRun
+
+	in, _ := store.AsInternal(v.st)
+	prefix := trash.Dir + "/" + trashRun + "/"
+	left := map[string]bool{}
+	must(t, in.ListInternal(ctx, prefix, func(e store.Entry) error {
+		left[strings.TrimPrefix(e.Key, prefix)] = true
+		return nil
+	}))
+	var gone, kept []string
+	for _, k := range orphans {
+		if left[k] {
+			kept = append(kept, k)
+		} else {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) != at || len(kept) == 0 {
+		t.Fatalf("%d trashed blobs deleted, %d left, of %d: want the %d sent", len(gone), len(kept), len(orphans), at)
+	}
+	var goneBytes int64
+	for _, k := range gone {
+		goneBytes += int64(len(v.blobs[k]))
+	}
+	if p := pr.Purged; len(p.Runs) != 0 || p.Blobs != int64(len(gone)) || p.Bytes != goneBytes {
+		t.Errorf("the interrupted purge reports runs %v, %d blobs (%d bytes); want none purged whole, %d blobs (%d bytes) deleted", p.Runs, p.Blobs, p.Bytes, len(gone), goneBytes)
+	}
+	runs, err := trash.Runs(ctx, v.st)
+	must(t, err)
+	if len(runs) != 1 || runs[0].Run != trashRun || runs[0].Blobs != int64(len(kept)) {
+		t.Fatalf("trash runs after the interrupt %+v, want %s with the %d blobs not deleted", runs, trashRun, len(kept))
+	}
+	deleted, err := trash.Deleteds(ctx, v.st)
+	must(t, err)
+	if len(deleted) != 1 || deleted[0].Run != run || deleted[0].Header.Command != "gc purge" || len(deleted[0].Header.Trash) != 1 || deleted[0].Header.Trash[0] != trashRun {
+		t.Fatalf("deleted runs %+v, want %s of trash run %s", deleted, run, trashRun)
+	}
+	lines := v.recorded(t, run)
+	for _, k := range gone {
+		if d, ok := lines[k]; !ok {
+			t.Errorf("%s was deleted and is not in the record", k)
+		} else if d.Trashed != prefix+k || d.ETag != v.etags[k] {
+			t.Errorf("%s recorded with copy %q, ETag %q; want %q, %q", k, d.Trashed, d.ETag, prefix+k, v.etags[k])
+		}
+	}
+	for k := range lines {
+		if left[k] {
+			t.Errorf("%s is in the record and still in the trash run", k)
+		}
+	}
+
+	rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", run)
+	must(t, err)
+	if rr.Outcome != outcome.OK || rr.Deleted == nil || rr.Deleted.Restored != int64(len(gone)) {
+		t.Fatalf("restore of %s: %v %+v, want the %d deleted blobs back", run, rr.Outcome, rr.Deleted, len(gone))
+	}
+	for _, k := range gone {
+		if !v.has(t, k) {
+			t.Errorf("%s is not back at its key", k)
+		}
+	}
+	if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 0 {
+		t.Errorf("the record stays after a whole restore: %+v", runs)
+	}
+	if runs, _ := trash.Runs(ctx, v.st); len(runs) != 1 || runs[0].Blobs != int64(len(kept)) {
+		t.Errorf("the trash run after the deleted run's restore: %+v, want its %d blobs as they were", runs, len(kept))
+	}
+
+	rr, err = trash.RunRestore(ctx, v.st, "mediactl gc restore", trashRun)
+	must(t, err)
+	if rr.Outcome != outcome.OK || rr.Result == nil || rr.Result.Restored != int64(len(kept)) {
+		t.Fatalf("restore of %s: %v %+v, want the %d blobs left in it", trashRun, rr.Outcome, rr.Result, len(kept))
+	}
+	for _, k := range append([]string{"kept.png"}, orphans...) {
+		if !v.has(t, k) {
+			t.Errorf("%s is not in the store after both restores", k)
+		}
+	}
+	if runs, _ := trash.Runs(ctx, v.st); len(runs) != 0 {
+		t.Errorf("trash runs after both restores: %+v", runs)
+	}
+}

@@ -67,7 +67,7 @@ func PurgeKeys(ctx context.Context, l *storelock.Lock, run string, keys []string
 		return res, fmt.Errorf("trash: list %s: %w", run, err)
 	}
 	if left == 0 {
-		if err := purgeRun(ctx, in, run, nil); err != nil {
+		if _, _, err := purgeRun(ctx, in, run, nil); err != nil {
 			return res, err
 		}
 	}

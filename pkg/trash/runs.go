@@ -208,9 +208,13 @@ func countBlobs(es []store.Entry) int {
 
 // PurgeResult is what Purge did.
 type PurgeResult struct {
-	Runs  []string `json:"runs"`
-	Blobs int64    `json:"blobs"`
-	Bytes int64    `json:"bytes"`
+	// Runs are the runs purged whole.
+	Runs []string `json:"runs"`
+	// Blobs and Bytes count the trashed blobs deleted: those of Runs, and
+	// those of the run an interrupted purge stopped in (which stays, with
+	// the rest of its blobs).
+	Blobs int64 `json:"blobs"`
+	Bytes int64 `json:"bytes"`
 	// DeletedRun names the record of the trashed blobs the purge deleted,
 	// kept where the bucket's service keeps deleted objects
 	// (PurgeRecorded): gc restore of it brings them back to their keys
@@ -222,8 +226,8 @@ type PurgeResult struct {
 // before cutoff, and drops the records of its deleted runs (DeletedDir)
 // that did: their blobs were deleted already, so they count in neither
 // Blobs nor Bytes, and what the service keeps of them is untouched. An
-// interrupted purge leaves the rest of its run in the trash; running it
-// again finishes it.
+// interrupted purge leaves the rest of its run in the trash (Blobs and
+// Bytes count what it deleted of it); running it again finishes it.
 func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResult, error) {
 	return purge(ctx, l, cutoff, store.Recovery{})
 }
@@ -284,7 +288,9 @@ func purge(ctx context.Context, l *storelock.Lock, cutoff time.Time, rec store.R
 		}()
 	}
 	for _, r := range due {
-		if err := purgeRun(ctx, in, r.Run, log); err != nil {
+		if n, b, err := purgeRun(ctx, in, r.Run, log); err != nil {
+			res.Blobs += n
+			res.Bytes += b
 			return res, err
 		}
 		res.Runs = append(res.Runs, r.Run)
@@ -330,7 +336,7 @@ func PurgeRun(ctx context.Context, l *storelock.Lock, run string) (*PurgeResult,
 		if r.Run != run {
 			continue
 		}
-		if err := purgeRun(ctx, in, run, nil); err != nil {
+		if _, _, err := purgeRun(ctx, in, run, nil); err != nil {
 			return res, err
 		}
 		res.Runs = append(res.Runs, run)
@@ -341,13 +347,16 @@ func PurgeRun(ctx context.Context, l *storelock.Lock, run string) (*PurgeResult,
 
 // purgeRun deletes every file of a run; with log (a bucket's, see
 // PurgeRecorded) each batch of its blobs is recorded before it is deleted.
-func purgeRun(ctx context.Context, in store.Internal, run string, log *DeletedLog) error {
+// It returns how many of the run's blobs it deleted, and their size, also
+// when it stopped midway (with log, the blobs whose delete was sent: those
+// the record lists).
+func purgeRun(ctx context.Context, in store.Internal, run string, log *DeletedLog) (n, size int64, err error) {
 	var names []store.Entry
 	if err := in.ListInternal(ctx, Dir+"/"+run+"/", func(e store.Entry) error {
 		names = append(names, e)
 		return nil
 	}); err != nil {
-		return err
+		return 0, 0, err
 	}
 	// The run's own files last: a purge stopped midway leaves a run that
 	// still says what it is.
@@ -363,41 +372,53 @@ func purgeRun(ctx context.Context, in store.Internal, run string, log *DeletedLo
 		for blobs < len(names) && !strings.HasSuffix(names[blobs].Key, "/"+manifestName) && !strings.HasSuffix(names[blobs].Key, "/"+recordName) {
 			blobs++
 		}
-		for _, part := range [][]store.Entry{names[:blobs], names[blobs:]} {
+		for p, part := range [][]store.Entry{names[:blobs], names[blobs:]} {
 			if err := ctx.Err(); err != nil {
-				return err
+				return n, size, err
 			}
 			keys := make([]string, len(part))
 			for i, e := range part {
 				keys[i] = e.Key
 			}
+			var stop error
 			for i, err := range bm.DeleteManyInternal(ctx, Dir+"/"+run, keys) {
-				if err != nil && !errors.Is(err, store.ErrNotExist) {
-					return fmt.Errorf("trash: purge %s: %w", keys[i], err)
+				switch {
+				case err == nil && p == 0:
+					n++
+					size += part[i].Size
+				case err != nil && !errors.Is(err, store.ErrNotExist) && stop == nil:
+					stop = fmt.Errorf("trash: purge %s: %w", keys[i], err)
 				}
 			}
+			if stop != nil {
+				return n, size, stop
+			}
 		}
-		return nil
+		return n, size, nil
 	}
 	if log != nil {
 		blobs := 0
 		for blobs < len(names) && !reserved(strings.TrimPrefix(names[blobs].Key, Dir+"/"+run+"/")) {
 			blobs++
 		}
-		if err := purgeRecorded(ctx, in, run, names[:blobs], log); err != nil {
-			return err
+		n, size, err = purgeRecorded(ctx, in, run, names[:blobs], log)
+		if err != nil {
+			return n, size, err
 		}
 		names = names[blobs:]
 	}
 	for _, e := range names {
 		if err := ctx.Err(); err != nil {
-			return err
+			return n, size, err
 		}
 		if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
-			return fmt.Errorf("trash: purge %s: %w", e.Key, err)
+			return n, size, fmt.Errorf("trash: purge %s: %w", e.Key, err)
+		} else if err == nil && !reserved(strings.TrimPrefix(e.Key, Dir+"/"+run+"/")) {
+			n++
+			size += e.Size
 		}
 	}
-	return nil
+	return n, size, nil
 }
 
 // purgeRecorded deletes the trashed blobs of run (entries of its listing) in
@@ -406,12 +427,13 @@ func purgeRun(ctx context.Context, in store.Internal, run string, log *DeletedLo
 // from. Once a batch's deletes are done, its record keeps the blobs whose
 // delete was sent (a failed delete's blob may be gone all the same; a
 // restore finds it, or its copy, still there), and drops those the purge
-// did not get to.
-func purgeRecorded(ctx context.Context, in store.Internal, run string, blobs []store.Entry, log *DeletedLog) error {
+// did not get to. It returns how many blobs it sent a delete of, and their
+// bytes: those the record keeps.
+func purgeRecorded(ctx context.Context, in store.Internal, run string, blobs []store.Entry, log *DeletedLog) (n, size int64, err error) {
 	prefix := Dir + "/" + run + "/"
 	for start := 0; start < len(blobs); start += bucketBatch {
 		if err := ctx.Err(); err != nil {
-			return err
+			return n, size, err
 		}
 		batch := blobs[start:min(start+bucketBatch, len(blobs))]
 		now := time.Now().UTC()
@@ -421,7 +443,7 @@ func purgeRecorded(ctx context.Context, in store.Internal, run string, blobs []s
 		}
 		seq, err := log.recordLines(ctx, lines)
 		if err != nil {
-			return fmt.Errorf("trash: purge %s: nothing of the batch deleted: %w", run, err)
+			return n, size, fmt.Errorf("trash: purge %s: nothing of the batch deleted: %w", run, err)
 		}
 		sent := make([]bool, len(batch))
 		var stop error
@@ -431,6 +453,8 @@ func purgeRecorded(ctx context.Context, in store.Internal, run string, blobs []s
 				break
 			}
 			sent[i] = true
+			n++
+			size += e.Size
 			if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
 				stop = fmt.Errorf("trash: purge %s: %w", e.Key, err)
 				break
@@ -438,10 +462,10 @@ func purgeRecorded(ctx context.Context, in store.Internal, run string, blobs []s
 		}
 		log.settle(context.WithoutCancel(ctx), seq, lines, sent)
 		if stop != nil {
-			return stop
+			return n, size, stop
 		}
 	}
-	return nil
+	return n, size, nil
 }
 
 // Split is the runs of one sharded gc: the shards of a split into N, in the
