@@ -416,18 +416,7 @@ func TestMarksPassNamesItsRunsApart(t *testing.T) {
 // gc restore brings its blobs back from their noncurrent generations.
 func TestRestoreDeletedFromGCSVersions(t *testing.T) {
 	ctx := context.Background()
-	srv := storetest.StartGCS(t)
-	st, err := store.Open(ctx, srv.Bucket(t, "versions"))
-	must(t, err)
-	t.Cleanup(func() { st.Close() })
-	var c *storage.Client
-	if !st.(*store.BucketStore).Blob().As(&c) {
-		t.Fatal("no *storage.Client")
-	}
-	_, err = c.Bucket("versions").Update(ctx, storage.BucketAttrsToUpdate{VersioningEnabled: true})
-	must(t, err)
-	v := &versioned{st: st, blobs: map[string]string{}, etags: map[string]string{}}
-	v.fill(t, "orphan-one.png", "deep/orphan-two.png")
+	v := newVersionedGCS(t, "orphan-one.png", "deep/orphan-two.png")
 	s := v.markAndDelete(t, ctx)
 	m := s.Marks
 	if s.Outcome != outcome.OK || m == nil || m.Deleted == nil || m.Deleted.Deleted != 2 || m.DeletedRun == "" {
@@ -436,13 +425,13 @@ func TestRestoreDeletedFromGCSVersions(t *testing.T) {
 	if s.DeleteRecovery == nil || s.DeleteRecovery.Kind != store.RecoveryGCSVersioning {
 		t.Fatalf("delete_recovery %+v", s.DeleteRecovery)
 	}
-	rr, err := trash.RunRestore(ctx, st, "mediactl gc restore", m.DeletedRun)
+	rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", m.DeletedRun)
 	must(t, err)
 	if rr.Outcome != outcome.OK || rr.Deleted == nil || rr.Deleted.Restored != 2 {
 		t.Fatalf("restore: %v %+v", rr.Outcome, rr.Deleted)
 	}
 	for _, k := range []string{"orphan-one.png", "deep/orphan-two.png"} {
-		r, err := st.Open(ctx, k)
+		r, err := v.st.Open(ctx, k)
 		if err != nil {
 			t.Errorf("%s is not back: %v", k, err)
 			continue
