@@ -1,8 +1,10 @@
 package gc_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -845,5 +847,106 @@ func purgeInterruptedAt(t *testing.T, at int) {
 	}
 	if runs, _ := trash.Runs(ctx, v.st); len(runs) != 0 {
 		t.Errorf("trash runs after both restores: %+v", runs)
+	}
+}
+
+// TestPurgedTwiceRestoresTheNewerCopy: a key trashed by two copy trash runs
+// (uploaded again between them) and purged with both comes back with what
+// it held last, the older copy kept out; and a record line whose trashed
+// copy is not its own key's (a record edited by hand, or by someone
+// else) is not recoverable: a restore never puts another file's bytes
+// under a key.
+func TestPurgedTwiceRestoresTheNewerCopy(t *testing.T) {
+	ctx := context.Background()
+	v := newVersioned(t, true, nil, "twice.png", "alpha7.png", "bravo8.png")
+	first := v.sweep(t, gc.RunOptions{CopyToTrash: true})
+	if first.Outcome != outcome.OK || first.Result == nil || first.Result.Trashed != 3 {
+		t.Fatalf("first copy trash run: %v %v %+v", first.Outcome, first.Err, first.Result)
+	}
+	older := first.Result.Run
+	time.Sleep(1100 * time.Millisecond) // run names are to the second
+	v.blobs["twice.png"] = "the second upload of twice.png"
+	must(t, v.st.Put(ctx, "twice.png", strings.NewReader(v.blobs["twice.png"]), store.PutOptions{}))
+	e, err := v.st.Stat(ctx, "twice.png")
+	must(t, err)
+	v.etags["twice.png"] = e.ETag
+	second := v.sweep(t, gc.RunOptions{CopyToTrash: true})
+	if second.Outcome != outcome.OK || second.Result == nil || second.Result.Trashed != 1 || second.Result.Run == older {
+		t.Fatalf("second copy trash run: %v %v %+v", second.Outcome, second.Err, second.Result)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	pr, err := gc.RunPurge(ctx, v.st, "mediactl gc purge", gc.PurgeOptions{Cutoff: time.Now(), Sessions: []sessions.Source{v.src}})
+	must(t, err)
+	if pr.Outcome != outcome.OK || pr.Purged == nil || pr.Purged.Blobs != 4 || pr.Purged.DeletedRun == "" {
+		t.Fatalf("purge: %v %+v", pr.Outcome, pr.Purged)
+	}
+	run := pr.Purged.DeletedRun
+
+	// bravo8.png's line is made to name alpha7.png's copy.
+	in, ok := store.AsInternal(v.st)
+	if !ok {
+		t.Fatal("no internal folder")
+	}
+	var batches []string
+	must(t, in.ListInternal(ctx, trash.DeletedDir+"/"+run+"/", func(e store.Entry) error {
+		if strings.HasSuffix(e.Key, ".jsonl") {
+			batches = append(batches, e.Key)
+		}
+		return nil
+	}))
+	edited := false
+	for _, name := range batches {
+		rc, err := in.OpenInternal(ctx, name)
+		must(t, err)
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		must(t, err)
+		var out bytes.Buffer
+		var lines []trash.Deleted
+		for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			var d trash.Deleted
+			must(t, json.Unmarshal(line, &d))
+			lines = append(lines, d)
+		}
+		for _, d := range lines {
+			if d.Key == "bravo8.png" {
+				// The whole of alpha7.png's line under bravo8.png's key:
+				// its copy's ETag, size and time all match that copy.
+				for _, o := range lines {
+					if o.Key == "alpha7.png" {
+						d, edited = o, true
+						d.Key = "bravo8.png"
+					}
+				}
+			}
+			l, err := json.Marshal(d)
+			must(t, err)
+			out.Write(append(l, '\n'))
+		}
+		must(t, in.PutInternal(ctx, name, &out, store.PutOptions{}))
+	}
+	if !edited {
+		t.Fatalf("no line of bravo8.png in the record's batches %v", batches)
+	}
+
+	rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", run)
+	must(t, err)
+	d := rr.Deleted
+	if d == nil || d.Restored != 2 || rr.Outcome != outcome.Incomplete {
+		t.Fatalf("restore: %v %+v", rr.Outcome, d)
+	}
+	if len(d.Kept) != 1 || d.Kept[0].Key != "twice.png" {
+		t.Errorf("kept %v, want the older copy of twice.png", d.Kept)
+	}
+	if len(d.NotRecoverable) != 1 || d.NotRecoverable[0].Key != "bravo8.png" {
+		t.Errorf("not recoverable %v, want bravo8.png, whose line names another key's copy", d.NotRecoverable)
+	}
+	for _, k := range []string{"twice.png", "alpha7.png"} {
+		if !v.has(t, k) {
+			t.Errorf("%s is not back at its key", k)
+		}
+	}
+	if _, err := v.st.Stat(ctx, "bravo8.png"); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("bravo8.png was written from another key's copy (stat: %v)", err)
 	}
 }

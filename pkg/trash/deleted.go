@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -402,6 +403,16 @@ type DeletedRestore struct {
 	NotAttempted   int64  `json:"not_attempted"`
 }
 
+// trashedRun is the trash run whose copy of d's key d.Trashed names, or ""
+// when it names no such copy (another key's, or no run's).
+func trashedRun(d Deleted) string {
+	run, key, ok := strings.Cut(strings.TrimPrefix(d.Trashed, Dir+"/"), "/")
+	if !ok || key != d.Key || !strings.HasPrefix(d.Trashed, Dir+"/") {
+		return ""
+	}
+	return run
+}
+
 // RestoreDeleted brings the blobs of a deleted run of the locked store back
 // from the versions its service keeps (store.VersionRestorer), a blob at a
 // time. A key that holds a blob again is kept, never overwritten; a blob
@@ -437,8 +448,17 @@ func RestoreDeleted(ctx context.Context, l *storelock.Lock, run string) (*Delete
 	}
 	// A key deleted twice in one run is restored once. A purge's line is
 	// told apart by its trashed copy too: two runs' copies of one key are
-	// two blobs, and the second finds the key taken (kept), as a restore
-	// of the second trash run would.
+	// two blobs. A purge records its runs oldest first, a batch holding
+	// one run's blobs: its batches are restored newest first, so that a key
+	// gets back what it held last, and an older copy finds it taken (kept).
+	if len(h.Trash) > 0 {
+		batches = slices.Clone(batches)
+		slices.Reverse(batches)
+	}
+	copies := map[string]bool{} // the trashed copies the purge's header names
+	for _, r := range h.Trash {
+		copies[r] = true
+	}
 	done := map[[2]string]bool{}
 	for bi, name := range batches {
 		lines, err := readBatch(ctx, in, run, name)
@@ -463,6 +483,14 @@ func RestoreDeleted(ctx context.Context, l *storelock.Lock, run string) (*Delete
 				}
 				return res, ctx.Err()
 			}
+			if d.Trashed != "" && !copies[trashedRun(d)] {
+				// The line must name the copy of its own key in a run the
+				// purge deleted: anything else would put another file's
+				// bytes under the key.
+				res.NotRecoverable = append(res.NotRecoverable, Skip{d.Key, fmt.Sprintf("the record names %s, no copy of this key in the trash runs the purge deleted", d.Trashed)})
+				left = append(left, d)
+				continue
+			}
 			_, err := vr.RestoreVersion(ctx, d.Key, store.Version{Size: d.Size, ModTime: d.ModTime, ETag: d.ETag, From: d.Trashed})
 			var unsupported *store.VersionRestoreUnsupportedError
 			switch {
@@ -475,6 +503,9 @@ func RestoreDeleted(ctx context.Context, l *storelock.Lock, run string) (*Delete
 			case errors.Is(err, store.ErrExist):
 				done[id] = true
 				res.Kept = append(res.Kept, Skip{d.Key, "a blob with this key exists again; not overwritten"})
+				left = append(left, d)
+			case errors.Is(err, store.ErrInvalidKey):
+				res.NotRecoverable = append(res.NotRecoverable, Skip{d.Key, fmt.Sprintf("not a key of the store: %v", err)})
 				left = append(left, d)
 			case errors.Is(err, store.ErrNoVersion):
 				res.NotRecoverable = append(res.NotRecoverable, Skip{d.Key, "the service no longer keeps its version (expired or removed)"})
