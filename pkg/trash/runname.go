@@ -46,19 +46,26 @@ func unusedRun(ctx context.Context, in store.Internal, now time.Time, suffix str
 // fails returns its error with the name reached.
 func freeRun(ctx context.Context, in store.Internal, now time.Time, suffix string) (string, error) {
 	run := RunID(now) + suffix
-	for tries := 0; in != nil && tries < 3600; tries++ {
+	if in == nil {
+		return run, nil
+	}
+	for range maxNameTries {
 		taken, err := runTaken(ctx, in, run)
 		if err != nil {
 			return run, err
 		}
 		if !taken {
-			break
+			return run, nil
 		}
 		now = now.Add(time.Second)
 		run = RunID(now) + suffix
 	}
-	return run, nil
+	return run, fmt.Errorf("trash: runs hold every name from %s on for an hour of seconds", RunID(now.Add(-maxNameTries*time.Second))+suffix)
 }
+
+// maxNameTries bounds freeRun's search: an hour of names taken in a row is
+// no clock, but a store that something else fills with run folders.
+const maxNameTries = 3600
 
 var errFound = errors.New("found")
 

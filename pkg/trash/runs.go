@@ -453,9 +453,14 @@ func purgeRecorded(ctx context.Context, in store.Internal, run string, blobs []s
 				break
 			}
 			sent[i] = true
-			n++
-			size += e.Size
-			if err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) }); err != nil && !errors.Is(err, store.ErrNotExist) {
+			err := store.RetryThrottled(ctx, func() error { return in.DeleteInternal(ctx, e.Key) })
+			if err == nil || interrupted(ctx, err) {
+				// Counted as the record keeps it: a delete cut short by
+				// the interrupt may have been done by the service.
+				n++
+				size += e.Size
+			}
+			if err != nil && !errors.Is(err, store.ErrNotExist) {
 				stop = fmt.Errorf("trash: purge %s: %w", e.Key, err)
 				break
 			}
