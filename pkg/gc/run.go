@@ -294,7 +294,7 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 		}
 		eo.Keep = func(key string) bool { return named[key] }
 	}
-	if _, bucket := st.(store.Bucket); opts.NoTrash && bucket && !local {
+	if _, bucket := store.AsBatchRemover(st); opts.NoTrash && bucket && !local {
 		// A bucket's deletes for good, recorded as the marks' deletes are
 		// where the service keeps what is deleted.
 		if eo.Log, err = startDeletedLog(ctx, lock, sr.recovery, opts.Split, nil, runClock()); err != nil {
