@@ -43,8 +43,9 @@ type Options struct {
 	// OnReference, when set, is called for every reference found, from a single
 	// goroutine, in no particular order across documents.
 	OnReference func(Found)
-	// UnitPlaces gives OnReference each reference's place down to its
-	// document or row only (no Pointer, Offset -1): all an attribution to
+	// UnitPlaces gives each reference's place down to its document or row
+	// only (no Pointer, Offset -1), to OnReference and in the report's
+	// lists of dangling and outside references alike: all an attribution to
 	// session units needs. Rendering the JSON pointer of every reference
 	// handed over costs more than finding it.
 	UnitPlaces bool
@@ -590,8 +591,6 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 	}
 }
 
-// keep is f with strings of its own, for the collector: the reference a
-// worker is told about is only valid during the call.
 // place is where the reference at is, as the collector gets it.
 func (w *worker) place(at *ref.At) ref.Place {
 	if w.unitPlaces {
@@ -600,6 +599,8 @@ func (w *worker) place(at *ref.At) ref.Place {
 	return at.Place()
 }
 
+// keep is f with strings of its own, for the collector: the reference a
+// worker is told about is only valid during the call.
 func (f Found) keep() Found {
 	f.Ref = f.Ref.Clone()
 	f.Key = strings.Clone(f.Key)
