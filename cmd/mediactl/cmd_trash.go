@@ -62,6 +62,9 @@ type restoreDocument struct {
 	// NotRecoverable, for a deleted run, are the blobs whose version the
 	// service no longer keeps.
 	NotRecoverable []trash.Skip `json:"not_recoverable,omitempty"`
+	// PurgedIn names the deleted run that holds the part of the trash run
+	// an interrupted gc purge deleted.
+	PurgedIn string `json:"purged_in,omitempty"`
 }
 
 func runGCRestore(c *cli.Context) error {
@@ -89,7 +92,7 @@ func runGCRestore(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	doc := restoreDocument{RestoreResult: rr.Result, Unmarked: rr.Unmarked}
+	doc := restoreDocument{RestoreResult: rr.Result, Unmarked: rr.Unmarked, PurgedIn: rr.PurgedIn}
 	if rr.Deleted != nil {
 		doc.NotRecoverable = rr.Deleted.NotRecoverable
 	}
@@ -122,6 +125,9 @@ func runGCRestore(c *cli.Context) error {
 	}
 	if !g.quiet || o != outcome.OK {
 		fmt.Fprintf(g.stdout, "restored %s blobs (%s) from run %s\n", humanize.Comma(res.Restored), humanize.IBytes(uint64(res.Bytes)), run)
+	}
+	if doc.PurgedIn != "" {
+		fmt.Fprintf(g.stdout, "the rest of run %s was deleted by gc purge and is recorded as deleted run %s: bring it back with: %s\n", run, doc.PurgedIn, printable(restoreLine(st.Location(), "", doc.PurgedIn)))
 	}
 	if o == outcome.Interrupted {
 		g.interrupted(res.Restored, "blobs restored")

@@ -269,6 +269,9 @@ type gcRestoreV1 struct {
 	// deleted run's blobs whose version the service no longer keeps.
 	Unmarked       int64    `json:"unmarked"`
 	NotRecoverable []skipV1 `json:"not_recoverable"`
+	// PurgedIn: the deleted run holding what an interrupted gc purge
+	// deleted of the trash run.
+	PurgedIn string `json:"purged_in"`
 }
 
 type gcPurgeV1 struct {

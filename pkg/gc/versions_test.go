@@ -715,13 +715,17 @@ func TestPurgedTrashRestoresFromVersions(t *testing.T) {
 // and gc restore of the trash run the rest: nothing is lost.
 func TestPurgeRecordSurvivesInterrupt(t *testing.T) {
 	for _, at := range []int{1, 3} {
-		t.Run(fmt.Sprintf("delete-%d", at), func(t *testing.T) { purgeInterruptedAt(t, at) })
+		t.Run(fmt.Sprintf("delete-%d", at), func(t *testing.T) { purgeInterruptedAt(t, at, false) })
 	}
+	// The trash run restored first: what is left of it comes back, and
+	// the restore names the deleted run that holds the rest (incomplete).
+	t.Run("trash-run-first", func(t *testing.T) { purgeInterruptedAt(t, 3, true) })
 }
 
 // purgeInterruptedAt is TestPurgeRecordSurvivesInterrupt with the purge's
-// context ending while its delete number at is in flight.
-func purgeInterruptedAt(t *testing.T, at int) {
+// context ending while its delete number at is in flight; trashFirst
+// restores the trash run before the deleted run.
+func purgeInterruptedAt(t *testing.T, at int, trashFirst bool) {
 	ctx := context.Background()
 	var orphans []string
 	for i := range 6 {
@@ -818,6 +822,13 @@ func purgeInterruptedAt(t *testing.T, at int) {
 		}
 	}
 
+	if trashFirst {
+		rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", trashRun)
+		must(t, err)
+		if rr.Outcome != outcome.Incomplete || rr.Result == nil || rr.Result.Restored != int64(len(kept)) || rr.PurgedIn != run {
+			t.Fatalf("restore of %s first: %v %+v, purged in %q; want the %d blobs left in it, incomplete, naming %s", trashRun, rr.Outcome, rr.Result, rr.PurgedIn, len(kept), run)
+		}
+	}
 	rr, err := trash.RunRestore(ctx, v.st, "mediactl gc restore", run)
 	must(t, err)
 	if rr.Outcome != outcome.OK || rr.Deleted == nil || rr.Deleted.Restored != int64(len(gone)) {
@@ -830,6 +841,14 @@ func purgeInterruptedAt(t *testing.T, at int) {
 	}
 	if runs, _ := trash.Deleteds(ctx, v.st); len(runs) != 0 {
 		t.Errorf("the record stays after a whole restore: %+v", runs)
+	}
+	if trashFirst {
+		for _, k := range append([]string{"kept.png"}, orphans...) {
+			if !v.has(t, k) {
+				t.Errorf("%s is not in the store after both restores", k)
+			}
+		}
+		return
 	}
 	if runs, _ := trash.Runs(ctx, v.st); len(runs) != 1 || runs[0].Blobs != int64(len(kept)) {
 		t.Errorf("the trash run after the deleted run's restore: %+v, want its %d blobs as they were", runs, len(kept))

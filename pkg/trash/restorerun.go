@@ -21,7 +21,11 @@ type RestoreRun struct {
 	// Deleted is a deleted run's restore (a bucket's deletes for good,
 	// brought back from the versions its service keeps); nil for the others.
 	Deleted *DeletedRestore
-	Outcome outcome.Outcome
+	// PurgedIn, for a trash run of which a gc purge (interrupted) deleted a
+	// part, names the deleted run that records that part: gc restore of it
+	// brings those blobs back. The trash run's restore is then incomplete.
+	PurgedIn string
+	Outcome  outcome.Outcome
 	// Locked is the lock another run holds: nothing was done.
 	Locked *storelock.LockedError
 }
@@ -68,6 +72,9 @@ func RunRestore(ctx context.Context, st store.Store, command, run string) (*Rest
 			return err
 		case len(rr.Result.Kept) > 0:
 			rr.Outcome = outcome.Incomplete
+		}
+		if rr.PurgedIn = deletedIn(ctx, l.Store(), run); rr.PurgedIn != "" {
+			rr.Outcome = outcome.Incomplete // a part of the run is elsewhere
 		}
 		return nil
 	})
