@@ -243,7 +243,7 @@ func TestTrashRestorePurge(t *testing.T) {
 	if fresh.Trashed != 0 {
 		t.Fatalf("second run trashed %d", fresh.Trashed)
 	}
-	pr, err := trash.Purge(context.Background(), locktest.Of(t, f.st), time.Now().Add(-7*24*time.Hour))
+	pr, err := trash.Purge(context.Background(), locktest.Of(t, f.st), time.Now().Add(-7*24*time.Hour), store.Recovery{})
 	must(t, err)
 	if len(pr.Runs) != 1 || pr.Runs[0] != res.Run || pr.Blobs != 2 {
 		t.Fatalf("purge %+v", pr)
@@ -532,7 +532,7 @@ func TestTrashDir(t *testing.T) {
 	}
 	res, err = f.plan(t, gc.Options{}).Execute(context.Background(), locktest.Of(t, st), gc.ExecOptions{Now: time.Now().Add(-30 * 24 * time.Hour)})
 	must(t, err)
-	pr, err := trash.Purge(context.Background(), locktest.Of(t, st), time.Now().Add(-7*24*time.Hour))
+	pr, err := trash.Purge(context.Background(), locktest.Of(t, st), time.Now().Add(-7*24*time.Hour), store.Recovery{})
 	must(t, err)
 	if len(pr.Runs) != 1 || pr.Blobs != 1 {
 		t.Fatalf("purge %+v", pr)

@@ -137,12 +137,10 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 			}
 			res, err := trash.Move(ctx, lock, goes, trash.Options{NoTrash: true, Jobs: opts.Jobs, StoreBlobs: plan.Blobs, Split: opts.Split, Log: log})
 			mr.Deleted = res
-			if log != nil {
-				if log.Recorded() > 0 {
-					mr.DeletedRun = log.Run()
-				} else if ferr := log.Finish(context.WithoutCancel(ctx)); ferr != nil {
-					fail(fmt.Errorf("gc: drop the empty record of deleted run %s: %w", log.Run(), ferr))
-				}
+			run, ferr := log.Finish(ctx)
+			mr.DeletedRun = run
+			if ferr != nil {
+				fail(fmt.Errorf("gc: %w", ferr))
 			}
 			switch {
 			case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):

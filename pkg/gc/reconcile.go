@@ -355,7 +355,7 @@ type PurgeOptions struct {
 
 	// recovery is what the bucket's service keeps of what the purge
 	// deletes, as RunPurge asked it: where it keeps it, the purged blobs
-	// are recorded as a deleted run (trash.PurgeRecorded).
+	// are recorded as a deleted run (trash.Purge).
 	recovery store.Recovery
 }
 
@@ -389,7 +389,7 @@ func purge(ctx context.Context, l *storelock.Lock, opts PurgeOptions) (*PurgeRep
 			return rep, fmt.Errorf("%w: %s", ErrTrashCheckIncomplete, strings.Join(c.Problems, "; "))
 		}
 	}
-	res, err := trash.PurgeRecorded(ctx, l, opts.Cutoff, opts.recovery)
+	res, err := trash.Purge(ctx, l, opts.Cutoff, opts.recovery)
 	if res != nil {
 		rep.Purged = res
 	}

@@ -322,13 +322,11 @@ func runStore(ctx context.Context, st store.Store, opts RunOptions) (_ *StoreRep
 	case len(res.Failed) > 0:
 		sr.Outcome.Worsen(outcome.Incomplete)
 	}
-	if log := eo.Log; log != nil {
-		if log.Recorded() > 0 {
-			sr.DeletedRun = log.Run()
-		} else if ferr := log.Finish(context.WithoutCancel(ctx)); ferr != nil {
-			sr.Outcome.Worsen(outcome.Incomplete)
-			sr.Err = errors.Join(sr.Err, fmt.Errorf("gc: drop the empty record of deleted run %s: %w", log.Run(), ferr))
-		}
+	run, ferr := eo.Log.Finish(ctx)
+	sr.DeletedRun = run
+	if ferr != nil {
+		sr.Outcome.Worsen(outcome.Incomplete)
+		sr.Err = errors.Join(sr.Err, fmt.Errorf("gc: %w", ferr))
 	}
 	phase("moved")
 	if checkTrash && res != nil && res.Run != "" && res.Trashed > 0 && ctx.Err() == nil {

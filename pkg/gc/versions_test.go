@@ -225,7 +225,7 @@ func TestRestoreDeletedFromVersions(t *testing.T) {
 		t.Fatalf("after the restore the record lists %+v, want the 2 not restored", runs)
 	}
 	// gc purge drops the record and deletes nothing else.
-	pr, err := trash.Purge(ctx, locktest.Of(t, v.st), time.Now().Add(time.Hour))
+	pr, err := trash.Purge(ctx, locktest.Of(t, v.st), time.Now().Add(time.Hour), store.Recovery{})
 	if err != nil || len(pr.Runs) != 1 || pr.Runs[0] != m.DeletedRun || pr.Blobs != 0 {
 		t.Fatalf("purge: %+v, %v; want the deleted run's record, no blob", pr, err)
 	}

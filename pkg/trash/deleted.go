@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
@@ -30,7 +29,7 @@ import (
 //
 // Three deletes for good make deleted runs: the delete of marked blobs, a
 // sweep without the trash (gc --delete --no-trash), and gc purge of copy
-// trash runs (PurgeRecorded). A purged blob's line names its trashed copy
+// trash runs (Purge). A purged blob's line names its trashed copy
 // (Deleted.Trashed), whose versions hold it, and its key, where a restore
 // brings it back.
 const DeletedDir = "deleted"
@@ -53,7 +52,7 @@ type DeletedHeader struct {
 	KeptUntil time.Time `json:"kept_until,omitzero"`
 	// Marks are the mark runs whose blobs it deleted.
 	Marks []string `json:"marks,omitempty"`
-	// Trash are the trash runs a purge deleted (PurgeRecorded): a restore
+	// Trash are the trash runs a purge deleted (Purge): a restore
 	// of one of them, gone, names this run instead.
 	Trash []string `json:"trash,omitempty"`
 }
@@ -137,12 +136,9 @@ func StartDeleted(ctx context.Context, l *storelock.Lock, opts DeletedOptions) (
 	if now.IsZero() {
 		now = time.Now()
 	}
-	suffix := shardSuffix(l.Shard())
-	if opts.Split != "" && l.Shard().Sharded() {
-		if !shard.ValidSplit(opts.Split) {
-			return nil, fmt.Errorf("trash: %q cannot name a split", opts.Split)
-		}
-		suffix += splitInfix + opts.Split
+	suffix, err := runSuffix(l, opts.Split)
+	if err != nil {
+		return nil, err
 	}
 	// A name no run of any kind holds: a mark run or a trash run started in
 	// the same second is another run (freeRun). The header's time is
@@ -244,11 +240,18 @@ func (d *DeletedLog) write(ctx context.Context, seq int, lines []Deleted) error 
 	return nil
 }
 
-// Finish drops the run's record when it lists no blob (nothing was deleted).
-func (d *DeletedLog) Finish(ctx context.Context) error {
-	if d.Recorded() > 0 {
-		return nil
+// Finish settles the record once the run's deletes are done: it returns
+// the run's name when the record lists a deleted blob, and drops the
+// record, returning "", when it lists none (nothing was deleted). It reads
+// no context's end: it runs after an interrupt too. A nil log has no run.
+func (d *DeletedLog) Finish(ctx context.Context) (string, error) {
+	if d == nil {
+		return "", nil
 	}
+	if d.Recorded() > 0 {
+		return d.run, nil
+	}
+	ctx = context.WithoutCancel(ctx)
 	var left bool
 	err := d.in.ListInternal(ctx, DeletedDir+"/"+d.run+"/", func(e store.Entry) error {
 		if !strings.HasSuffix(e.Key, "/"+deletedHeader) {
@@ -256,10 +259,13 @@ func (d *DeletedLog) Finish(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err != nil || left {
-		return err
+	if err == nil && !left {
+		err = d.in.DeleteInternal(ctx, DeletedDir+"/"+d.run+"/"+deletedHeader)
 	}
-	return d.in.DeleteInternal(ctx, DeletedDir+"/"+d.run+"/"+deletedHeader)
+	if err != nil {
+		return "", fmt.Errorf("trash: drop the empty record of deleted run %s: %w", d.run, err)
+	}
+	return "", nil
 }
 
 // Deleteds lists the deleted runs of the store, oldest first. Reading needs
@@ -295,6 +301,20 @@ func Deleteds(ctx context.Context, st store.Store) ([]DeletedRun, error) {
 	return out, nil
 }
 
+// deletedBatches are the batch files of deleted run run of st, in order; a
+// run with no record is a *NoRunError.
+func deletedBatches(ctx context.Context, st store.Store, in store.Internal, run string) ([]string, error) {
+	files, err := deletedFiles(ctx, in, run)
+	if err != nil {
+		return nil, fmt.Errorf("trash: list deleted run %s: %w", run, err)
+	}
+	batches, ok := files[run]
+	if !ok {
+		return nil, &NoRunError{Store: st.Location(), Run: run}
+	}
+	return batches, nil
+}
+
 // DeletedBlobs returns the blobs a deleted run of the store lists, in the
 // order they were deleted, or a *NoRunError. Reading needs no lock.
 func DeletedBlobs(ctx context.Context, st store.Store, run string) ([]Deleted, error) {
@@ -305,13 +325,9 @@ func DeletedBlobs(ctx context.Context, st store.Store, run string) ([]Deleted, e
 	if _, ok := parseRun(run); !ok {
 		return nil, &NoRunError{Store: st.Location(), Run: run, Malformed: true}
 	}
-	files, err := deletedFiles(ctx, in, run)
+	batches, err := deletedBatches(ctx, st, in, run)
 	if err != nil {
-		return nil, fmt.Errorf("trash: list deleted run %s: %w", run, err)
-	}
-	batches, ok := files[run]
-	if !ok {
-		return nil, &NoRunError{Store: st.Location(), Run: run}
+		return nil, err
 	}
 	_, lines, err := readDeleted(ctx, in, run, batches)
 	return lines, err
@@ -425,13 +441,9 @@ func RestoreDeleted(ctx context.Context, l *storelock.Lock, run string) (*Delete
 	if err != nil {
 		return nil, err
 	}
-	files, err := deletedFiles(ctx, in, run)
+	batches, err := deletedBatches(ctx, st, in, run)
 	if err != nil {
-		return nil, fmt.Errorf("trash: list deleted run %s: %w", run, err)
-	}
-	batches, ok := files[run]
-	if !ok {
-		return nil, &NoRunError{Store: st.Location(), Run: run}
+		return nil, err
 	}
 	res := &DeletedRestore{Run: run, Kept: []Skip{}, NotRecoverable: []Skip{}}
 	vr, ok := store.AsVersionRestorer(st)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
@@ -131,12 +130,9 @@ func MarkItems(ctx context.Context, l *storelock.Lock, items Items, now time.Tim
 	if now.IsZero() {
 		now = time.Now()
 	}
-	suffix := shardSuffix(l.Shard())
-	if split != "" && l.Shard().Sharded() {
-		if !shard.ValidSplit(split) {
-			return nil, fmt.Errorf("trash: %q cannot name a split", split)
-		}
-		suffix += splitInfix + split
+	suffix, err := runSuffix(l, split)
+	if err != nil {
+		return nil, err
 	}
 	// A name no run of any kind holds: the deleted run of the same pass,
 	// started in the same second, is another run (freeRun).

@@ -249,7 +249,7 @@ func TestRacePurge(t *testing.T) {
 	stop := storetest.SwapFolders(t, []string{filepath.Join(runDir, "s02"), filepath.Join(runDir, "s09"), filepath.Join(runDir, "s12")}, r.victim, raceAttack, raceMaxSwaps)
 	purges, failed := 0, 0
 	for deadline := time.Now().Add(raceAttack); time.Now().Before(deadline); {
-		pr, err := trash.Purge(ctx, locktest.Of(t, r.st), time.Now().Add(-7*24*time.Hour))
+		pr, err := trash.Purge(ctx, locktest.Of(t, r.st), time.Now().Add(-7*24*time.Hour), store.Recovery{})
 		if err != nil {
 			failed++
 			continue
@@ -261,7 +261,7 @@ func TestRacePurge(t *testing.T) {
 	}
 	swaps := stop()
 	// Whatever the swaps left, one more purge takes the rest.
-	if _, err := trash.Purge(ctx, locktest.Of(t, r.st), time.Now().Add(-7*24*time.Hour)); err != nil {
+	if _, err := trash.Purge(ctx, locktest.Of(t, r.st), time.Now().Add(-7*24*time.Hour), store.Recovery{}); err != nil {
 		t.Fatalf("final purge: %v", err)
 	}
 	t.Logf("%d swaps; %d purges, %d stopped", swaps, purges, failed)

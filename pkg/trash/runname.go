@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/storelock"
 )
 
 // RunID names a run's trash folder: its UTC start time, sortable, and the
@@ -92,6 +93,19 @@ func runTaken(ctx context.Context, in store.Internal, run string) (bool, error) 
 	default:
 		return false, err
 	}
+}
+
+// runSuffix ends the name of a run of the locked store: its shard's suffix,
+// and for a shard of a named split "-in-" and the split's name.
+func runSuffix(l *storelock.Lock, split string) (string, error) {
+	suffix := shardSuffix(l.Shard())
+	if split != "" && l.Shard().Sharded() {
+		if !shard.ValidSplit(split) {
+			return "", fmt.Errorf("trash: %q cannot name a split", split)
+		}
+		suffix += splitInfix + split
+	}
+	return suffix, nil
 }
 
 // shardSuffix ends the run name of a shard's run ("-shard-3-of-16"), so that

@@ -217,7 +217,7 @@ type PurgeResult struct {
 	Bytes int64 `json:"bytes"`
 	// DeletedRun names the record of the trashed blobs the purge deleted,
 	// kept where the bucket's service keeps deleted objects
-	// (PurgeRecorded): gc restore of it brings them back to their keys
+	// (Purge's rec): gc restore of it brings them back to their keys
 	// from the versions of their trashed copies. "" when none was kept.
 	DeletedRun string `json:"deleted_run,omitempty"`
 }
@@ -228,25 +228,17 @@ type PurgeResult struct {
 // Blobs nor Bytes, and what the service keeps of them is untouched. An
 // interrupted purge leaves the rest of its run in the trash (Blobs and
 // Bytes count what it deleted of it); running it again finishes it.
-func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time) (*PurgeResult, error) {
-	return purge(ctx, l, cutoff, store.Recovery{})
-}
-
-// PurgeRecorded is Purge on a bucket whose service keeps deleted objects
-// as rec says (store.Recovery.Keeps): before it deletes the first trashed
-// blob it starts a deleted run (StartDeleted, command "gc purge", naming
-// the trash runs it purges), and it records each batch of trashed blobs
-// there before their deletes are sent — the trashed copy, as the purge
-// listed it, and the key it was trashed from — so that RestoreDeleted
-// brings each back to its key from the versions of its copy. The result
-// names the run (DeletedRun), also when the purge stopped midway. Where the
-// service keeps nothing, on a local store and where no blob is due, it is
-// Purge.
-func PurgeRecorded(ctx context.Context, l *storelock.Lock, cutoff time.Time, rec store.Recovery) (*PurgeResult, error) {
-	return purge(ctx, l, cutoff, rec)
-}
-
-func purge(ctx context.Context, l *storelock.Lock, cutoff time.Time, rec store.Recovery) (_ *PurgeResult, err error) {
+//
+// rec is what the store's service keeps of a deleted object. On a bucket
+// that keeps it (store.Recovery.Keeps), before the first trashed blob is
+// deleted a deleted run starts (StartDeleted, command "gc purge", naming
+// the trash runs purged), and each batch of trashed blobs is recorded there
+// before its deletes are sent — the trashed copy, as the purge listed it,
+// and the key it was trashed from — so that RestoreDeleted brings each back
+// to its key from the versions of its copy. The result names the run
+// (DeletedRun), also when the purge stopped midway. The zero Recovery keeps
+// nothing: a local store's.
+func Purge(ctx context.Context, l *storelock.Lock, cutoff time.Time, rec store.Recovery) (_ *PurgeResult, err error) {
 	if err := l.Held(); err != nil {
 		return nil, err
 	}
@@ -280,11 +272,9 @@ func purge(ctx context.Context, l *storelock.Lock, cutoff time.Time, rec store.R
 			return res, err
 		}
 		defer func() {
-			if log.Recorded() > 0 {
-				res.DeletedRun = log.Run()
-			} else if ferr := log.Finish(context.WithoutCancel(ctx)); ferr != nil {
-				err = errors.Join(err, fmt.Errorf("trash: drop the empty record of deleted run %s: %w", log.Run(), ferr))
-			}
+			var ferr error
+			res.DeletedRun, ferr = log.Finish(ctx)
+			err = errors.Join(err, ferr)
 		}()
 	}
 	for _, r := range due {
@@ -346,7 +336,7 @@ func PurgeRun(ctx context.Context, l *storelock.Lock, run string) (*PurgeResult,
 }
 
 // purgeRun deletes every file of a run; with log (a bucket's, see
-// PurgeRecorded) each batch of its blobs is recorded before it is deleted.
+// Purge with a keeping Recovery) each batch of its blobs is recorded before it is deleted.
 // It returns how many of the run's blobs it deleted, and their size, also
 // when it stopped midway (with log, the blobs whose delete was sent: those
 // the record lists).

@@ -175,7 +175,7 @@ func TestOnlyRunNamesAreRuns(t *testing.T) {
 		t.Errorf("a folder that is no run was restored into the store: %v", err)
 	}
 
-	pr, err := trash.Purge(ctx, l, time.Now().Add(time.Hour))
+	pr, err := trash.Purge(ctx, l, time.Now().Add(time.Hour), store.Recovery{})
 	must(t, err)
 	if !slices.Equal(pr.Runs, want) || pr.Blobs != 5 {
 		t.Errorf("purged %+v, want the runs %q", pr, want)

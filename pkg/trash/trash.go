@@ -13,7 +13,7 @@
 // On a bucket, gc defers its deletes with marks ([MarkItems]); where the
 // bucket's service keeps deleted objects, its deletes for good — a later
 // run's delete of marked blobs, a sweep without the trash, a purge of copy
-// trash runs ([PurgeRecorded]) — are recorded as deleted runs
+// trash runs ([Purge] with a keeping store.Recovery) — are recorded as deleted runs
 // ([StartDeleted], each batch before its delete), which [RestoreDeleted]
 // brings back from the service's versions, a purged blob to its own key.
 //
@@ -34,7 +34,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 )
@@ -204,12 +203,9 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	}
 	res := &Result{Skipped: []Skip{}, Failed: []Skip{}}
 	m := &mover{st: st, in: in, opts: opts, res: res}
-	suffix := shardSuffix(l.Shard())
-	if opts.Split != "" && l.Shard().Sharded() {
-		if !shard.ValidSplit(opts.Split) {
-			return nil, fmt.Errorf("trash: %q cannot name a split", opts.Split)
-		}
-		suffix += splitInfix + opts.Split
+	suffix, err := runSuffix(l, opts.Split)
+	if err != nil {
+		return nil, err
 	}
 	if opts.NoTrash {
 		suffix = noTrashSuffix + suffix
@@ -246,7 +242,6 @@ func Move(ctx context.Context, l *storelock.Lock, items Items, opts Options) (*R
 	}
 	m.enc = json.NewEncoder(&m.manifest)
 	items = withoutReservedNames(items, res)
-	var err error
 	if bm, ok := store.AsBatchMover(st); ok {
 		// Without the trash too: a blob is moved (which checks the very file
 		// it renames) and only then deleted; a writer's file saved over it
