@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions"
 )
 
@@ -66,8 +67,10 @@ func (w *watched) Walk(ctx context.Context, fn func(sessions.Item) error) (sessi
 		case it.Err != nil:
 		case it.Open != nil:
 			w.a.seeDocument(&it)
-		case it.Place.Table != "":
-			w.a.seeValue(it)
+		default:
+			for _, v := range it.Values {
+				w.a.seeValue(it.ValuePlace(v), v.Text)
+			}
 		}
 		return fn(it)
 	})
@@ -173,19 +176,19 @@ func (p *prefixReader) Close() error {
 	return err
 }
 
-// seeValue notes the column values the rule reads.
-func (a *Attributor) seeValue(it sessions.Item) {
-	col := strings.ToLower(it.Place.Column)
+// seeValue notes the column values the rule reads: text, at p.
+func (a *Attributor) seeValue(p ref.Place, text []byte) {
+	col := strings.ToLower(p.Column)
 	var byVal string
 	switch {
-	case a.rule.Column != "" && a.matchesColumn(it.Place.Table, it.Place.Column):
-		byVal = strings.TrimSpace(string(it.Text))
-	case a.rule.Pointer != "" && looksJSON(it.Text):
-		byVal = lookup(bytes.NewReader(it.Text), a.rule.Pointer)
+	case a.rule.Column != "" && a.matchesColumn(p.Table, p.Column):
+		byVal = strings.TrimSpace(string(text))
+	case a.rule.Pointer != "" && looksJSON(text):
+		byVal = lookup(bytes.NewReader(text), a.rule.Pointer)
 	}
 	var when int64
 	if timeColumns[col] {
-		if t, ok := parseTime(string(it.Text)); ok {
+		if t, ok := parseTime(string(text)); ok {
 			when = t.UnixNano()
 		}
 	}
@@ -193,7 +196,7 @@ func (a *Attributor) seeValue(it sessions.Item) {
 	if !interesting {
 		return
 	}
-	u := UnitOf(it.Place)
+	u := UnitOf(p)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	r := a.rows[u]
@@ -205,7 +208,7 @@ func (a *Attributor) seeValue(it sessions.Item) {
 		r.by = byVal
 	}
 	r.latest = max(r.latest, when)
-	v := strings.TrimSpace(string(it.Text))
+	v := strings.TrimSpace(string(text))
 	switch col {
 	case "user_id":
 		r.user = v

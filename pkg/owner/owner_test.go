@@ -87,8 +87,17 @@ func (s *source) Walk(ctx context.Context, fn func(sessions.Item) error) (sessio
 	return sessions.Counts{}, nil
 }
 
+// sqlRow is a row of one value; sqlRows one of several (column, value, …).
 func sqlRow(table, key, col, val string) sessions.Item {
-	return sessions.Item{Place: ref.Place{Source: "src", Table: table, Key: key, Column: col, Offset: -1}, Text: []byte(val)}
+	return sqlRows(table, key, col, val)
+}
+
+func sqlRows(table, key string, colVals ...string) sessions.Item {
+	it := sessions.Item{Place: ref.Place{Source: "src", Table: table, Key: key, Offset: -1}, Size: -1}
+	for i := 0; i+1 < len(colVals); i += 2 {
+		it.Values = append(it.Values, sessions.Value{Column: colVals[i], Text: []byte(colVals[i+1])})
+	}
+	return it
 }
 
 func document(name, body string) sessions.Item {
@@ -119,11 +128,9 @@ func walk(t *testing.T, a *Attributor, items ...sessions.Item) {
 func TestCoffer(t *testing.T) {
 	a := NewAttributor(Rule{Layout: "coffer"})
 	walk(t, a,
-		sqlRow("chat_messages", "id=m1", "content", `[{"type":"attachment","path":"/h/.coffer/channel-media/x.png"}]`),
-		sqlRow("chat_messages", "id=m1", "conversation_id", "c1"),
-		sqlRow("chat_messages", "id=m1", "created_at", "2026-11-30 03:10:19.151316"),
-		sqlRow("conversations", "id=c1", "agent_key", "claude_code"),
-		sqlRow("conversations", "id=c1", "updated_at", "2026-12-01 10:00:00"),
+		sqlRows("chat_messages", "id=m1", "content", `[{"type":"attachment","path":"/h/.coffer/channel-media/x.png"}]`,
+			"conversation_id", "c1", "created_at", "2026-11-30 03:10:19.151316"),
+		sqlRows("conversations", "id=c1", "agent_key", "claude_code", "updated_at", "2026-12-01 10:00:00"),
 		sqlRow("other", "id=9", "body", "x"),
 	)
 	if o := a.Owner(Unit{Source: "src", Table: "chat_messages", Key: "id=m1"}, ""); o != (Owner{ID: "c1", Agent: "claude_code"}) {

@@ -16,6 +16,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -237,10 +238,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.Sources = append(rep.Sources, SourceReport{Source: s.String(), Complete: true})
 	}
 
-	items := make(chan []item, 4*opts.Jobs)
-	// Units of values go back to the producers once read: a unit is 256
-	// items, too large to allocate anew for every 256 values.
-	spare := make(chan []item, 8*opts.Jobs+len(opts.Sources))
+	units := make(chan *unit, 4*opts.Jobs)
+	// Units of rows go back to the producers once read: a unit is 256
+	// rows and their values, too large to allocate anew for every 256 rows.
+	spare := make(chan *unit, 8*opts.Jobs+len(opts.Sources))
 	batches := make(chan batch, 4*opts.Jobs)
 
 	// Producers: every source walks in its own goroutine.
@@ -252,9 +253,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		go func() {
 			defer producers.Done()
 			u := unitBuilder{spare: spare}
-			send := func(us []item) error {
+			send := func(us *unit) error {
 				select {
-				case items <- us:
+				case units <- us:
 					return nil
 				case <-ctx.Done():
 					return ctx.Err()
@@ -269,7 +270,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			}
 		}()
 	}
-	go func() { producers.Wait(); close(items) }()
+	go func() { producers.Wait(); close(units) }()
 
 	// Workers parse documents and values, and record what they find in the
 	// shared blob set.
@@ -282,12 +283,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			w := &worker{ctx: ctx, stores: opts.Stores, set: set, progress: opts.Progress, text: opts.Text,
 				countOnly: opts.CountOnly && opts.OnReference == nil, unrecorded: opts.CountOnly, sendAll: opts.OnReference != nil,
 				unitPlaces: opts.UnitPlaces, exts: map[string]uint16{}, out: batches, shard: opts.Shard}
-			for us := range items {
-				w.handle(us)
-				if cap(us) == unitItems {
-					clear(us) // nothing read stays reachable
+			for us := range units {
+				w.handle(us.items)
+				if cap(us.items) == unitItems {
+					clear(us.items) // nothing read stays reachable
+					clear(us.vals)
+					us.items, us.vals = us.items[:0], us.vals[:0]
 					select {
-					case spare <- us[:0]:
+					case spare <- us:
 					default:
 					}
 				}
@@ -341,48 +344,72 @@ type worker struct {
 	flat   flatBatch // the item's names still to record, without stores
 }
 
-// unitBuilder gathers a source's column values into units for the workers:
-// a database yields one Item per value, most of them a few bytes long, and
-// handing each over on its own (a channel send, a batch back to the
-// collector) cost more than reading it. A document or a problem travels
-// alone, so that documents are still parsed in parallel.
+// unitBuilder gathers a source's database rows into units for the workers:
+// most rows are a few short values, and handing each over on its own (a
+// channel send, a batch back to the collector) cost more than reading it.
+// A document or a problem travels alone, so that documents are still parsed
+// in parallel.
 type unitBuilder struct {
-	pending []item
+	pending *unit
 	bytes   int
-	spare   chan []item // units the workers have read, to be filled again
+	spare   chan *unit // units the workers have read, to be filled again
 }
 
-// unitItems and unitBytes bound a unit of values.
+// unit is what a worker is handed: items of one source, and the values of
+// their rows, which the items' Values are views of (a source's Values are
+// only valid during its call).
+type unit struct {
+	items []item
+	vals  []sessions.Value
+}
+
+// unitItems, unitValues and unitBytes bound a unit of rows.
 const (
-	unitItems = 256
-	unitBytes = 64 << 10
+	unitItems  = 256
+	unitValues = 4096
+	unitBytes  = 64 << 10
 )
 
-func (u *unitBuilder) add(it item, send func([]item) error) error {
+func (u *unitBuilder) add(it item, send func(*unit) error) error {
 	if it.Open != nil || it.Err != nil {
 		if err := u.flush(send); err != nil {
 			return err
 		}
-		return send([]item{it})
+		return send(&unit{items: []item{it}})
+	}
+	if u.pending != nil && len(u.pending.vals)+len(it.Values) > cap(u.pending.vals) {
+		if err := u.flush(send); err != nil {
+			return err
+		}
 	}
 	if u.pending == nil {
 		select {
 		case u.pending = <-u.spare:
 		default:
-			u.pending = make([]item, 0, unitItems)
+			u.pending = &unit{items: make([]item, 0, unitItems), vals: make([]sessions.Value, 0, unitValues)}
 		}
 	}
-	u.pending = append(u.pending, it)
-	u.bytes += len(it.Text)
-	if len(u.pending) >= unitItems || u.bytes >= unitBytes {
+	p := u.pending
+	if len(it.Values) > cap(p.vals) {
+		it.Values = slices.Clone(it.Values) // a row wider than a unit
+	} else {
+		k := len(p.vals)
+		p.vals = append(p.vals, it.Values...)
+		it.Values = p.vals[k:len(p.vals):len(p.vals)]
+	}
+	p.items = append(p.items, it)
+	for _, v := range it.Values {
+		u.bytes += len(v.Text)
+	}
+	if len(p.items) >= unitItems || u.bytes >= unitBytes {
 		return u.flush(send)
 	}
 	return nil
 }
 
-// flush sends what is pending; the worker owns the slice.
-func (u *unitBuilder) flush(send func([]item) error) error {
-	if len(u.pending) == 0 {
+// flush sends what is pending; the worker owns the unit.
+func (u *unitBuilder) flush(send func(*unit) error) error {
+	if u.pending == nil || len(u.pending.items) == 0 {
 		return nil
 	}
 	us := u.pending
@@ -438,10 +465,15 @@ func (w *worker) item(it item) {
 			}
 		}
 	default:
-		w.ex.Value(it.Text, it.Place)
-		b.bytes += int64(len(it.Text))
+		n := 0
+		for _, v := range it.Values {
+			it.Place.Column = v.Column // it is the worker's copy
+			w.ex.Value(v.Text, it.Place)
+			n += len(v.Text)
+		}
+		b.bytes += int64(n)
 		if w.progress != nil {
-			w.progress.Add(int64(len(it.Text)))
+			w.progress.Add(int64(n))
 		}
 	}
 }

@@ -16,8 +16,9 @@ import (
 	"github.com/mediactl/mediactl/pkg/sessions"
 )
 
-// valuesSource yields values as a database does, one Item per value, with a
-// document and a problem among them, then fails when fail is set.
+// valuesSource yields rows as a database does, one Item per row of two
+// values (a reference, and a note), with a document and a problem among
+// them, then fails when fail is set.
 type valuesSource struct {
 	values int
 	fail   bool
@@ -28,10 +29,14 @@ func (s valuesSource) Close() error   { return nil }
 
 func (s valuesSource) Walk(ctx context.Context, fn func(sessions.Item) error) (sessions.Counts, error) {
 	var c sessions.Counts
+	var row []sessions.Value
 	for i := range s.values {
 		d := sha256.Sum256(fmt.Appendf(nil, "blob %d", i))
-		p := ref.Place{Source: "values", Table: "t", Key: fmt.Sprintf("id=%d", i), Column: "c", Offset: -1}
-		if err := fn(sessions.Item{Place: p, Size: -1, Text: []byte(`{"path": "/x/` + hex.EncodeToString(d[:]) + `.png"}`)}); err != nil {
+		p := ref.Place{Source: "values", Table: "t", Key: fmt.Sprintf("id=%d", i), Offset: -1}
+		// One slice for every row, as the sources have it: Values are only
+		// valid during the call.
+		row = append(row[:0], sessions.Value{Column: "c", Text: []byte(`{"path": "/x/` + hex.EncodeToString(d[:]) + `.png"}`)}, sessions.Value{Column: "note", Text: []byte(`{"seen": true}`)})
+		if err := fn(sessions.Item{Place: p, Size: -1, Values: row}); err != nil {
 			return c, err
 		}
 		c.Rows++
@@ -54,8 +59,9 @@ func (s valuesSource) Walk(ctx context.Context, fn func(sessions.Item) error) (s
 	return c, nil
 }
 
-// Values travel to the workers in units: every value is read, a problem or
-// a document among them too, and values read before a source fails count.
+// Rows travel to the workers in units: every value of every row is read, a
+// problem or a document among them too, and rows read before a source fails
+// count.
 func TestValuesInUnitsAreAllRead(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		for _, values := range []int{1, 255, 256, 257, 1000} {
@@ -89,8 +95,8 @@ func TestValuesInUnitsAreAllRead(t *testing.T) {
 				t.Errorf("%d values, failing %v: %d references, %d problems, complete %v; want %d, %d", values, fail,
 					rep.References, rep.Sources[0].Problems, rep.Complete, refs, problems)
 			}
-			if texts != values {
-				t.Errorf("%d values, failing %v: Text saw %d values whole", values, fail, texts)
+			if texts != 2*values {
+				t.Errorf("%d rows of 2 values, failing %v: Text saw %d values whole", values, fail, texts)
 			}
 			if rep.DistinctBlobs != refs {
 				t.Errorf("%d values: %d distinct blobs, want %d", values, rep.DistinctBlobs, refs)

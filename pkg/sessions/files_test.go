@@ -22,17 +22,36 @@ import (
 // walked is what a test saw of one item.
 type walked struct {
 	Item
+	Text    []byte // a row's value: a walked each, at its column (eachValue)
 	content string // a document's content, read through Open after Walk returned
+}
+
+// eachValue calls fn with every value of a row as an Item and text of its
+// own, the Item's place its column's, and with every other item as it is.
+func eachValue(fn func(it Item, text []byte) error) func(Item) error {
+	return func(it Item) error {
+		if it.Values == nil {
+			return fn(it, nil)
+		}
+		for _, v := range it.Values {
+			one := it
+			one.Place, one.Values = it.ValuePlace(v), nil
+			if err := fn(one, v.Text); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // walkAll walks src and then opens every document.
 func walkAll(t *testing.T, src Source) ([]walked, Counts) {
 	t.Helper()
 	var got []walked
-	c, err := src.Walk(context.Background(), func(it Item) error {
-		got = append(got, walked{Item: it})
+	c, err := src.Walk(context.Background(), eachValue(func(it Item, text []byte) error {
+		got = append(got, walked{Item: it, Text: text})
 		return nil
-	})
+	}))
 	if err != nil {
 		t.Fatalf("Walk(%s): %v", src, err)
 	}

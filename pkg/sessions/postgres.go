@@ -659,28 +659,26 @@ func (s *pgSource) readTable(ctx context.Context, tx pgx.Tx, t *pgTable, fn func
 	nk := len(keyNames)
 	label := t.label()
 	var arena valueArena
+	var row rowValues
 	for rows.Next() {
 		c.Rows++
 		raw := rows.RawValues()
-		key := ""
 		for i := nk; i < len(raw); i++ {
 			if raw[i] == nil {
 				continue
-			}
-			if key == "" {
-				key = renderRawKey(keyNames, raw[:nk])
 			}
 			text := arena.copy
 			if t.colRead[i-nk] == pgReadNumber {
 				text = arena.number
 			}
-			if err := fn(Item{
-				Place: ref.Place{Source: s.spec, Table: label, Key: key, Column: t.cols[i-nk], Offset: -1},
-				Size:  -1,
-				Text:  text(raw[i]),
-			}); err != nil {
-				return err, nil
-			}
+			row.add(t.cols[i-nk], text(raw[i]))
+		}
+		if row.empty() {
+			continue
+		}
+		key := renderRawKey(keyNames, raw[:nk])
+		if err := fn(Item{Place: ref.Place{Source: s.spec, Table: label, Key: key, Offset: -1}, Size: -1, Values: row.take()}); err != nil {
+			return err, nil
 		}
 	}
 	return nil, rows.Err()
@@ -746,6 +744,7 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 	defer rows.Close()
 	fields := rows.FieldDescriptions()
 	var arena valueArena
+	var row rowValues
 	for rows.Next() {
 		c.Rows++
 		raw := rows.RawValues()
@@ -768,6 +767,7 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 				}
 				if !ok || err != nil {
 					// bytea_output is hex: anything else is not what was asked for.
+					row.drop()
 					return s.fail("session query", fmt.Errorf("column %s (row %s): bytea not in hex form", f.Name, key))
 				}
 			case pgReadNumber:
@@ -775,13 +775,13 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 			default:
 				text = arena.copy(raw[i])
 			}
-			if err := fn(Item{
-				Place: ref.Place{Source: s.spec, Table: "query", Key: key, Column: f.Name, Offset: -1},
-				Size:  -1,
-				Text:  text,
-			}); err != nil {
-				return err
-			}
+			row.add(f.Name, text)
+		}
+		if row.empty() {
+			continue
+		}
+		if err := fn(Item{Place: ref.Place{Source: s.spec, Table: "query", Key: key, Offset: -1}, Size: -1, Values: row.take()}); err != nil {
+			return err
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -158,7 +158,7 @@ func TestPostgresSnapshot(t *testing.T) {
 	src := f.open(t, f.url, "")
 	changed := false
 	var got []string
-	_, err := src.Walk(context.Background(), func(it Item) error {
+	_, err := src.Walk(context.Background(), eachValue(func(it Item, text []byte) error {
 		if !strings.HasPrefix(it.Place.Table, f.schema+".") {
 			return nil
 		}
@@ -166,9 +166,9 @@ func TestPostgresSnapshot(t *testing.T) {
 			changed = true
 			f.exec(t, "INSERT INTO "+f.schema+".messages(thread_id, role, content) VALUES ('00000000-0000-0000-0000-000000000002', 'user', 'late'); UPDATE "+f.schema+".loose SET body = 'changed'")
 		}
-		got = append(got, string(it.Text))
+		got = append(got, string(text))
 		return nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -668,7 +668,7 @@ CREATE POLICY nothing ON `+s+`.forced FOR SELECT USING (false);`)
 	// Through a query, the policy fails the read as a whole.
 	src := f.open(t, as(reader), "SELECT id, body FROM "+s+".secret ORDER BY id")
 	var texts []string
-	_, err := src.Walk(ctx, func(it Item) error { texts = append(texts, string(it.Text)); return nil })
+	_, err := src.Walk(ctx, eachValue(func(it Item, text []byte) error { texts = append(texts, string(text)); return nil }))
 	if err == nil || !strings.Contains(err.Error(), "row-level security") {
 		t.Errorf("query as %s: err = %v after %q, want the row-level security error", reader, err, texts)
 	}

@@ -72,9 +72,9 @@ import (
 	"github.com/mediactl/mediactl/pkg/ref"
 )
 
-// Item is one unit a source yields: a whole JSON document, a text value from a
-// database column, or a problem that stopped part of the source from being read.
-// Exactly one of Open, Text and Err is set.
+// Item is one unit a source yields: a whole JSON document, the values of one
+// database row, or a problem that stopped part of the source from being read.
+// Exactly one of Open, Values and Err is set.
 type Item struct {
 	Place ref.Place
 	// Open opens a JSON document (or a JSON Lines file) for streaming. It may be
@@ -82,8 +82,14 @@ type Item struct {
 	Open func() (io.ReadCloser, error)
 	// Size is the document's size in bytes when known, else -1.
 	Size int64
-	// Text is a column value; the consumer owns it (the source does not reuse it).
-	Text []byte
+	// Values are the values of one database row that are read (every value
+	// but NULLs and, where a source says so, times), in column order; Place
+	// names the row (Table, Key), each Value its column. The slice is only
+	// valid during the call (the source reuses it for the next row); each
+	// Value's Text the consumer owns. A row is one Item, not one per value: a
+	// database holds millions of short values, and handing each over on its
+	// own cost more than reading it.
+	Values []Value
 	// Err is a problem with the item at Place that made the read incomplete
 	// (a file that could not be opened, a directory that could not be listed,
 	// a file in a sessions folder that is not read: [*UnreadError]).
@@ -93,6 +99,20 @@ type Item struct {
 	// only copy of a session, but not a session of its own (Counts.Leftovers).
 	// It may be cut short by a crash.
 	Leftover bool
+}
+
+// Value is one column value of a database row.
+type Value struct {
+	Column string
+	Text   []byte
+}
+
+// ValuePlace is the place of v, a value of the row it: the row's place with
+// v's column.
+func (it *Item) ValuePlace(v Value) ref.Place {
+	p := it.Place
+	p.Column = v.Column
+	return p
 }
 
 // Counts are what a source read.

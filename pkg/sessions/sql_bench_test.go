@@ -28,7 +28,9 @@ func BenchmarkWalkDatabase(b *testing.B) {
 				b.Fatal(it.Err)
 			}
 			n++
-			bytes += int64(len(it.Text))
+			for _, v := range it.Values {
+				bytes += int64(len(v.Text))
+			}
 			return nil
 		})
 		if err != nil {

@@ -338,7 +338,7 @@ func textValue(v any) ([]byte, bool) {
 	return nil, false
 }
 
-// itemValue returns a value Walk yields as an Item's text, which the caller
+// itemValue returns a value Walk yields as a Value's text, which the caller
 // owns: TEXT and BLOB as their bytes, INTEGER and REAL as their decimal text,
 // a REAL followed by its integer forms when it has others ("1e+22
 // 10000000000000000000000"); ok is false for NULL. Any other type is an

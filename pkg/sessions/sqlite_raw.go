@@ -286,20 +286,20 @@ func (s *sqliteSource) walkTableRaw(ctx context.Context, r *rawSQLite, table str
 		return tableErr(fmt.Errorf("the select gave %d columns, not %d", st.columns(), nk+len(cols)))
 	}
 	var arena valueArena
+	var row rowValues
 	var keyBuf []byte
 	for n := 0; ; n++ {
 		if n%256 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		row, err := st.step()
+		more, err := st.step()
 		if err != nil {
 			return tableErr(err)
 		}
-		if !row {
+		if !more {
 			return nil
 		}
 		c.Rows++
-		key := ""
 		for i := nk; i < nk+len(cols); i++ {
 			var text []byte
 			switch st.kind(i) {
@@ -321,19 +321,21 @@ func (s *sqliteSource) walkTableRaw(ctx context.Context, r *rawSQLite, table str
 				var buf [24]byte
 				text = arena.number(appendReal(buf[:0], st.float64(i)))
 			default:
+				row.drop()
 				return tableErr(fmt.Errorf("column %s: a value of storage class %d", cols[i-nk], st.kind(i)))
 			}
-			if key == "" && nk > 0 {
-				keyBuf = appendRawKey(keyBuf[:0], keyNames, st)
-				key = string(keyBuf)
-			}
-			if err := fn(Item{
-				Place: ref.Place{Source: s.spec, Table: table, Key: key, Column: cols[i-nk], Offset: -1},
-				Size:  -1,
-				Text:  text,
-			}); err != nil {
-				return err
-			}
+			row.add(cols[i-nk], text)
+		}
+		if row.empty() {
+			continue
+		}
+		key := ""
+		if nk > 0 {
+			keyBuf = appendRawKey(keyBuf[:0], keyNames, st)
+			key = string(keyBuf)
+		}
+		if err := fn(Item{Place: ref.Place{Source: s.spec, Table: table, Key: key, Offset: -1}, Size: -1, Values: row.take()}); err != nil {
+			return err
 		}
 	}
 }

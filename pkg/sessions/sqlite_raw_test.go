@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/mediactl/mediactl/pkg/ref"
@@ -55,20 +56,24 @@ func driverWalk(t *testing.T, spec, path string) []Item {
 			if err := rows.Scan(ptrs...); err != nil {
 				t.Fatal(err)
 			}
-			key := ""
+			var row []Value
 			for i := nk; i < len(vals); i++ {
 				text, ok, err := arena.itemValue(vals[i])
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !ok {
-					continue
+				if ok {
+					row = append(row, Value{Column: cols[i-nk], Text: text})
 				}
-				if key == "" && nk > 0 {
-					key = renderKey(keyNames, vals[:nk])
-				}
-				items = append(items, Item{Place: ref.Place{Source: spec, Table: table, Key: key, Column: cols[i-nk], Offset: -1}, Size: -1, Text: text})
 			}
+			if len(row) == 0 {
+				continue
+			}
+			key := ""
+			if nk > 0 {
+				key = renderKey(keyNames, vals[:nk])
+			}
+			items = append(items, Item{Place: ref.Place{Source: spec, Table: table, Key: key, Offset: -1}, Size: -1, Values: row})
 		}
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
@@ -78,7 +83,8 @@ func driverWalk(t *testing.T, spec, path string) []Item {
 	return items
 }
 
-// Walk yields, value for value, what the driver's values make: the same
+// Walk yields, row for row and value for value, what the driver's values
+// make: the same
 // places, keys (TEXT, INTEGER, REAL, BLOB, NULL and composite keys, rowid
 // tables, WITHOUT ROWID, generated columns) and texts (empty and long
 // strings, empty BLOBs, numbers of every form), in UTF-8 and UTF-16
@@ -130,6 +136,7 @@ func TestSQLiteWalkMatchesTheDriver(t *testing.T) {
 			src := openSQLiteSpec(t, spec, "")
 			var got []Item
 			c, err := src.Walk(context.Background(), func(it Item) error {
+				it.Values = slices.Clone(it.Values) // only valid during the call
 				got = append(got, it)
 				return nil
 			})
@@ -141,7 +148,7 @@ func TestSQLiteWalkMatchesTheDriver(t *testing.T) {
 			}
 			for i := range want {
 				if !reflect.DeepEqual(got[i], want[i]) {
-					t.Errorf("item %d:\n got %+v %q\nwant %+v %q", i, got[i].Place, got[i].Text, want[i].Place, want[i].Text)
+					t.Errorf("item %d:\n got %+v %q\nwant %+v %q", i, got[i].Place, got[i].Values, want[i].Place, want[i].Values)
 				}
 			}
 			if c.Rows == 0 {

@@ -102,6 +102,7 @@ func (s *sqliteSource) walkQueryConn(ctx context.Context, fn func(Item) error, c
 
 func (s *sqliteSource) walkQuery(ctx context.Context, conn sqliteConn, fn func(Item) error, c *Counts) error {
 	var arena valueArena
+	var row rowValues
 	var fnErr error
 	err := conn.each(ctx, s.query, nil, func(cols []string, vals []driver.Value) error {
 		c.Rows++
@@ -115,19 +116,19 @@ func (s *sqliteSource) walkQuery(ctx context.Context, conn sqliteConn, fn func(I
 			}
 			text, ok, err := arena.itemValue(v)
 			if err != nil {
+				row.drop()
 				return fmt.Errorf("column %s (row %s): %w", cols[i], key, err)
 			}
-			if !ok {
-				continue
+			if ok {
+				row.add(cols[i], text)
 			}
-			if err := fn(Item{
-				Place: ref.Place{Source: s.spec, Table: "query", Key: key, Column: cols[i], Offset: -1},
-				Size:  -1,
-				Text:  text,
-			}); err != nil {
-				fnErr = err
-				return err
-			}
+		}
+		if row.empty() {
+			return nil
+		}
+		if err := fn(Item{Place: ref.Place{Source: s.spec, Table: "query", Key: key, Offset: -1}, Size: -1, Values: row.take()}); err != nil {
+			fnErr = err
+			return err
 		}
 		return nil
 	})

@@ -3,8 +3,8 @@ package sessions
 import "github.com/mediactl/mediactl/pkg/ref"
 
 // valueArena copies the short values of database rows for Items. A database
-// holds many short values (numbers, ids, roles) and Walk yields each as an
-// Item whose Text the consumer owns: short values share chunks instead of
+// holds many short values (numbers, ids, roles) and Walk yields each as a
+// row's Value whose Text the consumer owns: short values share chunks instead of
 // costing an allocation each. A consumer that keeps one Text keeps at most its
 // chunk alive; each Text is capped, so that appending to it never writes into
 // another's bytes.
@@ -65,3 +65,27 @@ func (a *valueArena) reserve(n int) {
 		a.buf = make([]byte, 0, arenaChunk)
 	}
 }
+
+// rowValues gathers the values of one row at a time, for the Item that
+// carries them; the slice is reused for the next row (Item.Values is only
+// valid during the call), the texts are not.
+type rowValues struct{ vals []Value }
+
+// add appends a value to the row being read.
+func (r *rowValues) add(column string, text []byte) {
+	r.vals = append(r.vals, Value{Column: column, Text: text})
+}
+
+// empty reports whether the row being read has no value yet.
+func (r *rowValues) empty() bool { return len(r.vals) == 0 }
+
+// take returns the row's values, valid until the next call to add, and
+// starts the next row.
+func (r *rowValues) take() []Value {
+	v := r.vals
+	r.vals = r.vals[:0]
+	return v
+}
+
+// drop forgets the row being read.
+func (r *rowValues) drop() { r.vals = r.vals[:0] }

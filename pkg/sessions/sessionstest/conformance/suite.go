@@ -129,7 +129,16 @@ func walk(t *testing.T, fx *Fixture, opts sessions.Options, during func(i int, w
 			t.Errorf("item %s: %v", it.Place, it.Err)
 			return nil
 		}
-		w := walked{place: unitPlace(it.Place), data: it.Text}
+		for _, v := range it.Values {
+			out = append(out, walked{place: unitPlace(it.ValuePlace(v)), data: v.Text})
+			if during != nil {
+				during(len(out)-1, out[len(out)-1])
+			}
+		}
+		if it.Values != nil {
+			return nil
+		}
+		w := walked{place: unitPlace(it.Place)}
 		if it.Open != nil {
 			r, err := it.Open()
 			if err != nil {
