@@ -767,7 +767,6 @@ func (s *pgSource) walkQuery(ctx context.Context, tx pgx.Tx, types pgTypes, fn f
 				}
 				if !ok || err != nil {
 					// bytea_output is hex: anything else is not what was asked for.
-					row.drop()
 					return s.fail("session query", fmt.Errorf("column %s (row %s): bytea not in hex form", f.Name, key))
 				}
 			case pgReadNumber:

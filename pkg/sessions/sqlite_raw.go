@@ -321,7 +321,6 @@ func (s *sqliteSource) walkTableRaw(ctx context.Context, r *rawSQLite, table str
 				var buf [24]byte
 				text = arena.number(appendReal(buf[:0], st.float64(i)))
 			default:
-				row.drop()
 				return tableErr(fmt.Errorf("column %s: a value of storage class %d", cols[i-nk], st.kind(i)))
 			}
 			row.add(cols[i-nk], text)

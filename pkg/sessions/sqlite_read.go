@@ -116,7 +116,6 @@ func (s *sqliteSource) walkQuery(ctx context.Context, conn sqliteConn, fn func(I
 			}
 			text, ok, err := arena.itemValue(v)
 			if err != nil {
-				row.drop()
 				return fmt.Errorf("column %s (row %s): %w", cols[i], key, err)
 			}
 			if ok {

@@ -86,6 +86,3 @@ func (r *rowValues) take() []Value {
 	r.vals = r.vals[:0]
 	return v
 }
-
-// drop forgets the row being read.
-func (r *rowValues) drop() { r.vals = r.vals[:0] }
