@@ -366,7 +366,7 @@ type unit struct {
 // unitItems, unitValues and unitBytes bound a unit of rows.
 const (
 	unitItems  = 256
-	unitValues = 4096
+	unitValues = 1024
 	unitBytes  = 64 << 10
 )
 
