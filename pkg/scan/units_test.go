@@ -104,3 +104,34 @@ func TestValuesInUnitsAreAllRead(t *testing.T) {
 		}
 	}
 }
+
+// wideSource yields one row of more values than a unit carries (a
+// PostgreSQL table may have 1,600 columns), from a slice it then reuses.
+type wideSource struct{ values int }
+
+func (s wideSource) String() string { return "wide" }
+func (s wideSource) Close() error   { return nil }
+
+func (s wideSource) Walk(ctx context.Context, fn func(sessions.Item) error) (sessions.Counts, error) {
+	row := make([]sessions.Value, s.values)
+	for i := range row {
+		d := sha256.Sum256(fmt.Appendf(nil, "wide %d", i))
+		row[i] = sessions.Value{Column: fmt.Sprint("c", i), Text: []byte("/x/" + hex.EncodeToString(d[:]) + ".png")}
+	}
+	err := fn(sessions.Item{Place: ref.Place{Source: "wide", Table: "t", Key: "id=1", Offset: -1}, Size: -1, Values: row})
+	clear(row) // the source's slice: what the scan kept must be its own
+	return sessions.Counts{Rows: 1}, err
+}
+
+// A row wider than a unit is read whole, every value of it.
+func TestRowWiderThanAUnitIsReadWhole(t *testing.T) {
+	for _, n := range []int{1023, 1024, 1025, 1600} {
+		rep, err := scan.Run(context.Background(), scan.Options{Sources: []sessions.Source{wideSource{values: n}}, Jobs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.References != int64(n) || rep.DistinctBlobs != int64(n) || !rep.Complete {
+			t.Errorf("a row of %d values: %d references, %d distinct, complete %v", n, rep.References, rep.DistinctBlobs, rep.Complete)
+		}
+	}
+}
