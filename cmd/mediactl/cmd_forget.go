@@ -24,14 +24,14 @@ func forgetCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "forget",
 		Usage:     "erase one or more owners' media: every blob only their sessions name; blobs another owner's session also names stay",
-		UsageText: "mediactl forget [--layout forge|coffer --root DIR] [--store DIR|URL]... [--sessions SOURCE]... --owner ID... [--owners-from FILE] [--owner-by /POINTER|COLUMN] [--trash-dir DIR] [--delete] [--receipt FILE]",
+		UsageText: "mediactl forget [--layout forge|coffer --root DIR] [--store DIR|URL]... [--sessions SOURCE]... --owner ID... [--owners-from FILE] [--owner-by /POINTER|COLUMN] [--trash-dir DIR]... [--delete] [--receipt FILE]",
 		Description: `forget answers an erasure request. Owners are attributed as report attributes them
 (forge: the task; coffer: the conversation; agent-runs: the user; else the file or row;
 --owner-by overrides). It is a dry run unless --delete is given.
 
 With --delete it removes every blob that only those owners' session units name: from
-the store, from every trash run (give --trash-dir for the runs gc or migrate kept outside
-the store), and the proven copies in the bucket of migrate's journal (--journal, or the
+the store, from every trash run (give --trash-dir for each folder outside the stores gc or
+migrate kept runs in), and the proven copies in the bucket of migrate's journal (--journal, or the
 store's default journals), also a copy that lives only there after migrate
 --delete-source and that only their sessions name. A blob another unit also names — the same
 bytes uploaded by another user, or its name in another session's text under the retention
@@ -54,7 +54,7 @@ exit 3 and nothing is removed.
 			&cli.StringFlag{Name: "owner-by", Usage: "attribute session units by this JSON pointer (/user/id) or column (user_id), as report does", EnvVars: envVar("owner-by")},
 			&cli.BoolFlag{Name: "delete", Usage: "erase (without it, only say what would be erased and kept)"},
 			&cli.StringFlag{Name: "journal", Usage: "migrate's journal: the proven copies of the erased blobs in its bucket are deleted too (default: the store's own journals, if any)"},
-			&cli.StringFlag{Name: "trash-dir", Usage: "the folder outside the store where gc or migrate --trash-dir kept its trash runs: the owners' blobs are erased from them too (forget's own run goes there)", EnvVars: envVar("trash-dir")},
+			&cli.StringSliceFlag{Name: "trash-dir", Usage: "a folder outside the stores where gc or migrate --trash-dir kept trash runs: the owners' blobs are erased from them too (repeat for several; forget's own run of a store goes into the first given for it)", EnvVars: envVar("trash-dir")},
 			&cli.StringFlag{Name: "receipt", Usage: "with --delete, write the receipt to FILE.json and FILE.txt (default: mediactl-forget-TIME in the current directory)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "documents parsed at once (default: number of CPUs)", EnvVars: envVar("jobs")},
 			// Refused with a reason rather than "not defined": erasure is
@@ -110,15 +110,18 @@ func runForget(c *cli.Context) error {
 		Delete: c.Bool("delete"), Journal: c.String("journal"), Jobs: c.Int("jobs"),
 		Companion: func(s store.Store) func(string) (string, bool) { return t.companion(s) },
 		Resolver:  t.resolver, Bases: t.bases}
-	if dir := c.String("trash-dir"); dir != "" {
-		opts.TrashDir = absOr(dir)
+	for _, dir := range c.StringSlice("trash-dir") {
+		if dir != "" {
+			opts.TrashDirs = append(opts.TrashDirs, absOr(dir))
+		}
 	}
 	rep, err := forget.Run(c.Context, opts)
+	var tde *forget.TrashDirError
 	switch {
-	case errors.Is(err, trash.ErrNoTrashFolder):
-		return usageErr("give the folder gc or migrate moved the store's blobs into", "no trash folder at %s", opts.TrashDir)
-	case isTrashDirError(err):
-		return trashDirError("--trash-dir", err)
+	case errors.As(err, &tde) && errors.Is(err, trash.ErrNoTrashFolder):
+		return usageErr("give the folder gc or migrate moved the store's blobs into", "no trash folder at %s", tde.Dir)
+	case errors.As(err, &tde):
+		return trashDirError("--trash-dir", tde.Err)
 	case err != nil:
 		return usageErr("", "%v", err)
 	}
@@ -142,14 +145,6 @@ func runForget(c *cli.Context) error {
 		g.interrupted(int64(len(rep.Erased)), "blobs erased")
 	}
 	return ended(o)
-}
-
-// isTrashDirError reports whether err is about the folder --trash-dir names.
-func isTrashDirError(err error) bool {
-	var pe *trash.PlaceError
-	var oe *trash.OwnerError
-	var ue *trash.UnclaimedError
-	return errors.As(err, &pe) || errors.As(err, &oe) || errors.As(err, &ue) || errors.Is(err, trash.ErrNeedsLocal)
 }
 
 // forgetOwners reads --owner and --owners-from.

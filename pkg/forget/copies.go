@@ -157,7 +157,7 @@ func (r *run) loadDests(ctx context.Context) {
 // there.
 func (r *run) trashElsewhere(p string, st *migrate.JournalState) {
 	for _, tr := range st.Trash {
-		if tr.TrashDir == "" || (r.tdir != nil && sameDir(tr.TrashDir, r.tdir.dir)) {
+		if tr.TrashDir == "" || slices.ContainsFunc(r.tdirs, func(td *trashDir) bool { return sameDir(tr.TrashDir, td.dir) }) {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(tr.TrashDir, tr.Run)); err != nil {

@@ -76,11 +76,13 @@ type Options struct {
 	// --delete-source, the media only in the bucket). The stores' own
 	// journals (.mediactl/migrate/*.jsonl) are read too.
 	Journal string
-	// TrashDir, when set, is a local folder that holds one store's trash
-	// runs (gc and migrate's --trash-dir; the store is the one its record
-	// names): the candidates are erased from its runs too, and this run's
-	// own trash run goes there. It must hold that store's trash already.
-	TrashDir string
+	// TrashDirs are local folders outside the stores that hold trash runs
+	// (gc and migrate's --trash-dir; each holds the trash of the store its
+	// record names, and one store may have several): the candidates are
+	// erased from their runs too, and this run's own trash run of a store
+	// goes into the first of them that holds that store's trash. Each must
+	// hold a store's trash already.
+	TrashDirs []string
 	// Resolver is the resolver of a bucket that migrate copied to, given
 	// the names the sessions call it (target.Targets.Resolver); nil means
 	// scan.NewResolver.
@@ -220,9 +222,11 @@ type Report struct {
 	// Buckets are the buckets migrate's journals copied the stores to,
 	// whose copies were looked at.
 	Buckets []string `json:"buckets,omitempty"`
-	// TrashDir is the folder outside the store whose trash runs were
-	// searched too.
-	TrashDir string `json:"trash_dir,omitempty"`
+	// TrashDirs are the folders outside the stores whose trash runs were
+	// searched too; TrashDir is the first of them (the one field of the
+	// schema's first readers).
+	TrashDirs []string `json:"trash_dirs,omitempty"`
+	TrashDir  string   `json:"trash_dir,omitempty"`
 	// TrashNotSearched are the folders outside the stores that migrate's
 	// journals say hold trash runs that are still there, which this run
 	// did not search (it was not given them): the forgotten owners' blobs

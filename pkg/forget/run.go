@@ -54,8 +54,8 @@ type run struct {
 	dests []*dest
 	// copyOf is the store's candidate a copy candidate is the copy of.
 	copyOf map[ck]ck
-	// tdir is Options.TrashDir, opened for its store.
-	tdir *trashDir
+	// tdirs are Options.TrashDirs, each opened for its store.
+	tdirs []*trashDir
 }
 
 // phaseHook, set by tests, is called where a live runtime may save a
@@ -70,8 +70,8 @@ func phase(p string) {
 }
 
 // Run forgets the owners: see the package comment. It returns an error only
-// for invalid options (a TrashDir that holds no trash of the stores: see
-// openTrashDir) and for a session source that cannot be scanned at all;
+// for invalid options (a folder of TrashDirs that holds no trash of the
+// stores: *TrashDirError) and for a session source that cannot be scanned at all;
 // everything else is in the report, whose Outcome says how it ended:
 // Found when an owner is unknown (nothing removed), Refused when a store is
 // locked, Incomplete when something could not be read (nothing removed) or
@@ -120,12 +120,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if !r.lock(ctx) {
 		return r.rep, nil
 	}
-	if opts.TrashDir != "" {
-		if err := r.openTrashDir(); err != nil {
-			return nil, err
-		}
-		defer r.tdir.st.Close()
+	if err := r.openTrashDirs(); err != nil {
+		return nil, err
 	}
+	defer r.closeTrashDirs()
 	defer func() {
 		for _, d := range r.dests {
 			d.st.Close()
@@ -823,8 +821,12 @@ func (r *run) digest(ctx context.Context, b *Blob) string {
 		rc, err = r.stores[s].Store.Open(ctx, b.Key)
 	case len(b.runs) > 0:
 		st := r.stores[s].Store
-		if b.runs[0].dir != "" && r.tdir != nil {
-			st = r.tdir.st
+		if at := b.runs[0]; at.dir != "" {
+			td := r.trashDirOf(s, at.dir)
+			if td == nil {
+				return ""
+			}
+			st = td.st
 		}
 		in, ok := store.AsInternal(st)
 		if !ok {

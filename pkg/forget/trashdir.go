@@ -1,12 +1,28 @@
 package forget
 
 import (
+	"fmt"
+	"path/filepath"
+
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
 	"github.com/mediactl/mediactl/pkg/trash"
 )
 
-// trashDir is Options.TrashDir, opened for the store whose trash it holds.
+// TrashDirError is Run's error for a folder of Options.TrashDirs that holds
+// no trash of the stores. Err is trash.AtDir's for the first local store
+// (trash.ErrNoTrashFolder, *trash.OwnerError, *trash.UnclaimedError,
+// *trash.PlaceError, trash.ErrNeedsLocal).
+type TrashDirError struct {
+	Dir string
+	Err error
+}
+
+func (e *TrashDirError) Error() string { return fmt.Sprintf("trash folder %s: %v", e.Dir, e.Err) }
+func (e *TrashDirError) Unwrap() error { return e.Err }
+
+// trashDir is a folder of Options.TrashDirs, opened for the store whose
+// trash it holds.
 type trashDir struct {
 	s   int
 	dir string
@@ -16,13 +32,45 @@ type trashDir struct {
 	lock *storelock.Lock
 }
 
-// openTrashDir finds the store whose trash Options.TrashDir holds (the one
-// its record names) and opens the folder for it. Its errors are
-// trash.AtDir's for the first local store (trash.ErrNoTrashFolder,
-// *trash.OwnerError, *trash.UnclaimedError, *trash.PlaceError,
-// trash.ErrNeedsLocal).
-func (r *run) openTrashDir() error {
-	dir := r.opts.TrashDir
+// openTrashDirs finds, for each folder of Options.TrashDirs, the store whose
+// trash it holds (the one its record names) and opens the folder for it. A
+// folder given twice, under any name, is opened once. On an error the
+// folders opened so far are closed.
+func (r *run) openTrashDirs() error {
+	seen := map[string]bool{}
+	for _, dir := range r.opts.TrashDirs {
+		real := dir
+		if p, err := filepath.EvalSymlinks(dir); err == nil {
+			real = p
+		}
+		if seen[real] {
+			continue
+		}
+		seen[real] = true
+		td, err := r.openTrashDir(dir)
+		if err != nil {
+			r.closeTrashDirs()
+			return &TrashDirError{Dir: dir, Err: err}
+		}
+		r.tdirs = append(r.tdirs, td)
+		r.rep.TrashDirs = append(r.rep.TrashDirs, dir)
+	}
+	if len(r.rep.TrashDirs) > 0 {
+		r.rep.TrashDir = r.rep.TrashDirs[0]
+	}
+	return nil
+}
+
+func (r *run) closeTrashDirs() {
+	for _, td := range r.tdirs {
+		td.st.Close()
+	}
+	r.tdirs = nil
+}
+
+// openTrashDir opens dir for the first local store whose trash it holds;
+// its error is trash.AtDir's for the first local store.
+func (r *run) openTrashDir(dir string) (*trashDir, error) {
 	var first error
 	for i, t := range r.stores {
 		if _, ok := store.Unwrap(t.Store).(store.Local); !ok {
@@ -39,32 +87,45 @@ func (r *run) openTrashDir() error {
 		if r.locks[i] != nil {
 			if td.lock, err = r.locks[i].Through(ts); err != nil {
 				ts.Close()
-				return err
+				return nil, err
 			}
 		}
-		r.tdir = td
-		r.rep.TrashDir = dir
-		return nil
+		return td, nil
 	}
 	if first == nil {
 		first = trash.ErrNeedsLocal
 	}
-	return first
+	return nil, first
+}
+
+// trashDirOf is the folder of Options.TrashDirs at dir that holds store
+// s's trash, or nil.
+func (r *run) trashDirOf(s int, dir string) *trashDir {
+	for _, td := range r.tdirs {
+		if td.s == s && td.dir == dir {
+			return td
+		}
+	}
+	return nil
 }
 
 // moveLock is the lock this run's own trash run of store s goes through:
-// into the trash folder outside the store, when it holds that store's.
+// into the first trash folder given that holds that store's trash, if any.
 func (r *run) moveLock(s int) *storelock.Lock {
-	if r.tdir != nil && r.tdir.s == s && r.tdir.lock != nil {
-		return r.tdir.lock
+	for _, td := range r.tdirs {
+		if td.s == s && td.lock != nil {
+			return td.lock
+		}
 	}
 	return r.locks[s]
 }
 
 // runLock is the lock that reaches the trash run at of store s.
 func (r *run) runLock(s int, at runAt) *storelock.Lock {
-	if at.dir != "" && r.tdir != nil && r.tdir.s == s {
-		return r.tdir.lock
+	if at.dir != "" {
+		if td := r.trashDirOf(s, at.dir); td != nil {
+			return td.lock
+		}
 	}
 	return r.locks[s]
 }
@@ -77,11 +138,13 @@ type trashPlace struct {
 }
 
 // trashes are the places store s keeps trash runs in: its own trash, and
-// the trash folder outside it.
+// the trash folders outside it that were given.
 func (r *run) trashes(s int) []trashPlace {
 	out := []trashPlace{{r.stores[s].Store, ""}}
-	if r.tdir != nil && r.tdir.s == s {
-		out = append(out, trashPlace{r.tdir.st, r.tdir.dir})
+	for _, td := range r.tdirs {
+		if td.s == s {
+			out = append(out, trashPlace{td.st, td.dir})
+		}
 	}
 	return out
 }

@@ -23,11 +23,17 @@ import (
 // trash when dir is "". It returns the run.
 func (w *work) gcInto(dir string, keys ...string) string {
 	w.t.Helper()
+	return w.gcOf(w.inbox, dir, keys...)
+}
+
+// gcOf is gcInto for the store in the folder storeDir.
+func (w *work) gcOf(storeDir, dir string, keys ...string) string {
+	w.t.Helper()
 	ctx := context.Background()
-	st := storeOf(w.t, w.inbox)
+	st := storeOf(w.t, storeDir)
 	var items trash.List
 	for _, k := range keys {
-		fi, err := os.Stat(filepath.Join(w.inbox, k))
+		fi, err := os.Stat(filepath.Join(storeDir, k))
 		if err != nil {
 			w.t.Fatal(err)
 		}
@@ -92,7 +98,7 @@ func TestForgetTrashDir(t *testing.T) {
 		t.Fatalf("without the folder: %v", keysOf(rep.Erased))
 	}
 
-	dry := w.run(Options{Owners: []string{"alice"}, TrashDir: dir})
+	dry := w.run(Options{Owners: []string{"alice"}, TrashDirs: []string{dir}})
 	if b := findErased(dry, inDir); b == nil || !slices.Equal(b.Where, []string{"trash run " + r1 + " in " + dir}) {
 		t.Fatalf("dry run: %+v", dry.Erased)
 	}
@@ -100,7 +106,7 @@ func TestForgetTrashDir(t *testing.T) {
 		t.Fatal("the dry run removed a blob")
 	}
 
-	rep = w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDir: dir})
+	rep = w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDirs: []string{dir}})
 	if rep.Outcome != outcome.OK || rep.TrashDir != dir {
 		t.Fatalf("%s %+v", rep.Outcome, rep)
 	}
@@ -158,7 +164,7 @@ func TestForgetTrashDirRefused(t *testing.T) {
 		empty:                        func(err error) bool { var u *trash.UnclaimedError; return errors.As(err, &u) },
 		filepath.Join(w.inbox, "t"):  func(err error) bool { var p *trash.PlaceError; return errors.As(err, &p) },
 	} {
-		_, err := Run(ctx, Options{Stores: stores, Sources: tg.Sources, Rule: owner.Rule{Layout: "forge"}, Owners: []string{"alice"}, Delete: true, TrashDir: dir})
+		_, err := Run(ctx, Options{Stores: stores, Sources: tg.Sources, Rule: owner.Rule{Layout: "forge"}, Owners: []string{"alice"}, Delete: true, TrashDirs: []string{dir}})
 		if !want(err) {
 			t.Errorf("%s: %v", dir, err)
 		}
@@ -192,7 +198,7 @@ func TestForgetTrashDirOfMigrate(t *testing.T) {
 	if b := findErased(rep, mine); b == nil || b.Bucket == "" || copyThere(t, bk.url, mine) {
 		t.Fatalf("without the folder, the copy: %+v", rep.Erased)
 	}
-	rep = w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDir: dir})
+	rep = w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDirs: []string{dir}})
 	if rep.Outcome != outcome.OK || len(rep.TrashNotSearched) != 0 {
 		t.Fatalf("with the folder: %s %+v", rep.Outcome, rep)
 	}
@@ -207,5 +213,136 @@ func TestForgetTrashDirOfMigrate(t *testing.T) {
 	defer ts.Close()
 	if got := runsIn(t, ts); len(got) != 0 {
 		t.Errorf("runs left in the folder: %v", got)
+	}
+}
+
+// forge's two stores, their trash runs in three folders outside them (the
+// inbound store's in two: gc ran with one --trash-dir, later with
+// another): one forget run given all three erases from each, keeps the
+// blob bob names in whichever folder it is, and moves its own run of a
+// store into the first folder given for that store. A folder given twice
+// (here through a symlink) is searched once.
+func TestForgetSeveralTrashDirs(t *testing.T) {
+	w := newWork(t)
+	gen := filepath.Join(w.root, ".forge", "files", "generated")
+	if err := os.MkdirAll(gen, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	dirA, dirB, dirG := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "g")
+	alias := filepath.Join(tmp, "a-again")
+	inA := w.blob("alice's, in the first folder", "")
+	inB := w.blob("alice's, in the second folder", "")
+	shared := w.blob("alice's and bob's, in the second folder", "")
+	live := w.blob("alice's, still in the store", "")
+	inG := "generated-by-alice.png"
+	if err := os.WriteFile(filepath.Join(gen, inG), []byte("a picture made for alice"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.uris("alice", "", filepath.Join(w.inbox, inA), filepath.Join(w.inbox, inB), filepath.Join(w.inbox, shared),
+		filepath.Join(w.inbox, live), filepath.Join(gen, inG))
+	w.session("bob", "", shared)
+	rA := w.gcInto(dirA, inA)
+	rB := w.gcInto(dirB, inB, shared)
+	rG := w.gcOf(gen, dirG, inG)
+	if err := os.Symlink(dirA, alias); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{dirA, dirG, dirB, alias}
+
+	dry := w.run(Options{Owners: []string{"alice"}, TrashDirs: dirs})
+	if dry.Outcome != outcome.OK || !slices.Equal(dry.TrashDirs, dirs[:3]) || dry.TrashDir != dirA {
+		t.Fatalf("dry run: %s, folders %v (%s)", dry.Outcome, dry.TrashDirs, dry.TrashDir)
+	}
+
+	// Where forget's own run of the inbound store goes: look while it
+	// holds the blob still in the store.
+	var ownRuns map[string][]string
+	phaseHook = func(p string) {
+		if p != "moved" {
+			return
+		}
+		ownRuns = map[string][]string{}
+		for _, d := range []string{dirA, dirB} {
+			ents, _ := os.ReadDir(d)
+			for _, e := range ents {
+				if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != rA && e.Name() != rB {
+					ownRuns[d] = append(ownRuns[d], e.Name())
+				}
+			}
+		}
+	}
+	t.Cleanup(func() { phaseHook = nil })
+	rep := w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDirs: dirs})
+	if rep.Outcome != outcome.OK {
+		t.Fatalf("%s %+v", rep.Outcome, rep.Problems)
+	}
+	if len(ownRuns[dirA]) != 1 || len(ownRuns[dirB]) != 0 {
+		t.Errorf("forget's own run: %v, want one in %s (the first folder of the store) and none in %s", ownRuns, dirA, dirB)
+	}
+	want := map[string]string{inA: "trash run " + rA + " in " + dirA, inB: "trash run " + rB + " in " + dirB,
+		inG: "trash run " + rG + " in " + dirG, live: "store"}
+	for k, where := range want {
+		if b := findErased(rep, k); b == nil || !slices.Equal(b.Where, []string{where}) || b.RemovedAt == nil {
+			t.Errorf("%s: %+v, want from %s", k, b, where)
+		}
+	}
+	if len(rep.Erased) != len(want) || keptReason(rep, shared) != KeptNamedPrecisely {
+		t.Errorf("erased %v, kept %+v", keysOf(rep.Erased), rep.Kept)
+	}
+	for st, dir := range map[string]string{w.inbox: dirA, gen: dirG} {
+		ts, err := trash.AtDir(storeOf(t, st), dir, trash.Owned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runsIn(t, ts); len(got) != 0 {
+			t.Errorf("runs left in %s: %v", dir, got)
+		}
+		ts.Close()
+	}
+	ts, err := trash.AtDir(storeOf(t, w.inbox), dirB, trash.Owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	if got := runsIn(t, ts); len(got) != 1 || got[rB] != 1 {
+		t.Errorf("runs in %s: %v, want %s with bob's blob alone", dirB, got, rB)
+	}
+	if _, err := os.Stat(filepath.Join(dirB, rB, shared)); err != nil {
+		t.Errorf("bob's blob: %v", err)
+	}
+}
+
+// One folder of several that holds no trash of the stores refuses the
+// whole run, naming that folder, before anything is read or removed.
+func TestForgetSeveralTrashDirsOneRefused(t *testing.T) {
+	w := newWork(t)
+	dir := filepath.Join(t.TempDir(), "trash")
+	k := w.blob("alice's", "")
+	live := w.blob("alice's, in the store", "")
+	w.session("alice", "", k, live)
+	r := w.gcInto(dir, k)
+	empty := t.TempDir()
+	ctx := context.Background()
+	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	stores := []scan.Target{{Store: tg.Stores[0], Resolver: tg.Resolver(tg.Stores[0])}}
+	_, err = Run(ctx, Options{Stores: stores, Sources: tg.Sources, Rule: owner.Rule{Layout: "forge"}, Owners: []string{"alice"}, Delete: true, TrashDirs: []string{dir, empty}})
+	var te *TrashDirError
+	var ue *trash.UnclaimedError
+	if !errors.As(err, &te) || te.Dir != empty || !errors.As(err, &ue) {
+		t.Fatalf("got %v, want a TrashDirError naming %s", err, empty)
+	}
+	if !w.exists(live) {
+		t.Error("a refused run removed a blob from the store")
+	}
+	if _, err := os.Stat(filepath.Join(dir, r, k)); err != nil {
+		t.Errorf("a refused run removed a blob from a trash run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.inbox, store.InternalDir, "lock")); err == nil {
+		t.Error("the lock was left behind")
 	}
 }
