@@ -98,8 +98,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	// made 'mediactl -v scan' print the version and scan nothing.
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
 	app := &cli.App{
-		Name:  "mediactl",
-		Usage: "audit, clean and migrate the media agent runtimes keep beside their chat sessions",
+		// A repeatable flag's value is one value: a folder, a DSN or an
+		// owner id may hold a comma ("Smith, John" is not two owners).
+		// Several values are given by repeating the flag.
+		DisableSliceFlagSeparator: true,
+		Name:                      "mediactl",
+		Usage:                     "audit, clean and migrate the media agent runtimes keep beside their chat sessions",
 		Description: `mediactl reads session stores (JSON files, SQLite, Postgres, buckets of JSON) and
 blob stores (a local folder of <sha256>.<ext> files, or a bucket), and checks that the
 two agree.
