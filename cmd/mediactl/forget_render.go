@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -110,10 +111,17 @@ func printForget(w io.Writer, r *forget.Report) error {
 	return err
 }
 
+// quoteAll makes each owner id printable for a list joined by ", ": an id
+// that holds a comma, a quote or an edge space is quoted, so that the
+// receipt's "owners Smith, John" is never two owners when it was one.
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = printable(s)
+		if strings.ContainsAny(s, ",\"") || strings.TrimSpace(s) != s {
+			out[i] = strconv.Quote(s)
+		} else {
+			out[i] = printable(s)
+		}
 	}
 	return out
 }
