@@ -163,8 +163,13 @@ func forgetOwners(c *cli.Context) ([]string, error) {
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Text()
+			if n == 1 {
+				// A file saved by a Windows editor starts with a byte order mark.
+				line = strings.TrimPrefix(line, "\ufeff")
+			}
+			line = strings.TrimSpace(line)
 			if line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
