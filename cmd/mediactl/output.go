@@ -138,6 +138,7 @@ func settingsOf(c *cli.Context, args []string) []setting {
 // flagValue is a set flag's value as text; credentials in URLs are redacted.
 func flagValue(c *cli.Context, name string) string {
 	var vs []string
+	slice := true
 	switch v := c.Value(name).(type) {
 	case cli.StringSlice:
 		vs = append([]string(nil), v.Value()...)
@@ -145,10 +146,16 @@ func flagValue(c *cli.Context, name string) string {
 		vs = append([]string(nil), v.Value()...)
 	case nil:
 	default:
-		vs = []string{fmt.Sprint(v)}
+		vs, slice = []string{fmt.Sprint(v)}, false
 	}
 	for i, s := range vs {
 		vs[i] = store.Redact(s)
+		// A repeatable flag's values are joined by commas, and a value is
+		// one value, commas and all (main.go): one that holds a comma is
+		// quoted, so that --store 'a,b' reads apart from --store a --store b.
+		if slice && strings.ContainsAny(vs[i], ",\"") {
+			vs[i] = strconv.Quote(vs[i])
+		}
 	}
 	return strings.Join(vs, ",")
 }

@@ -171,8 +171,15 @@ func (r *run) trashElsewhere(p string, st *migrate.JournalState) {
 	}
 }
 
-// sameDir reports whether a and b are one folder, by their real paths.
+// sameDir reports whether a and b are one folder.
 func sameDir(a, b string) bool {
+	// One folder under two names (a symlink, a bind mount) is the same
+	// file; a folder that cannot be looked at is compared by its path.
+	if fa, err := os.Stat(a); err == nil {
+		if fb, err := os.Stat(b); err == nil {
+			return os.SameFile(fa, fb)
+		}
+	}
 	real := func(p string) string {
 		if q, err := filepath.EvalSymlinks(p); err == nil {
 			p = q

@@ -58,6 +58,11 @@ type run struct {
 	tdirs []*trashDir
 }
 
+// errNoFolder is the failure of a delete from a trash run in a folder this
+// run did not open (the runs come from the folders it opened: a bug, kept
+// from deleting through another place).
+var errNoFolder = errors.New("its trash folder is not open in this run")
+
 // phaseHook, set by tests, is called where a live runtime may save a
 // session: "read" (the first read is over), "decided" (the second read is
 // over), "moved" (the blobs are in the trash run), "reread".
@@ -751,7 +756,12 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 	}
 	for ro, keys := range older {
 		slices.Sort(keys)
-		if _, err := trash.PurgeKeys(dctx, r.runLock(ro.s, ro.at), ro.at.name, keys); err != nil {
+		lock := r.runLock(ro.s, ro.at)
+		err := errNoFolder
+		if lock != nil {
+			_, err = trash.PurgeKeys(dctx, lock, ro.at.name, keys)
+		}
+		if err != nil {
 			r.fail(fmt.Sprintf("forget: delete from %s: %v", ro.at, err))
 			for _, k := range keys {
 				failed[ck{ro.s, k}] = true

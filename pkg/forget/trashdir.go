@@ -2,7 +2,7 @@ package forget
 
 import (
 	"fmt"
-	"path/filepath"
+	"slices"
 
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/storelock"
@@ -37,17 +37,20 @@ type trashDir struct {
 // folder given twice, under any name, is opened once. On an error the
 // folders opened so far are closed.
 func (r *run) openTrashDirs() error {
-	seen := map[string]bool{}
 	for _, dir := range r.opts.TrashDirs {
-		real := dir
-		if p, err := filepath.EvalSymlinks(dir); err == nil {
-			real = p
-		}
-		if seen[real] {
+		if slices.ContainsFunc(r.tdirs, func(td *trashDir) bool { return sameDir(td.dir, dir) }) {
 			continue
 		}
-		seen[real] = true
 		td, err := r.openTrashDir(dir)
+		if err == nil {
+			// AtDir checks the folder against its own store; it must be
+			// outside every store given (the one a folder claimed by
+			// generated/ sits in, inbound/, would list its runs as blobs).
+			err = r.outsideStores(dir)
+			if err != nil {
+				td.st.Close()
+			}
+		}
 		if err != nil {
 			r.closeTrashDirs()
 			return &TrashDirError{Dir: dir, Err: err}
@@ -57,6 +60,19 @@ func (r *run) openTrashDirs() error {
 	}
 	if len(r.rep.TrashDirs) > 0 {
 		r.rep.TrashDir = r.rep.TrashDirs[0]
+	}
+	return nil
+}
+
+// outsideStores refuses dir if it is inside, or holds, a local store given
+// (a *trash.PlaceError).
+func (r *run) outsideStores(dir string) error {
+	for _, t := range r.stores {
+		if l, ok := store.Unwrap(t.Store).(store.Local); ok {
+			if err := trash.CheckDir(l.Dir(), dir); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -120,14 +136,19 @@ func (r *run) moveLock(s int) *storelock.Lock {
 	return r.locks[s]
 }
 
-// runLock is the lock that reaches the trash run at of store s.
+// runLock is the lock that reaches the trash run at of store s: the
+// store's own for its own trash, the folder's for a run in a folder; nil
+// for a folder this run did not open (never the store's own lock, which
+// reaches another place: a purge through it finds nothing there and would
+// count the blobs as gone).
 func (r *run) runLock(s int, at runAt) *storelock.Lock {
-	if at.dir != "" {
-		if td := r.trashDirOf(s, at.dir); td != nil {
-			return td.lock
-		}
+	if at.dir == "" {
+		return r.locks[s]
 	}
-	return r.locks[s]
+	if td := r.trashDirOf(s, at.dir); td != nil {
+		return td.lock
+	}
+	return nil
 }
 
 // trashPlace is where a store keeps trash runs: its own trash (dir ""),

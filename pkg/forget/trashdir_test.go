@@ -2,6 +2,8 @@ package forget
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -221,7 +223,8 @@ func TestForgetTrashDirOfMigrate(t *testing.T) {
 // another): one forget run given all three erases from each, keeps the
 // blob bob names in whichever folder it is, and moves its own run of a
 // store into the first folder given for that store. A folder given twice
-// (here through a symlink) is searched once.
+// (through a symlink, a relative path, a trailing slash) is searched once;
+// a blob not named by its digest is hashed from its run in a folder.
 func TestForgetSeveralTrashDirs(t *testing.T) {
 	w := newWork(t)
 	gen := filepath.Join(w.root, ".forge", "files", "generated")
@@ -248,7 +251,15 @@ func TestForgetSeveralTrashDirs(t *testing.T) {
 	if err := os.Symlink(dirA, alias); err != nil {
 		t.Fatal(err)
 	}
-	dirs := []string{dirA, dirG, dirB, alias}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, dirB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{dirA, dirG, dirB, alias, rel, dirA + "/"}
 
 	dry := w.run(Options{Owners: []string{"alice"}, TrashDirs: dirs})
 	if dry.Outcome != outcome.OK || !slices.Equal(dry.TrashDirs, dirs[:3]) || dry.TrashDir != dirA {
@@ -286,6 +297,10 @@ func TestForgetSeveralTrashDirs(t *testing.T) {
 		if b := findErased(rep, k); b == nil || !slices.Equal(b.Where, []string{where}) || b.RemovedAt == nil {
 			t.Errorf("%s: %+v, want from %s", k, b, where)
 		}
+	}
+	// Not named by its digest: hashed from its trash run in the folder.
+	if b, sum := findErased(rep, inG), sha256.Sum256([]byte("a picture made for alice")); b == nil || b.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("%s: %+v, want sha256 %x", inG, b, sum)
 	}
 	if len(rep.Erased) != len(want) || keptReason(rep, shared) != KeptNamedPrecisely {
 		t.Errorf("erased %v, kept %+v", keysOf(rep.Erased), rep.Kept)
@@ -344,5 +359,43 @@ func TestForgetSeveralTrashDirsOneRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.inbox, store.InternalDir, "lock")); err == nil {
 		t.Error("the lock was left behind")
+	}
+}
+
+// A folder that holds the trash of one store (generated/) but lies inside
+// another store given (inbound/) is refused: its runs would be listed as
+// that store's blobs.
+func TestForgetTrashDirInsideAnotherStore(t *testing.T) {
+	w := newWork(t)
+	gen := filepath.Join(w.root, ".forge", "files", "generated")
+	if err := os.MkdirAll(gen, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k := "made-for-alice.png"
+	if err := os.WriteFile(filepath.Join(gen, k), []byte("a picture"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live := w.blob("alice's, in the store", "")
+	w.uris("alice", "", filepath.Join(gen, k), filepath.Join(w.inbox, live))
+	inside := filepath.Join(w.inbox, "old-trash")
+	w.gcOf(gen, inside, k)
+	ctx := context.Background()
+	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	var stores []scan.Target
+	for _, s := range tg.Stores {
+		stores = append(stores, scan.Target{Store: s, Resolver: tg.Resolver(s)})
+	}
+	_, err = Run(ctx, Options{Stores: stores, Sources: tg.Sources, Rule: owner.Rule{Layout: "forge"}, Owners: []string{"alice"}, Delete: true, TrashDirs: []string{inside}})
+	var te *TrashDirError
+	var pe *trash.PlaceError
+	if !errors.As(err, &te) || te.Dir != inside || !errors.As(err, &pe) {
+		t.Fatalf("got %v, want a TrashDirError with a PlaceError for %s", err, inside)
+	}
+	if !w.exists(live) {
+		t.Error("a refused run removed a blob")
 	}
 }
