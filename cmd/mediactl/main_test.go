@@ -52,8 +52,13 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("S3_BUCKET", bucket)
 			env.Setenv("S3_QUERY", s3.Query())
-			// The same server through a proxy that "stall hold" stops.
-			env.Setenv("STALL_QUERY", s3.stallQuery(bucket))
+			// The same server through a proxy that "stall hold" stops,
+			// given up on after 1s without data; the runs that expect
+			// answers use STALL_QUERY_PATIENT (30s), as a machine busy
+			// with the race detector may take longer than 1s to answer.
+			stall := s3.stallQuery(bucket)
+			env.Setenv("STALL_QUERY", stall+"&io_timeout=1s")
+			env.Setenv("STALL_QUERY_PATIENT", stall+"&io_timeout=30s")
 			// The subprocesses get the server's static credentials too.
 			for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED", "AWS_REGION", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"} {
 				env.Setenv(k, os.Getenv(k))

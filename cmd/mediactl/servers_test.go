@@ -40,7 +40,7 @@ func startS3(t *testing.T) *s3Server {
 func (s *s3Server) stallQuery(bucket string) string {
 	stall := storetest.NewStall(s.t, strings.TrimPrefix(s.Endpoint, "http://"))
 	s.stalls.Store(bucket, stall)
-	return "endpoint=" + url.QueryEscape("http://"+stall.Addr()) + "&use_path_style=true&region=us-east-1&io_timeout=1s"
+	return "endpoint=" + url.QueryEscape("http://"+stall.Addr()) + "&use_path_style=true&region=us-east-1"
 }
 
 // stall hold|release: stop every connection of this script's proxy to the S3
