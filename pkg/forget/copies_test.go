@@ -29,6 +29,16 @@ import (
 // trash folder.
 func (w *work) run(o Options) *Report {
 	w.t.Helper()
+	rep, err := w.runErr(o)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return rep
+}
+
+// runErr is run, for a run that may be refused.
+func (w *work) runErr(o Options) (*Report, error) {
+	w.t.Helper()
 	ctx := context.Background()
 	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
 	if err != nil {
@@ -40,11 +50,7 @@ func (w *work) run(o Options) *Report {
 	}
 	o.Sources, o.Rule, o.Resolver, o.Bases = tg.Sources, owner.Rule{Layout: "forge"}, tg.Resolver, tg.Bases
 	o.Companion = func(s store.Store) func(string) (string, bool) { return tg.Companion(s) }
-	rep, err := Run(ctx, o)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return rep
+	return Run(ctx, o)
 }
 
 // uris saves forge's session of task whose media parts have these URIs.

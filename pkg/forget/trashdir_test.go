@@ -61,6 +61,17 @@ func (w *work) gcOf(storeDir, dir string, keys ...string) string {
 	return run
 }
 
+// runsInFolder is runsIn for the trash folder dir of the store in storeDir.
+func runsInFolder(t *testing.T, storeDir, dir string) map[string]int64 {
+	t.Helper()
+	ts, err := trash.AtDir(storeOf(t, storeDir), dir, trash.Owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	return runsIn(t, ts)
+}
+
 func runsIn(t *testing.T, st store.Store) map[string]int64 {
 	t.Helper()
 	runs, err := trash.Runs(context.Background(), st)
@@ -124,12 +135,7 @@ func TestForgetTrashDir(t *testing.T) {
 	if keptReason(rep, bobs) != KeptNamedPrecisely {
 		t.Errorf("bob's blob: %+v", rep.Kept)
 	}
-	ts, err := trash.AtDir(storeOf(t, w.inbox), dir, trash.Owned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ts.Close()
-	if got := runsIn(t, ts); len(got) != 1 || got[r2] != 1 {
+	if got := runsInFolder(t, w.inbox, dir); len(got) != 1 || got[r2] != 1 {
 		t.Errorf("runs in the folder: %v, want %s with bob's blob alone (%s emptied and deleted, forget's own deleted)", got, r2, r1)
 	}
 	if _, err := os.Stat(filepath.Join(dir, r2, bobs)); err != nil {
@@ -208,12 +214,7 @@ func TestForgetTrashDirOfMigrate(t *testing.T) {
 	if b == nil || !slices.Equal(b.Where, []string{"trash run " + rep.Erased[0].runs[0].name + " in " + dir}) {
 		t.Fatalf("%+v", rep.Erased)
 	}
-	ts, err := trash.AtDir(storeOf(t, w.inbox), dir, trash.Owned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ts.Close()
-	if got := runsIn(t, ts); len(got) != 0 {
+	if got := runsInFolder(t, w.inbox, dir); len(got) != 0 {
 		t.Errorf("runs left in the folder: %v", got)
 	}
 }
@@ -306,21 +307,11 @@ func TestForgetSeveralTrashDirs(t *testing.T) {
 		t.Errorf("erased %v, kept %+v", keysOf(rep.Erased), rep.Kept)
 	}
 	for st, dir := range map[string]string{w.inbox: dirA, gen: dirG} {
-		ts, err := trash.AtDir(storeOf(t, st), dir, trash.Owned)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := runsIn(t, ts); len(got) != 0 {
+		if got := runsInFolder(t, st, dir); len(got) != 0 {
 			t.Errorf("runs left in %s: %v", dir, got)
 		}
-		ts.Close()
 	}
-	ts, err := trash.AtDir(storeOf(t, w.inbox), dirB, trash.Owned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ts.Close()
-	if got := runsIn(t, ts); len(got) != 1 || got[rB] != 1 {
+	if got := runsInFolder(t, w.inbox, dirB); len(got) != 1 || got[rB] != 1 {
 		t.Errorf("runs in %s: %v, want %s with bob's blob alone", dirB, got, rB)
 	}
 	if _, err := os.Stat(filepath.Join(dirB, rB, shared)); err != nil {
@@ -338,14 +329,7 @@ func TestForgetSeveralTrashDirsOneRefused(t *testing.T) {
 	w.session("alice", "", k, live)
 	r := w.gcInto(dir, k)
 	empty := t.TempDir()
-	ctx := context.Background()
-	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
-	stores := []scan.Target{{Store: tg.Stores[0], Resolver: tg.Resolver(tg.Stores[0])}}
-	_, err = Run(ctx, Options{Stores: stores, Sources: tg.Sources, Rule: owner.Rule{Layout: "forge"}, Owners: []string{"alice"}, Delete: true, TrashDirs: []string{dir, empty}})
+	_, err := w.runErr(Options{Owners: []string{"alice"}, Delete: true, TrashDirs: []string{dir, empty}})
 	var te *TrashDirError
 	var ue *trash.UnclaimedError
 	if !errors.As(err, &te) || te.Dir != empty || !errors.As(err, &ue) {
@@ -379,17 +363,7 @@ func TestForgetTrashDirInsideAnotherStore(t *testing.T) {
 	w.uris("alice", "", filepath.Join(gen, k), filepath.Join(w.inbox, live))
 	inside := filepath.Join(w.inbox, "old-trash")
 	w.gcOf(gen, inside, k)
-	ctx := context.Background()
-	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
-	var stores []scan.Target
-	for _, s := range tg.Stores {
-		stores = append(stores, scan.Target{Store: s, Resolver: tg.Resolver(s)})
-	}
-	_, err = Run(ctx, Options{Stores: stores, Sources: tg.Sources, Rule: owner.Rule{Layout: "forge"}, Owners: []string{"alice"}, Delete: true, TrashDirs: []string{inside}})
+	_, err := w.runErr(Options{Owners: []string{"alice"}, Delete: true, TrashDirs: []string{inside}})
 	var te *TrashDirError
 	var pe *trash.PlaceError
 	if !errors.As(err, &te) || te.Dir != inside || !errors.As(err, &pe) {
