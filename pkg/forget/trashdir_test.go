@@ -373,3 +373,54 @@ func TestForgetTrashDirInsideAnotherStore(t *testing.T) {
 		t.Error("a refused run removed a blob")
 	}
 }
+
+// A live runtime names two of the owner's blobs while forget holds them, one
+// moved from the store into forget's own run in the first folder, one in
+// gc's older run in the second folder: the first is put back into the
+// store, the second stays in its run; the rest is erased.
+func TestForgetNamedDuringRunTrashDirs(t *testing.T) {
+	w := newWork(t)
+	tmp := t.TempDir()
+	dirA, dirB := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	mine := w.blob("alice's, in the store", "")
+	inB := w.blob("alice's, in a run in the second folder", "")
+	gone := w.blob("alice's other, in the store", "")
+	older := w.blob("alice's, in a run in the first folder", "")
+	w.session("alice", "", mine, inB, gone, older)
+	w.session("bob", "hello")
+	rA := w.gcInto(dirA, older)
+	rB := w.gcInto(dirB, inB)
+	phaseHook = func(p string) {
+		if p == "moved" {
+			w.session("bob", "", mine, inB)
+		}
+	}
+	t.Cleanup(func() { phaseHook = nil })
+	rep := w.run(Options{Owners: []string{"alice"}, Delete: true, TrashDirs: []string{dirA, dirB}})
+	if rep.Outcome != outcome.OK {
+		t.Fatalf("%s %+v", rep.Outcome, rep.Problems)
+	}
+	if !w.exists(mine) {
+		t.Fatal("the blob named during the run is not back in the store")
+	}
+	if _, err := os.Stat(filepath.Join(dirB, rB, inB)); err != nil {
+		t.Fatalf("the blob named during the run is gone from its run in %s: %v", dirB, err)
+	}
+	for _, k := range []string{mine, inB} {
+		if got := keptReason(rep, k); got != KeptNamedDuringRun {
+			t.Errorf("%s kept %q, want %q", k, got, KeptNamedDuringRun)
+		}
+	}
+	if got := keysOf(rep.Erased); len(got) != 2 || !slices.Contains(got, gone) || !slices.Contains(got, older) {
+		t.Errorf("erased %v, want %s and %s", got, gone, older)
+	}
+	if w.exists(gone) {
+		t.Error("the other blob stayed")
+	}
+	if got := runsInFolder(t, w.inbox, dirA); len(got) != 0 {
+		t.Errorf("runs left in %s: %v (%s emptied, forget's own put back and deleted)", dirA, got, rA)
+	}
+	if got := runsInFolder(t, w.inbox, dirB); len(got) != 1 || got[rB] != 1 {
+		t.Errorf("runs in %s: %v, want %s with the blob named during the run", dirB, got, rB)
+	}
+}
