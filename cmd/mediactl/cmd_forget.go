@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ exit 3 and nothing is removed.
 ` + exitCodesHelp,
 		Flags: append(targetFlags(),
 			&cli.StringSliceFlag{Name: "owner", Usage: "an owner to forget (repeat for several)"},
-			&cli.StringFlag{Name: "owners-from", Usage: "read the owners to forget from this file, one per line (# comments)"},
+			&cli.StringFlag{Name: "owners-from", Usage: "read the owners to forget from this file (- for stdin), one per line (# comments)"},
 			&cli.StringFlag{Name: "owner-by", Usage: "attribute session units by this JSON pointer (/user/id) or column (user_id), as report does", EnvVars: envVar("owner-by")},
 			&cli.BoolFlag{Name: "delete", Usage: "erase (without it, only say what would be erased and kept)"},
 			&cli.StringFlag{Name: "journal", Usage: "migrate's journal: the proven copies of the erased blobs in its bucket are deleted too (default: the store's own journals, if any)"},
@@ -157,12 +158,16 @@ func forgetOwners(c *cli.Context) ([]string, error) {
 		out = append(out, id)
 	}
 	if p := c.String("owners-from"); p != "" {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, usageErr("give a file with one owner id a line", "--owners-from: %v", err)
+		var in io.Reader = c.App.Reader
+		if p != "-" {
+			f, err := os.Open(p)
+			if err != nil {
+				return nil, usageErr("give a file with one owner id a line (or - for stdin)", "--owners-from: %v", err)
+			}
+			defer f.Close()
+			in = f
 		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
+		sc := bufio.NewScanner(in)
 		for n := 1; sc.Scan(); n++ {
 			line := sc.Text()
 			if n == 1 {
