@@ -268,7 +268,22 @@ func TestForgetSeveralTrashDirs(t *testing.T) {
 	}
 
 	// Where forget's own run of the inbound store goes: look while it
-	// holds the blob still in the store.
+	// holds the blob still in the store, for runs that were not there
+	// before (by folder: runs in two folders may share a name).
+	runDirs := func(d string) []string {
+		var out []string
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	before := map[string][]string{dirA: runDirs(dirA), dirB: runDirs(dirB)}
+	if !slices.Equal(before[dirA], []string{rA}) || !slices.Equal(before[dirB], []string{rB}) {
+		t.Fatalf("runs before: %v", before)
+	}
 	var ownRuns map[string][]string
 	phaseHook = func(p string) {
 		if p != "moved" {
@@ -276,10 +291,9 @@ func TestForgetSeveralTrashDirs(t *testing.T) {
 		}
 		ownRuns = map[string][]string{}
 		for _, d := range []string{dirA, dirB} {
-			ents, _ := os.ReadDir(d)
-			for _, e := range ents {
-				if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != rA && e.Name() != rB {
-					ownRuns[d] = append(ownRuns[d], e.Name())
+			for _, name := range runDirs(d) {
+				if !slices.Contains(before[d], name) {
+					ownRuns[d] = append(ownRuns[d], name)
 				}
 			}
 		}
