@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -118,9 +117,14 @@ func runForget(c *cli.Context) error {
 	}
 	rep, err := forget.Run(c.Context, opts)
 	var tde *forget.TrashDirError
+	var place *trash.PlaceError
 	switch {
 	case errors.As(err, &tde) && errors.Is(err, trash.ErrNoTrashFolder):
 		return usageErr("give the folder gc or migrate moved the store's blobs into", "no trash folder at %s", tde.Dir)
+	case errors.As(err, &tde) && errors.As(err, &place):
+		// gc's hint says to choose another folder; forget's holds runs
+		// already, so it cannot be chosen anew.
+		return usageErr("give the folder gc or migrate kept the runs in, outside the stores; if that folder is inside one, move it out with its .mediactl record and give its new place", "--trash-dir %v", tde.Err)
 	case errors.As(err, &tde):
 		return trashDirError("--trash-dir", tde.Err)
 	case err != nil:
@@ -148,6 +152,14 @@ func runForget(c *cli.Context) error {
 	return ended(o)
 }
 
+// listName is how an error names --owners-from's list.
+func listName(p string) string {
+	if p == "-" {
+		return "- (stdin)"
+	}
+	return p
+}
+
 // forgetOwners reads --owner and --owners-from.
 func forgetOwners(c *cli.Context) ([]string, error) {
 	var out []string
@@ -167,22 +179,15 @@ func forgetOwners(c *cli.Context) ([]string, error) {
 			defer f.Close()
 			in = f
 		}
-		sc := bufio.NewScanner(in)
-		for n := 1; sc.Scan(); n++ {
-			line := sc.Text()
-			if n == 1 {
-				// A file saved by a Windows editor starts with a byte order mark.
-				line = strings.TrimPrefix(line, "\ufeff")
-			}
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			out = append(out, line)
+		ids, err := forget.ReadOwners(in)
+		var cut *forget.CutListError
+		switch {
+		case errors.As(err, &cut):
+			return nil, usageErr("end the list's last line with a newline; if whatever wrote it stopped, give the whole list", "--owners-from %s: %v", listName(p), err)
+		case err != nil:
+			return nil, usageErr("give a file with one owner id a line (or - for stdin)", "--owners-from %s: %v", listName(p), err)
 		}
-		if err := sc.Err(); err != nil {
-			return nil, usageErr("give a file with one owner id a line", "--owners-from %s: %v", p, err)
-		}
+		out = append(out, ids...)
 	}
 	if len(out) == 0 {
 		return nil, usageErr("name the owners to forget with --owner ID (repeatable) or --owners-from FILE", "no owner given")
