@@ -54,7 +54,7 @@ func printForget(w io.Writer, r *forget.Report) error {
 	if r.DryRun {
 		verb = "would erase"
 	}
-	fmt.Fprintf(&b, "forget %s: owners %s\n", strings.Join(r.Stores, ", "), strings.Join(quoteAll(r.Owners), ", "))
+	fmt.Fprintf(&b, "forget %s: owners %s\n", strings.Join(quoteAll(r.Stores), ", "), strings.Join(quoteAll(r.Owners), ", "))
 	if !r.Started.IsZero() {
 		fmt.Fprintf(&b, "started %s", r.Started.Format("2006-01-02T15:04:05Z"))
 		if !r.Finished.IsZero() {
@@ -111,9 +111,9 @@ func printForget(w io.Writer, r *forget.Report) error {
 	return err
 }
 
-// quoteAll makes each owner id printable for a list joined by ", ": an id
-// that holds a comma, a quote or an edge space is quoted, so that the
-// receipt's "owners Smith, John" is never two owners when it was one.
+// quoteAll makes each owner id or store printable for a list joined by
+// ", ": one that holds a comma, a quote or an edge space is quoted, so that
+// the receipt's "owners Smith, John" is never two owners when it was one.
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
