@@ -184,17 +184,18 @@ type Blob struct {
 	copies  []string
 }
 
-// runAt is a trash run: its name, and the folder it is kept in ("" for
-// the store's own trash).
+// runAt is a trash run: its name, and the folder outside the store it is
+// kept in (nil for the store's own trash).
 type runAt struct {
-	name, dir string
+	name string
+	td   *trashDir
 }
 
 func (r runAt) String() string {
-	if r.dir == "" {
+	if r.td == nil {
 		return "trash run " + r.name
 	}
-	return "trash run " + r.name + " in " + r.dir
+	return "trash run " + r.name + " in " + r.td.dir
 }
 
 // Kept is a candidate that stays, and why.

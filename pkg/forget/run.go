@@ -58,11 +58,6 @@ type run struct {
 	tdirs []*trashDir
 }
 
-// errNoFolder is the failure of a delete from a trash run in a folder this
-// run did not open (the runs come from the folders it opened: a bug, kept
-// from deleting through another place).
-var errNoFolder = errors.New("its trash folder is not open in this run")
-
 // phaseHook, set by tests, is called where a live runtime may save a
 // session: "read" (the first read is over), "decided" (the second read is
 // over), "moved" (the blobs are in the trash run), "reread".
@@ -460,7 +455,7 @@ func (r *run) addTrashed(ctx context.Context, dangling map[ck]int64) error {
 					r.cands[c] = b
 					delete(dangling, c)
 				}
-				if at := (runAt{tb.Run, place.dir}); !slices.Contains(b.runs, at) {
+				if at := (runAt{tb.Run, place.td}); !slices.Contains(b.runs, at) {
 					b.runs = append(b.runs, at)
 				}
 				return nil
@@ -756,12 +751,7 @@ func (r *run) erase(ctx context.Context, erase []*Blob) error {
 	}
 	for ro, keys := range older {
 		slices.Sort(keys)
-		lock := r.runLock(ro.s, ro.at)
-		err := errNoFolder
-		if lock != nil {
-			_, err = trash.PurgeKeys(dctx, lock, ro.at.name, keys)
-		}
-		if err != nil {
+		if _, err := trash.PurgeKeys(dctx, r.runLock(ro.s, ro.at), ro.at.name, keys); err != nil {
 			r.fail(fmt.Sprintf("forget: delete from %s: %v", ro.at, err))
 			for _, k := range keys {
 				failed[ck{ro.s, k}] = true
@@ -831,11 +821,7 @@ func (r *run) digest(ctx context.Context, b *Blob) string {
 		rc, err = r.stores[s].Store.Open(ctx, b.Key)
 	case len(b.runs) > 0:
 		st := r.stores[s].Store
-		if at := b.runs[0]; at.dir != "" {
-			td := r.trashDirOf(s, at.dir)
-			if td == nil {
-				return ""
-			}
+		if td := b.runs[0].td; td != nil {
 			st = td.st
 		}
 		in, ok := store.AsInternal(st)

@@ -114,17 +114,6 @@ func (r *run) openTrashDir(dir string) (*trashDir, error) {
 	return nil, first
 }
 
-// trashDirOf is the folder of Options.TrashDirs at dir that holds store
-// s's trash, or nil.
-func (r *run) trashDirOf(s int, dir string) *trashDir {
-	for _, td := range r.tdirs {
-		if td.s == s && td.dir == dir {
-			return td
-		}
-	}
-	return nil
-}
-
 // moveLock is the lock this run's own trash run of store s goes through:
 // into the first trash folder given that holds that store's trash, if any.
 func (r *run) moveLock(s int) *storelock.Lock {
@@ -137,34 +126,28 @@ func (r *run) moveLock(s int) *storelock.Lock {
 }
 
 // runLock is the lock that reaches the trash run at of store s: the
-// store's own for its own trash, the folder's for a run in a folder; nil
-// for a folder this run did not open (never the store's own lock, which
-// reaches another place: a purge through it finds nothing there and would
-// count the blobs as gone).
+// folder's when it is kept in one, else the store's own.
 func (r *run) runLock(s int, at runAt) *storelock.Lock {
-	if at.dir == "" {
-		return r.locks[s]
+	if at.td != nil {
+		return at.td.lock
 	}
-	if td := r.trashDirOf(s, at.dir); td != nil {
-		return td.lock
-	}
-	return nil
+	return r.locks[s]
 }
 
-// trashPlace is where a store keeps trash runs: its own trash (dir ""),
+// trashPlace is where a store keeps trash runs: its own trash (td nil),
 // or a folder outside it.
 type trashPlace struct {
-	st  store.Store
-	dir string
+	st store.Store
+	td *trashDir
 }
 
 // trashes are the places store s keeps trash runs in: its own trash, and
 // the trash folders outside it that were given.
 func (r *run) trashes(s int) []trashPlace {
-	out := []trashPlace{{r.stores[s].Store, ""}}
+	out := []trashPlace{{r.stores[s].Store, nil}}
 	for _, td := range r.tdirs {
 		if td.s == s {
-			out = append(out, trashPlace{td.st, td.dir})
+			out = append(out, trashPlace{td.st, td})
 		}
 	}
 	return out
