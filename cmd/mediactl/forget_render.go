@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -111,17 +110,10 @@ func printForget(w io.Writer, r *forget.Report) error {
 	return err
 }
 
-// quoteAll makes each owner id or store printable for a list joined by
-// ", ": one that holds a comma, a quote or an edge space is quoted, so that
-// the receipt's "owners Smith, John" is never two owners when it was one.
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		if strings.ContainsAny(s, ",\"") || strings.TrimSpace(s) != s {
-			out[i] = strconv.Quote(s)
-		} else {
-			out[i] = printable(s)
-		}
+		out[i] = listItem(s)
 	}
 	return out
 }

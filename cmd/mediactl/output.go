@@ -150,11 +150,10 @@ func flagValue(c *cli.Context, name string) string {
 	}
 	for i, s := range vs {
 		vs[i] = store.Redact(s)
-		// A repeatable flag's values are joined by commas, and a value is
-		// one value, commas and all (main.go): one that holds a comma is
-		// quoted, so that --store 'a,b' reads apart from --store a --store b.
-		if slice && strings.ContainsAny(vs[i], ",\"") {
-			vs[i] = strconv.Quote(vs[i])
+		// A value is one value, commas and all (main.go): --store 'a,b'
+		// must read apart from --store a --store b.
+		if slice {
+			vs[i] = listItem(vs[i])
 		}
 	}
 	return strings.Join(vs, ",")
@@ -211,6 +210,16 @@ func printable(s string) string {
 		}
 	}
 	return s
+}
+
+// listItem is s as one item of a list joined by commas: quoted when it
+// holds a comma, a quote or an edge space (a folder "in,box", an owner
+// "Smith, John"), so that one value never reads as two; else printable.
+func listItem(s string) string {
+	if strings.ContainsAny(s, ",\"") || strings.TrimSpace(s) != s {
+		return strconv.Quote(s)
+	}
+	return printable(s)
 }
 
 // writeJSONLine writes v as one line of JSON (NDJSON).
