@@ -24,9 +24,9 @@ func (e *CutListError) Error() string {
 // ReadOwners reads an owner list: one owner id a line, whole (commas and
 // inner spaces are part of it; edge spaces and a CR are not), blank lines
 // and lines starting with # skipped, a UTF-8 byte order mark before the
-// first line ignored. Every line must end with a line feed, the last one
-// too (*CutListError); a list of blank lines and comments alone is not
-// cut and holds no owner.
+// first line ignored. Every line that holds anything, a comment too, must
+// end with a line feed, the last one as well (*CutListError); trailing
+// spaces without one are no line.
 func ReadOwners(r io.Reader) ([]string, error) {
 	var out []string
 	br := bufio.NewReader(r)
