@@ -222,9 +222,6 @@ func listItem(s string) string {
 	return printable(s)
 }
 
-// writeJSONLine writes v as one line of JSON (NDJSON).
-func writeJSONLine(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
-
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -532,6 +532,9 @@ func TestTrashDir(t *testing.T) {
 	}
 	res, err = f.plan(t, gc.Options{}).Execute(context.Background(), locktest.Of(t, st), gc.ExecOptions{Now: time.Now().Add(-30 * 24 * time.Hour)})
 	must(t, err)
+	if res.Trashed != 1 {
+		t.Fatalf("second sweep %+v", res)
+	}
 	pr, err := trash.Purge(context.Background(), locktest.Of(t, st), time.Now().Add(-7*24*time.Hour), store.Recovery{})
 	must(t, err)
 	if len(pr.Runs) != 1 || pr.Blobs != 1 {

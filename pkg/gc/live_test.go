@@ -149,15 +149,14 @@ func liveSources() []liveSource {
 // session names it), reused (no session names it when gc reads; the runtime
 // names it during the run) and orphan.
 type liveRun struct {
-	f                     *fixture
-	used, reused, orphan  string
-	src                   sessions.Source
-	save                  func(*testing.T, string)
-	saveAt                string // the phase at which the runtime saves
-	saved                 atomic.Bool
-	reusedURI             string
-	noTrash               bool
-	progressAddsFirstSave bool
+	f                    *fixture
+	used, reused, orphan string
+	src                  sessions.Source
+	save                 func(*testing.T, string)
+	saveAt               string // the phase at which the runtime saves
+	saved                atomic.Bool
+	reusedURI            string
+	noTrash              bool
 }
 
 func newLiveRun(t *testing.T, ls liveSource, saveAt string, noTrash bool) *liveRun {

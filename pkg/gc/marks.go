@@ -110,7 +110,7 @@ func runMarks(ctx context.Context, lock *storelock.Lock, sr *StoreReport, plan *
 			case c.Size != m.Size || !sameSecond(c.ModTime, m.ModTime):
 				mr.Unmarked = append(mr.Unmarked, trash.Skip{Key: m.Key, Reason: "changed since it was marked"})
 			default:
-				due = append(due, trash.Item{Key: m.Key, Size: m.Size, ModTime: m.ModTime, ETag: m.ETag})
+				due = append(due, trash.Item(m))
 				decided[m.Key] = true
 			}
 		}

@@ -852,15 +852,6 @@ func wordIndexes(b, needle []byte) []int {
 	return out
 }
 
-func overlaps(edits []Replacement, at, n int64) bool {
-	for _, e := range edits {
-		if at < e.At+int64(len(e.Old)) && e.At < at+n {
-			return true
-		}
-	}
-	return false
-}
-
 // applyEdits returns unit with edits applied (edits sorted by At, not overlapping,
 // At relative to unit).
 func applyEdits(unit []byte, edits []Replacement) ([]byte, error) {

@@ -130,18 +130,6 @@ func (f *regularFile) Close() error {
 	return err
 }
 
-// readDir reads the names and types of a directory's entries with getdents64,
-// without the lstat per entry that (*os.File).ReadDir does for a directory
-// opened in an os.Root: a listing stats each entry once, itself.
-func readDir(f *os.File) ([]dirent, error) {
-	var out []dirent
-	err := readDirEach(f, func(d dirent) error {
-		out = append(out, d)
-		return nil
-	})
-	return out, err
-}
-
 // readDirEach calls fn for each entry of f as getdents64 returns them.
 func readDirEach(f *os.File, fn func(dirent) error) error {
 	fd := int(f.Fd())

@@ -239,6 +239,9 @@ func lifecycleScope(r types.LifecycleRule) (prefix string, whole bool) {
 	f := r.Filter
 	switch {
 	case f == nil:
+		// A rule written before the Filter element exists names its prefix here;
+		// buckets still hold such rules, and they apply.
+		//lint:ignore SA1019 read, never written: the field is how older rules say their scope
 		return aws.ToString(r.Prefix), true
 	case f.Tag != nil || f.ObjectSizeGreaterThan != nil || f.ObjectSizeLessThan != nil:
 		return "", false

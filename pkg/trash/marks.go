@@ -145,7 +145,7 @@ func MarkItems(ctx context.Context, l *storelock.Lock, items Items, now time.Tim
 	enc := json.NewEncoder(&buf)
 	for i := range items.Len() {
 		it := items.At(i)
-		if err := enc.Encode(Mark{Key: it.Key, Size: it.Size, ModTime: it.ModTime, ETag: it.ETag}); err != nil {
+		if err := enc.Encode(Mark(it)); err != nil {
 			return nil, err
 		}
 		res.Marked++
