@@ -20,19 +20,37 @@ func eachInside(stores []scan.Target, x ref.Reference, fn func(s int, key string
 	}
 }
 
-// without is a source read with the forgotten owners' units left out.
+// without is a source read with the forgotten owners' units left out, each
+// only while it is as the first read saw it (fingerprints says why).
 type without struct {
 	sessions.Source
-	skip map[owner.Unit]bool
+	skip   map[owner.Unit]bool
+	prints *fingerprints
 }
 
 func (w *without) Walk(ctx context.Context, fn func(sessions.Item) error) (sessions.Counts, error) {
 	return w.Source.Walk(ctx, func(it sessions.Item) error {
-		if it.Err == nil && w.skip[owner.UnitOf(it.Place)] {
+		if it.Err == nil && w.unchanged(it) {
 			return nil
 		}
 		return fn(it)
 	})
+}
+
+// unchanged reports whether it is a unit left out, as the first read saw
+// it. A document is read for that here, once more, in full; one that
+// cannot be is handed on, to fail where every read fails.
+func (w *without) unchanged(it sessions.Item) bool {
+	u := owner.UnitOf(it.Place)
+	if !w.skip[u] {
+		return false
+	}
+	name := w.prints.name(u)
+	if it.Open == nil {
+		return w.prints.same(name, w.prints.row(it.Values))
+	}
+	print, err := w.prints.document(it.Open)
+	return err == nil && w.prints.same(name, print)
 }
 
 // Close leaves the source open: it belongs to the caller.

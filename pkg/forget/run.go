@@ -45,7 +45,10 @@ type run struct {
 	// together. groupOf is each member's group.
 	groups  map[ck][]ck
 	groupOf map[ck]ck
-	skip    map[owner.Unit]bool
+	// skip are the forgotten owners' units, which the later reads leave
+	// out while prints says they are as the first read saw them.
+	skip   map[owner.Unit]bool
+	prints *fingerprints
 	// moved is, per store, this run's trash run.
 	moved map[int]string
 
@@ -207,8 +210,9 @@ func (r *run) do(ctx context.Context) error {
 	attr := owner.NewAttributor(r.opts.Rule)
 	rf := owner.NewReferences()
 	wrapped := make([]sessions.Source, len(r.opts.Sources))
+	r.prints = newFingerprints()
 	for i, s := range r.opts.Sources {
-		wrapped[i] = attr.Wrap(s)
+		wrapped[i] = attr.Wrap(&recording{Source: s, f: r.prints})
 	}
 	sr, err := scan.Run(ctx, scan.Options{Sources: wrapped, Jobs: r.opts.Jobs, MaxListed: r.opts.MaxListed, OnReference: rf.Add, UnitPlaces: true, CountOnly: true})
 	if err != nil {
@@ -498,7 +502,7 @@ func (r *run) named(ctx context.Context, srcs []sessions.Source, cands map[ck]*B
 	}
 	filtered := make([]sessions.Source, len(srcs))
 	for i, s := range srcs {
-		filtered[i] = &without{Source: s, skip: r.skip}
+		filtered[i] = &without{Source: s, skip: r.skip, prints: r.prints}
 	}
 	text := func(s []byte) {
 		for _, x := range idx {
