@@ -8,6 +8,9 @@ import (
 // MetricCounts are the gauges of one store's gc. planned_* is the plan, in
 // a dry run and a real one; removed_* what the run removed, reported (as
 // zeros when nothing was: a refused or incomplete store) only by a real run.
+// There is no dangling count: gc marks the blobs sessions name and resolves
+// no reference against the store, so its scan's dangling count is 0 whatever
+// dangles; scan and verify, which resolve them, write that gauge.
 func (s *StoreReport) MetricCounts(dryRun bool) map[metrics.Gauge]int64 {
 	counts := map[metrics.Gauge]int64{}
 	if p := s.Plan; p != nil {
@@ -18,9 +21,6 @@ func (s *StoreReport) MetricCounts(dryRun bool) map[metrics.Gauge]int64 {
 		counts[metrics.Problems] = int64(len(p.Problems))
 		if p.SessionsRead {
 			counts[metrics.Referenced] = p.Referenced
-		}
-		if p.Scan != nil {
-			counts[metrics.Dangling] = p.Scan.DanglingReferences
 		}
 	}
 	if dryRun {
