@@ -115,7 +115,7 @@ func presentReport(g *global, rep *report.Report, o outcome.Outcome, top int) er
 	if g.quiet && o == outcome.OK {
 		return nil
 	}
-	return printReport(g.stdout, rep, top, isTerminal(g.stdout))
+	return printReport(g.stdout, rep, top, isTerminal(g.stdout), g.quiet)
 }
 
 type reportJSON struct {

@@ -41,8 +41,11 @@ func bar(part, whole int64, width int) string {
 
 // printReport is the terminal summary: per store its totals, ages, types,
 // sizes, growth and policies, then the owners, then one summary line. Bars
-// only on a terminal.
-func printReport(w io.Writer, rep *report.Report, top int, tty bool) error {
+// only on a terminal. quiet (-q, with an outcome that is not ok) keeps what
+// is wrong, as scan's and verify's do: the problem lines and the summary
+// line, which counts the dangling references and corrupt blobs and says
+// whether the counts are partial.
+func printReport(w io.Writer, rep *report.Report, top int, tty, quiet bool) error {
 	var tb textTable
 	row := tb.row
 	flush := func() { tb.write(w) }
@@ -54,6 +57,9 @@ func printReport(w io.Writer, rep *report.Report, top int, tty bool) error {
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "problem   %s\n", printable(p))
+	}
+	if quiet {
+		return printReportSummary(w, rep)
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note      %s\n", n)

@@ -91,14 +91,14 @@ report: 1 stores, 5 blobs (5.0 MiB): 3 blobs (3.0 MiB) referenced, 2 blobs (2.0 
 // bars), control characters of an owner id escaped.
 func TestReportTextGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := printReport(&b, fixedReport(), 20, false); err != nil {
+	if err := printReport(&b, fixedReport(), 20, false, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.String(); got != textGolden {
 		t.Errorf("got:\n%s\nwant:\n%s", got, textGolden)
 	}
 	b.Reset()
-	printReport(&b, fixedReport(), 1, true)
+	printReport(&b, fixedReport(), 1, true, false)
 	if !strings.Contains(b.String(), "  referenced         3  3.0 MiB  ████████████") || strings.Contains(b.String(), "slack") {
 		t.Errorf("on a terminal, with --top 1:\n%s", b.String())
 	}
@@ -120,5 +120,24 @@ func TestReportHTMLEscapes(t *testing.T) {
 	}
 	if !bytes.Contains(page, []byte("&lt;script&gt;alert(1)&lt;/script&gt;")) {
 		t.Errorf("the owner id is not shown escaped")
+	}
+}
+
+// TestReportTextQuiet pins -q on a report that is not ok: the problem lines
+// (escaped) and the summary line, none of the tables, notes or owners.
+func TestReportTextQuiet(t *testing.T) {
+	rep := fixedReport()
+	rep.Complete = false
+	rep.Problems = []string{"session /s/cut.json: invalid JSON\x1b[2J"}
+	rep.Notes = []string{"a note"}
+	var b bytes.Buffer
+	if err := printReport(&b, rep, 20, true, true); err != nil {
+		t.Fatal(err)
+	}
+	want := `problem   "session /s/cut.json: invalid JSON\x1b[2J"
+report: 1 stores, 5 blobs (5.0 MiB): 3 blobs (3.0 MiB) referenced, 2 blobs (2.0 MiB) orphaned; 2 owners; 1 dangling references; INCOMPLETE: 1 problems, counts are partial
+`
+	if got := b.String(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
