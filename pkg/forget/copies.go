@@ -46,6 +46,8 @@ type journalOf struct {
 	path   string
 	s      int
 	proofs *migrate.Proofs
+	// id names the migration, and its record in the bucket.
+	id string
 }
 
 // proof is the copy of key this migration proved, and the store it came
@@ -138,7 +140,7 @@ func (r *run) loadDests(ctx context.Context) {
 		} else {
 			dst.Close()
 		}
-		d.from = append(d.from, journalOf{path: p, s: s, proofs: st.Copied})
+		d.from = append(d.from, journalOf{path: p, s: s, proofs: st.Copied, id: st.ID})
 		prefix := ""
 		if b, ok := store.Unwrap(d.st).(store.Bucket); ok {
 			prefix = b.Prefix()
@@ -315,6 +317,61 @@ func (r *run) linkCopies() {
 	}
 }
 
+// shared says why the bucket d may hold its copies for a store this run
+// does not read, or "". With content-addressed names, a second store
+// migrated into the bucket proves the first one's objects as its own, and
+// its sessions name them: a copy is deleted only when every migration the
+// bucket records is one whose journal this run read, and every such
+// journal is recorded there (a journal without its record is of a
+// migration made before they were kept; whether another store's shares
+// the bucket is then unknown).
+func (r *run) shared(ctx context.Context, d *dest) string {
+	claims, err := migrate.Claims(ctx, d.st)
+	if err != nil {
+		return fmt.Sprintf("the copies in %s are left alone: its migrations' records cannot be read: %v", d.loc, err)
+	}
+	ours := map[string]bool{}
+	for _, j := range d.from {
+		if _, ok := claims[j.id]; !ok {
+			return fmt.Sprintf("the copies in %s are left alone: it holds no record of the migration of migrate's journal %s (made before mediactl kept them, or removed), so whether it holds another store's copies too is unknown; run that migrate again to record it", d.loc, j.path)
+		}
+		ours[j.id] = true
+	}
+	var others []string
+	for id, c := range claims {
+		if !ours[id] {
+			others = append(others, fmt.Sprintf("%s (record %s)", c.From, id))
+		}
+	}
+	if len(others) > 0 {
+		slices.Sort(others)
+		return fmt.Sprintf("the copies in %s are left alone: it holds copies of other migrations too, whose sessions may name the same objects: from %s; forget with those stores too, or remove the copies by hand", d.loc, strings.Join(others, ", "))
+	}
+	return ""
+}
+
+// keepShared keeps every copy candidate in a bucket that may hold it for
+// another store (shared), and says so once per bucket.
+func (r *run) keepShared(ctx context.Context, keep map[ck]string) {
+	why := make([]string, len(r.dests))
+	for c := range r.cands {
+		if !r.isCopy(c) || keep[c] != "" {
+			continue
+		}
+		i := c.s - len(r.stores)
+		if why[i] == "" {
+			if why[i] = r.shared(ctx, r.dests[i]); why[i] == "" {
+				why[i] = "-"
+			} else {
+				r.fail("forget: " + why[i])
+			}
+		}
+		if why[i] != "-" {
+			keep[c] = KeptCopyShared
+		}
+	}
+}
+
 // copyWhere is how the receipt says a copy was removed.
 func copyWhere(d *dest, key string) string { return "copy " + d.loc + " (" + key + ")" }
 
@@ -386,8 +443,25 @@ func (r *run) deleteCopies(ctx context.Context, pending map[ck]*Blob, failed, sk
 		}
 	}
 	slices.SortFunc(copies, func(a, b ck) int { return strings.Compare(fmt.Sprint(a.s)+a.key, fmt.Sprint(b.s)+b.key) })
+	// The buckets' records once more, right before the deletes: a store
+	// migrated into one since the run began may have proven a copy as its own.
+	shared := map[*dest]bool{}
+	for _, c := range copies {
+		d := r.destOf(c)
+		if _, ok := shared[d]; !ok {
+			why := r.shared(ctx, d)
+			if shared[d] = why != ""; shared[d] {
+				r.fail("forget: " + why)
+			}
+		}
+	}
 	for _, c := range copies {
 		b := pending[c]
+		if shared[r.destOf(c)] {
+			r.keep(b, KeptCopyShared)
+			skipped[c] = true
+			continue
+		}
 		to := b
 		src, linked := r.copyOf[c]
 		if linked {

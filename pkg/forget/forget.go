@@ -146,6 +146,11 @@ const (
 	// KeptCopyChanged: a copy whose size or sha256 metadata is no longer
 	// the journal's proof: other bytes, perhaps someone else's.
 	KeptCopyChanged = "not the proven copy any more (its size or sha256 changed): left alone"
+	// KeptCopyShared: a copy in a bucket that holds a record of a migration
+	// whose journal the run did not read (another store's, whose sessions
+	// may name the same object), or lacks the record of one it did read, or
+	// whose records could not be read.
+	KeptCopyShared = "the bucket may hold it for another store too (its migrations' records say so, or cannot say): left alone"
 )
 
 // keptWithSource is why a copy stays whose source in the store stays: such

@@ -342,6 +342,7 @@ func (r *run) do(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
+	r.keepShared(ctx, keep)
 	phase("decided")
 	erase := r.statCopies(ctx, r.decide(keep))
 	if !r.opts.Delete {

@@ -3,6 +3,7 @@ package migrate
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -56,6 +57,10 @@ type Record struct {
 	Version int    `json:"version,omitempty"`
 	From    string `json:"from,omitempty"`
 	To      string `json:"to,omitempty"`
+	// ID names the migration (every run of it, in every start record; a
+	// journal begun by a mediactl that kept none gets one at its next run):
+	// the name of its record in the destination ([ClaimName]).
+	ID string `json:"id,omitempty"`
 
 	// copied
 	Key     string    `json:"key,omitempty"`
@@ -108,6 +113,7 @@ type JournalState struct {
 	Runs   int                  // start records
 	From   string               // source of the first run
 	To     string               // destination of the first run
+	ID     string               // the migration's name, from the first start record that has one
 	Copied *Proofs              // proven copies by source key
 	Units  map[string][]*Record // rewrite records by unit (see unitID), oldest first
 	Order  []string             // units in the order they were first rewritten
@@ -320,6 +326,9 @@ func (st *JournalState) apply(rec Record) error {
 		if st.Runs == 0 {
 			st.From, st.To = rec.From, rec.To
 		}
+		if st.ID == "" && validID(rec.ID) {
+			st.ID = rec.ID
+		}
 		st.Runs++
 	case RecordCopied:
 		p, err := copiedProof(rec)
@@ -481,9 +490,34 @@ func (j *Journal) appendSync(rec Record) error {
 	return j.Sync()
 }
 
-// Started records that a run of the migration of from to to began.
+// Started records that a run of the migration of from to to began, with
+// the migration's ID (made here for a journal that has none yet).
 func (j *Journal) Started(from, to string) error {
-	return j.appendSync(Record{T: RecordStart, Version: journalVersion, From: from, To: to})
+	j.mu.Lock()
+	id := j.state.ID
+	j.mu.Unlock()
+	if id == "" {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return fmt.Errorf("journal %s: name the migration: %w", j.path, err)
+		}
+		id = hex.EncodeToString(b[:])
+	}
+	return j.appendSync(Record{T: RecordStart, Version: journalVersion, From: from, To: to, ID: id})
+}
+
+// validID reports whether id is a migration's ID as Started makes them: a
+// journal is read from disk, and its ID names an object in a bucket.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := range len(id) {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Trashed records that count sources were moved into the trash run run

@@ -260,6 +260,11 @@ func Run(ctx context.Context, opts RunOptions) (*RunReport, error) {
 	if err := j.Started(opts.From.Location(), dst.Location()); err != nil {
 		return nil, err
 	}
+	// Before the first copy: a copy this migration proves, uploaded or
+	// found there, is one whose bucket says another store may share it.
+	if err := claim(ctx, dst, j); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
 	opts.Journal = j
 	if err := runCopy(ctx, &opts, rep); err != nil {
 		return rep, err

@@ -1,0 +1,144 @@
+package forget
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mediactl/mediactl/pkg/migrate"
+	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/store"
+	"github.com/mediactl/mediactl/pkg/store/storetest"
+	"github.com/mediactl/mediactl/pkg/target"
+)
+
+// twoPods are two forge work dirs migrated into one bucket (s3, in
+// process), content-addressed: pod A uploads the picture alice and bob
+// both sent, pod B finds it there and proves it as its own. B's sessions
+// name the one object.
+type twoPods struct {
+	a, b     *work
+	url, tpl string
+	pic      string
+}
+
+func newTwoPods(t *testing.T) *twoPods {
+	p := &twoPods{a: newWork(t), b: newWork(t)}
+	p.url = storetest.StartS3(t, nil).Bucket(t, "media") + "&prefix=inbound/"
+	p.tpl = "/mnt/media/{prefix}{key}"
+	p.pic = p.a.blob("the same picture", "")
+	if p.b.blob("the same picture", "") != p.pic {
+		t.Fatal("not one key")
+	}
+	p.a.session("alice", "", p.pic)
+	p.a.session("carol", "hello")
+	return p
+}
+
+// migrateB migrates pod B's store into the bucket, bob's session naming the
+// picture.
+func (p *twoPods) migrateB() {
+	p.b.session("bob", "", p.pic)
+	p.b.migrated(p.url, p.tpl, "", true)
+}
+
+// The review's case: forget alice on pod A must not delete the object bob's
+// session on pod B names. The bucket records B's migration; pod A's run
+// does not read B's sessions: the copy stays, said, and the run is not
+// complete.
+func TestForgetSharedBucketCopy(t *testing.T) {
+	p := newTwoPods(t)
+	p.a.migrated(p.url, p.tpl, "", true)
+	p.migrateB()
+	if p.a.exists(p.pic) || p.b.exists(p.pic) || !copyThere(t, p.url, p.pic) {
+		t.Fatal("the picture should live only in the bucket")
+	}
+	for _, del := range []bool{false, true} {
+		rep := p.a.run(Options{Owners: []string{"alice"}, Delete: del})
+		if !copyThere(t, p.url, p.pic) {
+			t.Fatalf("delete %v: bob's session on pod B names %s, and the copy is gone", del, p.pic)
+		}
+		if k := keptOf(rep, p.pic); len(k) != 1 || k[0].Reason != KeptCopyShared {
+			t.Errorf("delete %v: kept %+v", del, k)
+		}
+		if len(rep.Erased) != 0 || rep.Outcome != outcome.Incomplete {
+			t.Errorf("delete %v: erased %v, outcome %s", del, keysOf(rep.Erased), rep.Outcome)
+		}
+		if !slices.ContainsFunc(rep.Problems, func(s string) bool { return strings.Contains(s, p.b.inbox) && strings.Contains(s, "other migrations") }) {
+			t.Errorf("delete %v: problems %v do not name pod B's store", del, rep.Problems)
+		}
+	}
+}
+
+// A store migrated into the bucket while forget runs, after its decision
+// (pod B proves the copy as its own after the moves): the records are read
+// again right before the copies' deletes, and the copy stays.
+func TestForgetBucketSharedDuringRun(t *testing.T) {
+	p := newTwoPods(t)
+	p.a.migrated(p.url, p.tpl, "", true)
+	phaseHook = func(ph string) {
+		if ph == "moved" {
+			p.migrateB()
+		}
+	}
+	t.Cleanup(func() { phaseHook = nil })
+	rep := p.a.run(Options{Owners: []string{"alice"}, Delete: true})
+	if !copyThere(t, p.url, p.pic) {
+		t.Fatalf("pod B migrated during the run and names %s; the copy is gone (erased %v)", p.pic, keysOf(rep.Erased))
+	}
+	if k := keptOf(rep, p.pic); len(k) != 1 || k[0].Reason != KeptCopyShared || rep.Outcome != outcome.Incomplete {
+		t.Errorf("kept %+v, outcome %s", k, rep.Outcome)
+	}
+}
+
+// A migration the bucket holds no record of (made before mediactl kept
+// them) leaves its copies alone: whether another store's share the bucket
+// is unknown. Run again, the migration records itself, and forget erases.
+func TestForgetCopyOfUnrecordedMigration(t *testing.T) {
+	p := newTwoPods(t)
+	w := p.a
+	w.migrated(p.url, p.tpl, "", true)
+	ctx := context.Background()
+	dst, err := store.Open(ctx, p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	claims, err := migrate.Claims(ctx, dst)
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("records %+v, %v", claims, err)
+	}
+	for id := range claims {
+		if err := store.Unwrap(dst).(store.Internal).DeleteInternal(ctx, migrate.ClaimName(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := w.run(Options{Owners: []string{"alice"}, Delete: true})
+	if !copyThere(t, p.url, p.pic) || len(rep.Erased) != 0 || rep.Outcome != outcome.Incomplete {
+		t.Fatalf("without the record: erased %v, outcome %s", keysOf(rep.Erased), rep.Outcome)
+	}
+	if !slices.ContainsFunc(rep.Problems, func(s string) bool {
+		return strings.Contains(s, "no record") && strings.Contains(s, "run that migrate again")
+	}) {
+		t.Errorf("problems %v", rep.Problems)
+	}
+
+	// migrate again, as the problem says: nothing to copy; it records itself.
+	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if _, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: tg.Stores[0], To: dst}}); err != nil {
+		t.Fatal(err)
+	}
+	rep = w.run(Options{Owners: []string{"alice"}, Delete: true})
+	if copyThere(t, p.url, p.pic) || len(rep.Erased) != 1 || rep.Outcome != outcome.OK {
+		t.Fatalf("recorded: erased %v, kept %+v, outcome %s, problems %v", keysOf(rep.Erased), rep.Kept, rep.Outcome, rep.Problems)
+	}
+	if j, _ := filepath.Glob(filepath.Join(w.inbox, ".mediactl", "migrate", "*.jsonl")); len(j) != 1 {
+		t.Errorf("journals %v: the second run should have used the first one's", j)
+	}
+}
