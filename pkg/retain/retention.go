@@ -92,8 +92,9 @@ type Retention struct {
 	Problems  []string
 	ListError string
 	// Nested are folders of the store holding another store's internal
-	// folder; their contents are listed as this store's blobs, so nothing
-	// may be removed on this decision (see gc.NestedStoreError).
+	// folder, with files in it or only empty folders; their contents are
+	// listed as this store's blobs, so nothing may be removed on this
+	// decision (see gc.NestedStoreError).
 	Nested []string
 
 	b *blobs
@@ -134,10 +135,16 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 	if ul, ok := store.AsUnorderedLister(st); ok {
 		list = ul.ListUnordered // order does not matter to the marking; memory does
 	}
+	// Another store's internal folder is one whether or not it holds a file:
+	// after a restore of its only run, a purge, or a run that moved nothing,
+	// it holds only empty folders, and its blobs are that store's all the same.
+	listCtx := store.WithInternalFolders(ctx, func(key string) {
+		r.nested(strings.TrimSuffix(key, "/"+store.InternalDir))
+	})
 	var companions []companionPair
 	unknownOwners := 0
 	longestKey := 0
-	err := list(ctx, "", func(e store.Entry) error {
+	err := list(listCtx, "", func(e store.Entry) error {
 		// Symlinks and other non-regular files are never removed; temporary
 		// leftovers of writers in progress neither.
 		if i := strings.Index(e.Key, "/"+store.InternalDir+"/"); i >= 0 {

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/sessions"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 )
 
@@ -172,4 +174,51 @@ func TestMarkCopiedToEndsWithTheKey(t *testing.T) {
 			t.Errorf("%q after the copy: the blob named next in the same string is not kept", seps[i])
 		}
 	}
+}
+
+// TestMarkNestedStoreEmptyFolders: another store's internal folder is found
+// below the store whether or not it holds a file. After a restore of its
+// only run, a purge or a --delete that moved nothing, it holds only empty
+// folders (tmp/, trash/RUN/), and its blobs beside it are that store's all
+// the same. The store's own internal folder, and a blob named like the
+// folder, are no other store.
+func TestMarkNestedStoreEmptyFolders(t *testing.T) {
+	for _, scheme := range []string{"local", "file"} {
+		t.Run(scheme, func(t *testing.T) {
+			w := newForgeWork(t)
+			w.blob(t, "a blob")
+			inner := filepath.Join(w.inbound, "old-pod")
+			must(t, os.MkdirAll(filepath.Join(inner, store.InternalDir, "tmp"), 0o700))
+			must(t, os.MkdirAll(filepath.Join(inner, store.InternalDir, "trash", "20261101T000000Z-1"), 0o700))
+			must(t, os.WriteFile(filepath.Join(inner, name("inner")), []byte("inner"), 0o600))
+			// A folder holding only an empty internal folder, and a blob
+			// named .mediactl (a file, not a store's folder).
+			must(t, os.MkdirAll(filepath.Join(w.inbound, "bare", store.InternalDir), 0o700))
+			must(t, os.MkdirAll(filepath.Join(w.inbound, "file"), 0o700))
+			must(t, os.WriteFile(filepath.Join(w.inbound, "file", store.InternalDir), []byte("a blob"), 0o600))
+			// The store's own internal folder, with empty folders only.
+			must(t, os.MkdirAll(filepath.Join(w.inbound, store.InternalDir, "trash", "20261102T000000Z-2"), 0o700))
+			ctx := context.Background()
+			loc := w.inbound
+			if scheme == "file" {
+				loc = "file://" + filepath.ToSlash(w.inbound)
+			}
+			st, err := store.Open(ctx, loc)
+			must(t, err)
+			defer st.Close()
+			for k := range 3 {
+				r, err := retain.Mark(ctx, st, nil, retain.MarkOptions{Shard: shard.Spec{K: k, N: 3}})
+				must(t, err)
+				if want := []string{"bare", "old-pod"}; !slices.Equal(sorted(r.Nested), want) {
+					t.Errorf("shard %d of 3: Nested = %q, want %q", k, r.Nested, want)
+				}
+			}
+		})
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

@@ -206,10 +206,11 @@ func isInternal(key string) bool { return storekey.IsInternal(key) }
 // List reports the objects whose key starts with prefix, in lexical key order (the
 // order of the backends' listings), one page at a time through the gocloud
 // iterator. Objects under InternalDir and "directory" placeholders (keys ending in
-// "/", as created by cloud consoles) are skipped. Listed entries carry Key, Size and
-// ModTime, and on S3 and Azure the ETag as Stat gives it; use Stat for the rest. A
-// file:// bucket is listed by walking its directory (see listFile), which reports
-// regular files only.
+// "/", as created by cloud consoles) are skipped; one inside another store's
+// internal folder is reported as [WithInternalFolders] says. Listed entries carry
+// Key, Size and ModTime, and on S3 and Azure the ETag as Stat gives it; use Stat
+// for the rest. A file:// bucket is listed by walking its directory (see
+// listFile), which reports regular files only.
 func (s *BucketStore) List(ctx context.Context, prefix string, fn func(Entry) error) error {
 	if strings.HasPrefix(prefix, InternalDir+"/") {
 		return nil
@@ -217,6 +218,7 @@ func (s *BucketStore) List(ctx context.Context, prefix string, fn func(Entry) er
 	if s.scheme == "file" {
 		return s.listFile(ctx, prefix, nil, fn)
 	}
+	found := internalFolders(ctx)
 	it := s.b.List(&blob.ListOptions{Prefix: prefix})
 	for {
 		obj, err := it.Next(ctx)
@@ -226,7 +228,15 @@ func (s *BucketStore) List(ctx context.Context, prefix string, fn func(Entry) er
 		if err != nil {
 			return s.errorf("list", prefix, err)
 		}
-		if obj.IsDir || strings.HasSuffix(obj.Key, "/") || isInternal(obj.Key) {
+		if obj.IsDir || strings.HasSuffix(obj.Key, "/") {
+			// A placeholder inside another store's internal folder is
+			// all there may be of it.
+			if dir, ok := internalFolderOf(obj.Key); ok && found != nil && !isInternal(obj.Key) {
+				found(dir)
+			}
+			continue
+		}
+		if isInternal(obj.Key) {
 			continue
 		}
 		if err := fn(s.listed(obj)); err != nil {

@@ -224,7 +224,7 @@ func (s *LocalStore) ListUnordered(ctx context.Context, prefix string, fn func(E
 }
 
 func (s *LocalStore) listUnordered(ctx context.Context, prefix string, describe bool, fn func(Entry) error) error {
-	w := walker{root: s.root, errorf: s.errorf}
+	w := walker{root: s.root, errorf: s.errorf, internal: internalFolders(ctx)}
 	err := w.walkUnordered(ctx, "", "", prefix, describe, func(e Entry) error {
 		if err := fn(e); err != nil {
 			return &stopError{err}

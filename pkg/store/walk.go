@@ -32,6 +32,9 @@ type walker struct {
 	// irregular: with fileblob, also report what is not a regular file (a
 	// symbolic link, a FIFO), with its Mode, instead of passing over it.
 	irregular bool
+	// internal, when set, is called with the key of each folder named
+	// InternalDir below the root (see WithInternalFolders).
+	internal func(key string)
 }
 
 // dirent is a directory entry as the directory reports it.
@@ -54,6 +57,7 @@ type entryStat struct {
 // list calls fn for each entry whose key starts with prefix. An error from fn is
 // returned as is.
 func (w *walker) list(ctx context.Context, prefix string, fn func(Entry) error) error {
+	w.internal = internalFolders(ctx)
 	err := w.walk(ctx, "", "", prefix, fn)
 	if stop, ok := err.(*stopError); ok {
 		return stop.err
@@ -213,6 +217,9 @@ func (w *walker) walk(ctx context.Context, dirPath, dirKey, prefix string, fn fu
 				!de.typ.IsDir() && !strings.HasPrefix(key, prefix) {
 				return nil
 			}
+		}
+		if w.internal != nil && dirPath != "" && k == InternalDir && de.typ.IsDir() {
+			w.internal(join(dirKey, k))
 		}
 		if w.keep != nil && !de.typ.IsDir() && !w.keep(join(dirKey, k)) {
 			return nil
@@ -451,6 +458,9 @@ func (w *walker) walkUnordered(ctx context.Context, dirPath, dirKey, prefix stri
 		switch {
 		case de.typ.IsDir():
 			if strings.HasPrefix(key+"/", prefix) || strings.HasPrefix(prefix, key+"/") {
+				if w.internal != nil && dirPath != "" && de.name == InternalDir {
+					w.internal(key)
+				}
 				subdirs = append(subdirs, dirItem{name: de.name, key: key})
 			}
 			return nil
