@@ -182,7 +182,7 @@ func (a *Attributor) seeValue(p ref.Place, text []byte) {
 	var byVal string
 	switch {
 	case a.rule.Column != "" && a.matchesColumn(p.Table, p.Column):
-		byVal = strings.TrimSpace(string(text))
+		byVal = string(text)
 	case a.rule.Pointer != "" && looksJSON(text):
 		byVal = lookup(bytes.NewReader(text), a.rule.Pointer)
 	}
@@ -208,7 +208,8 @@ func (a *Attributor) seeValue(p ref.Place, text []byte) {
 		r.by = byVal
 	}
 	r.latest = max(r.latest, when)
-	v := strings.TrimSpace(string(text))
+	// Ids as spelled: "alice " and "alice\u00a0" are not "alice".
+	v := string(text)
 	switch col {
 	case "user_id":
 		r.user = v
@@ -432,7 +433,7 @@ func (h *pointerHandler) at(w *jsonwalk.Walker, v []byte) error {
 		return nil
 	}
 	if w.Pointer() == h.want {
-		h.got = strings.TrimSpace(string(v))
+		h.got = string(v) // as spelled, as every id
 		return errFound
 	}
 	return nil

@@ -1,0 +1,129 @@
+package forget
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediactl/mediactl/pkg/owner"
+	"github.com/mediactl/mediactl/pkg/target"
+
+	_ "modernc.org/sqlite"
+)
+
+// runsStore is an agent-runs bucket kept in a folder (file://), whose
+// messages are rows of a SQLite database: the {bucket, path} pairs name the
+// bucket "agent-runs".
+type runsStore struct {
+	t      *testing.T
+	bucket string // the folder
+	db     string
+}
+
+func newRunsStore(t *testing.T) *runsStore {
+	s := &runsStore{t: t, bucket: t.TempDir(), db: filepath.Join(t.TempDir(), "runs.db")}
+	s.exec(`CREATE TABLE messages (id TEXT PRIMARY KEY, thread_id TEXT, role TEXT, content TEXT, reply_to TEXT, metadata TEXT, created_at TEXT)`)
+	return s
+}
+
+func (s *runsStore) exec(q string, args ...any) {
+	s.t.Helper()
+	db, err := sql.Open("sqlite", "file:"+s.db)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(q, args...); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// upload writes a user's upload, two days old, and returns its key.
+func (s *runsStore) upload(user, thread, file string) string {
+	s.t.Helper()
+	key := "agent-inputs/" + user + "/" + thread + "/uploads/" + file
+	p := filepath.Join(s.bucket, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("png of "+key), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		s.t.Fatal(err)
+	}
+	return key
+}
+
+func (s *runsStore) exists(key string) bool {
+	_, err := os.Lstat(filepath.Join(s.bucket, filepath.FromSlash(key)))
+	return err == nil
+}
+
+// pair is an attachment as the backend stores it in metadata.
+func pair(key string) string {
+	return `{"type": "binary", "bucket": "agent-runs", "path": "` + key + `", "mime": "image/png", "filename": "` + filepath.Base(key) + `"}`
+}
+
+// message saves a user message; metadata's user is user ("" for none).
+func (s *runsStore) message(id, thread, user, replyTo string, attachments ...string) {
+	meta := `{"attachments": [` + strings.Join(attachments, ", ") + `]}`
+	if user != "" {
+		meta = `{"user": {"id": "` + user + `"}, "attachments": [` + strings.Join(attachments, ", ") + `]}`
+	}
+	var reply any
+	if replyTo != "" {
+		reply = replyTo
+	}
+	s.exec(`INSERT INTO messages (id, thread_id, role, content, reply_to, metadata, created_at) VALUES (?, ?, 'user', 'see attached', ?, ?, '2026-12-01 10:00:00')`, id, thread, reply, meta)
+}
+
+// forget forgets owners with --delete, the units attributed by rule
+// (--owner-by's, or agent-runs' own).
+func (s *runsStore) forget(by string, owners ...string) *Report {
+	s.t.Helper()
+	return forgetIn(s.t, target.Spec{Stores: []string{"file://" + s.bucket}, Sessions: []string{"sqlite:" + s.db},
+		BucketNames: []string{"agent-runs=file://" + s.bucket}}, by, owners...)
+}
+
+func forgetIn(t *testing.T, spec target.Spec, by string, owners ...string) *Report {
+	t.Helper()
+	ctx := context.Background()
+	tg, err := target.Open(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	rule, err := owner.ParseBy(owner.Rule{}, by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, Options{Stores: tg.ScanTargets(), Sources: tg.Sources, Rule: rule, Owners: owners, Delete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// --owner-by a column: tenant "alice\u00a0" is not tenant "alice".
+func TestForgetIDsAsSpelled(t *testing.T) {
+	s := newRunsStore(t)
+	s.exec(`ALTER TABLE messages ADD COLUMN tenant TEXT`)
+	shared := s.upload("u1", "t1", "logo.png")
+	s.message("m1", "t1", "", "", pair(shared))
+	s.message("m2", "t1", "", "", pair(shared))
+	s.exec(`UPDATE messages SET tenant = 'alice' WHERE id = 'm1'`)
+	s.exec("UPDATE messages SET tenant = 'alice\u00a0' WHERE id = 'm2'")
+	rep := s.forget("tenant", "alice")
+	if !s.exists(shared) {
+		t.Fatalf("tenant %q names %s; it was erased", "alice\u00a0", shared)
+	}
+	if rep.Units != 1 {
+		t.Errorf("%d units forgotten, want alice's one", rep.Units)
+	}
+}
