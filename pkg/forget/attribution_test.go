@@ -110,6 +110,25 @@ func forgetIn(t *testing.T, spec target.Spec, by string, owners ...string) *Repo
 	return rep
 }
 
+// --owner-by /user/id: bob's reply holds a snapshot of alice's message
+// (user alice) before its own metadata (user bob, with his upload).
+// Forgetting alice erases her upload, never bob's: his row names two users
+// and keeps what it names.
+func TestForgetPointerTwoOwners(t *testing.T) {
+	s := newRunsStore(t)
+	hers := s.upload("alice", "t1", "a81f3c2e.png")
+	his := s.upload("bob", "t1", "9b07d4e1.png")
+	s.message("m1", "t1", "alice", "", pair(hers))
+	s.message("m2", "t1", "bob", `{"user": {"id": "alice"}, "role": "user", "content": "look at my cat"}`, pair(his))
+	rep := s.forget("/user/id", "alice")
+	if !s.exists(his) {
+		t.Fatalf("bob's upload %s was erased (erased %v)", his, keysOf(rep.Erased))
+	}
+	if s.exists(hers) || rep.Units != 1 {
+		t.Errorf("alice's upload: exists %v; %d units forgotten, erased %v, kept %+v", s.exists(hers), rep.Units, keysOf(rep.Erased), rep.Kept)
+	}
+}
+
 // --owner-by a column: tenant "alice\u00a0" is not tenant "alice".
 func TestForgetIDsAsSpelled(t *testing.T) {
 	s := newRunsStore(t)

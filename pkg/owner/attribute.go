@@ -29,17 +29,51 @@ type Attributor struct {
 
 // row is what a row's columns said.
 type row struct {
-	by     string // Rule.Column's value, or the pointer's
-	user   string // user_id
-	conv   string // conversation_id
+	by     said   // Rule.Column's value, or the pointer's
+	user   said   // user_id
+	conv   said   // conversation_id
 	agent  string // agent_key
 	latest int64  // newest time column, Unix nanoseconds
 }
 
 // doc is what a document said.
 type doc struct {
-	by      string // the pointer's value
+	by      said // the pointer's value
 	modTime int64
+}
+
+// said is what a unit's values said of one thing (its owner, its user, its
+// conversation): the first value, and whether another value said something
+// else. Values are compared as the sessions spell them: "alice " and
+// "alice\u00a0" are not "alice".
+type said struct {
+	v     string
+	mixed bool
+}
+
+// add notes a value; "" says nothing.
+func (s *said) add(v string) {
+	switch {
+	case v == "":
+	case s.v == "":
+		s.v = v
+	case v != s.v:
+		s.mixed = true
+	}
+}
+
+// merge notes what o said too.
+func (s *said) merge(o said) {
+	s.add(o.v)
+	s.mixed = s.mixed || o.mixed
+}
+
+// one is the single value said, or "" when none was or several were.
+func (s said) one() string {
+	if s.mixed {
+		return ""
+	}
+	return s.v
 }
 
 // NewAttributor returns an attributor for rule.
@@ -104,16 +138,18 @@ func (a *Attributor) seeDocument(it *sessions.Item) {
 			return rc, err
 		}
 		return &prefixReader{ReadCloser: rc, done: func(prefix []byte, whole bool) {
-			v := Lookup(prefix, ptr)
-			if v == "" && !whole && a.rule.Pointer != "" {
-				// Not in the first bytes, and asked for: read it again.
-				v = a.lookupAgain(open, it.Place.Document, ptr)
+			// Every JSON value of the document (each line of a JSON Lines
+			// log) says its owner: all of them are looked at. forge's task
+			// id is looked for in the first bytes only.
+			by, complete := lookupAll(bytes.NewReader(prefix), ptr)
+			if (!whole || !complete) && a.rule.Pointer != "" {
+				// Asked for, and the document goes on past the first bytes
+				// (or is compressed): read all of it again.
+				by, _ = a.lookupAgain(open, it.Place.Document, ptr)
 			}
-			if v != "" {
-				a.mu.Lock()
-				a.docs[u].by = v
-				a.mu.Unlock()
-			}
+			a.mu.Lock()
+			a.docs[u].by.merge(by)
+			a.mu.Unlock()
 		}}, nil
 	}
 }
@@ -130,16 +166,19 @@ func (a *Attributor) pointer() string {
 	return ""
 }
 
-func (a *Attributor) lookupAgain(open func() (io.ReadCloser, error), name, ptr string) string {
+// lookupAgain reads a document again, decompressed, for the values at ptr.
+// A document that cannot be opened again says nothing (its unit stays
+// unattributed).
+func (a *Attributor) lookupAgain(open func() (io.ReadCloser, error), name, ptr string) (said, bool) {
 	rc, err := open()
 	if err != nil {
-		return ""
+		return said{}, false
 	}
 	defer rc.Close()
 	if rc, err = sessions.SniffDecompressed(rc, name); err != nil {
-		return ""
+		return said{}, false
 	}
-	return lookup(rc, ptr)
+	return lookupAll(rc, ptr)
 }
 
 // prefixMax is how much of a document a prefixReader keeps: a runtime
@@ -179,12 +218,12 @@ func (p *prefixReader) Close() error {
 // seeValue notes the column values the rule reads: text, at p.
 func (a *Attributor) seeValue(p ref.Place, text []byte) {
 	col := strings.ToLower(p.Column)
-	var byVal string
+	var by said
 	switch {
 	case a.rule.Column != "" && a.matchesColumn(p.Table, p.Column):
-		byVal = string(text)
+		by.add(string(text))
 	case a.rule.Pointer != "" && looksJSON(text):
-		byVal = lookup(bytes.NewReader(text), a.rule.Pointer)
+		by, _ = lookupAll(bytes.NewReader(text), a.rule.Pointer)
 	}
 	var when int64
 	if timeColumns[col] {
@@ -192,7 +231,7 @@ func (a *Attributor) seeValue(p ref.Place, text []byte) {
 			when = t.UnixNano()
 		}
 	}
-	interesting := byVal != "" || when != 0 || col == "user_id" || col == "conversation_id" || col == "agent_key"
+	interesting := by.v != "" || when != 0 || col == "user_id" || col == "conversation_id" || col == "agent_key"
 	if !interesting {
 		return
 	}
@@ -204,17 +243,17 @@ func (a *Attributor) seeValue(p ref.Place, text []byte) {
 		r = &row{}
 		a.rows[u] = r
 	}
-	if byVal != "" && r.by == "" {
-		r.by = byVal
-	}
+	// Every value counts, not the first: a row whose columns name two
+	// owners (a reply's snapshot of the message it answers, and its own
+	// metadata) has no single owner.
+	r.by.merge(by)
 	r.latest = max(r.latest, when)
-	// Ids as spelled: "alice " and "alice\u00a0" are not "alice".
 	v := string(text)
 	switch col {
 	case "user_id":
-		r.user = v
+		r.user.add(v)
 	case "conversation_id":
-		r.conv = v
+		r.conv.add(v)
 	case "agent_key":
 		r.agent = v
 	}
@@ -244,9 +283,11 @@ func looksJSON(b []byte) bool {
 	return false
 }
 
-// Owner is the owner of unit u, for a reference whose text (its path, or its
-// raw text) is refText: called after the read, when every value the rule
-// reads has been seen. The zero Owner is no owner: list u as unattributed.
+// Owner is the owner of unit u, for a reference whose hint is refText (what
+// [Hint] gave for it, "" for none): called after the read, when every value
+// the rule reads has been seen. The zero Owner is no owner: list u as
+// unattributed. A unit whose values name two owners (two values at the
+// pointer, two lines of a log) has none.
 func (a *Attributor) Owner(u Unit, refText string) Owner {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -255,20 +296,20 @@ func (a *Attributor) Owner(u Unit, refText string) Owner {
 	case a.rule.Pointer != "":
 		if u.Table != "" {
 			if r != nil {
-				return Owner{ID: r.by}
+				return Owner{ID: r.by.one()}
 			}
 			return Owner{}
 		}
 		if d := a.docs[u]; d != nil {
-			return Owner{ID: d.by}
+			return Owner{ID: d.by.one()}
 		}
 		return Owner{}
 	case a.rule.Column != "":
 		if u.Table == "" {
 			return Owner{}
 		}
-		if r != nil && r.by != "" {
-			return Owner{ID: r.by}
+		if r != nil && r.by.v != "" {
+			return Owner{ID: r.by.one()}
 		}
 		col := a.rule.Column
 		if _, c, ok := strings.Cut(col, "."); ok {
@@ -282,15 +323,15 @@ func (a *Attributor) Owner(u Unit, refText string) Owner {
 		if u.Table != "" || u.Document == "" {
 			return Owner{}
 		}
-		if d := a.docs[u]; d != nil && d.by != "" {
-			return Owner{ID: d.by}
+		if d := a.docs[u]; d != nil && d.by.v != "" {
+			return Owner{ID: d.by.one()}
 		}
 		return Owner{ID: TaskID(u.Document)}
 	case "coffer":
 		conv := ""
 		switch {
-		case r != nil && r.conv != "":
-			conv = r.conv
+		case r != nil && r.conv.v != "":
+			conv = r.conv.one()
 		case strings.EqualFold(u.Table, "conversations"):
 			conv, _ = keyValue(u.Key, "id")
 		}
@@ -304,8 +345,8 @@ func (a *Attributor) Owner(u Unit, refText string) Owner {
 		return o
 	}
 	if u.Table != "" {
-		if r != nil && r.user != "" {
-			return Owner{ID: r.user}
+		if r != nil && r.user.v != "" {
+			return Owner{ID: r.user.one()}
 		}
 		if v, ok := keyValue(u.Key, "user_id"); ok && v != "" {
 			return Owner{ID: v}
@@ -379,32 +420,47 @@ func parseTime(s string) (time.Time, bool) {
 // errFound stops a lookup's walk.
 var errFound = errors.New("found")
 
-// lookup is the value at pointer p in the first JSON value of r (a string's,
-// or a number's text), or "".
-func lookup(r io.Reader, p string) string {
-	h := &pointerHandler{want: p}
-	if segs, err := splitPointer(p); err == nil {
+// lookup runs h over r: the values at h's pointer.
+func lookup(r io.Reader, h *pointerHandler) error {
+	if segs, err := splitPointer(h.want); err == nil {
 		h.depth, h.last = len(segs), segs[len(segs)-1]
 	}
-	w := jsonwalk.New(r, h, jsonwalk.Limits{})
-	_ = w.Run()
-	return h.got
+	err := jsonwalk.New(r, h, jsonwalk.Limits{}).Run()
+	if errors.Is(err, errFound) {
+		err = nil
+	}
+	return err
+}
+
+// lookupAll is what every JSON value of r (each line of a JSON Lines log)
+// holds at pointer p: its value (a string's, or a number's text), or mixed
+// when two values there differ. complete is false when r was not read to
+// its end as JSON (cut, compressed, not JSON): what its readable part said
+// is returned then.
+func lookupAll(r io.Reader, p string) (s said, complete bool) {
+	h := &pointerHandler{want: p, all: true}
+	err := lookup(r, h)
+	return h.said, err == nil || h.said.mixed
 }
 
 // Lookup is the value at the JSON pointer p in the first JSON value of doc
 // (a string's, or a number's text), or "" when it has none there.
 func Lookup(doc []byte, p string) string {
-	return lookup(bytes.NewReader(doc), p)
+	h := &pointerHandler{want: p}
+	_ = lookup(bytes.NewReader(doc), h)
+	return h.said.v
 }
 
 type pointerHandler struct {
-	want, got string
-	depth     int    // the pointer's segments
-	last      string // its last segment, unescaped
+	want  string
+	all   bool // every value at the pointer, not the first one's
+	said  said
+	depth int    // the pointer's segments
+	last  string // its last segment, unescaped
 }
 
 func (h *pointerHandler) Begin(w *jsonwalk.Walker, kind byte) error {
-	if w.Values() > 0 {
+	if !h.all && w.Values() > 0 {
 		return errFound // the first value is over: stop
 	}
 	return nil
@@ -421,7 +477,7 @@ func (h *pointerHandler) Name(*jsonwalk.Walker, []byte) error { return nil }
 func (h *pointerHandler) Number(w *jsonwalk.Walker, num []byte) error { return h.at(w, num) }
 
 func (h *pointerHandler) at(w *jsonwalk.Walker, v []byte) error {
-	if w.Values() > 0 {
+	if !h.all && w.Values() > 0 {
 		return errFound
 	}
 	// Depth and member name first: rendering the pointer of every value
@@ -433,8 +489,11 @@ func (h *pointerHandler) at(w *jsonwalk.Walker, v []byte) error {
 		return nil
 	}
 	if w.Pointer() == h.want {
-		h.got = string(v) // as spelled, as every id
-		return errFound
+		// As spelled: an id with a space at an end is another owner.
+		h.said.add(string(v))
+		if !h.all || h.said.mixed {
+			return errFound
+		}
 	}
 	return nil
 }

@@ -1,6 +1,66 @@
 package owner
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
+
+// agent-runs' messages: metadata (JSONB) holds the user and the message's
+// attachments as {bucket, path} pairs; a reply holds a snapshot of the
+// message it answers.
+const (
+	aliceMeta = `{"user": {"id": "alice"}, "attachments": [{"type": "binary", "bucket": "agent-runs", "path": "agent-inputs/alice/t1/uploads/cat.png", "mime": "image/png", "filename": "cat.png"}]}`
+	bobMeta   = `{"user": {"id": "bob"}, "attachments": [{"type": "binary", "bucket": "agent-runs", "path": "agent-inputs/bob/t2/uploads/cat.png", "mime": "image/png", "filename": "cat.png"}]}`
+	aliceSnap = `{"user": {"id": "alice"}, "role": "user", "content": "look at my cat"}`
+)
+
+// A unit whose values at --owner-by's pointer name two owners has no single
+// owner: it is unattributed, whichever value comes first.
+func TestPointerTwoOwners(t *testing.T) {
+	a := NewAttributor(Rule{Pointer: "/user/id"})
+	walk(t, a,
+		sqlRows("messages", "id=m1", "reply_to", "", "metadata", aliceMeta),
+		sqlRows("messages", "id=m2", "reply_to", aliceSnap, "metadata", bobMeta),
+		sqlRows("messages", "id=m3", "metadata", bobMeta, "reply_to", aliceSnap),
+		sqlRows("messages", "id=m4", "reply_to", aliceSnap, "metadata", aliceMeta),
+		sqlRows("messages", "id=m5", "metadata", `{"user": {"id": "alice"}, "user": {"id": "bob"}}`),
+		sqlRows("messages", "id=m6", "metadata", aliceSnap+"\n"+strings.Replace(aliceSnap, "alice", "bob", 1)),
+	)
+	for key, want := range map[string]string{"id=m1": "alice", "id=m2": "", "id=m3": "", "id=m4": "alice", "id=m5": "", "id=m6": ""} {
+		if o := a.Owner(Unit{Source: "src", Table: "messages", Key: key}, ""); o.ID != want {
+			t.Errorf("row %s: owner %+v, want %q", key, o, want)
+		}
+	}
+}
+
+// A JSON Lines log is as many values as lines: lines naming two owners make
+// the document unattributed, also when the second is past the first bytes.
+func TestPointerJSONLines(t *testing.T) {
+	line := func(user, text string) string {
+		return `{"type": "message", "user": {"id": "` + user + `"}, "text": "` + text + `"}` + "\n"
+	}
+	pad := strings.Repeat("x", prefixMax)
+	a := NewAttributor(Rule{Pointer: "/user/id"})
+	walk(t, a,
+		document("/s/one.jsonl", line("alice", "hi")+line("alice", "my cat")+`{"type": "tool_result", "output": "ok"}`+"\n"),
+		document("/s/two.jsonl", line("alice", "hi")+line("bob", "my cat")),
+		document("/s/late.jsonl", line("alice", "hi")+line("alice", pad)+line("bob", "my cat")),
+		document("/s/big.json", `{"user": {"id": "alice"}, "messages": [{"text": "`+pad+`"}]}`),
+	)
+	for doc, want := range map[string]string{"/s/one.jsonl": "alice", "/s/two.jsonl": "", "/s/late.jsonl": "", "/s/big.json": "alice"} {
+		if o := a.Owner(Unit{Source: "/s", Document: doc}, ""); o.ID != want {
+			t.Errorf("%s: owner %+v, want %q", doc, o, want)
+		}
+	}
+
+	// forge's task_id, in the first bytes: two tasks in one file are no
+	// task, and not the file name's either.
+	a = NewAttributor(Rule{Layout: "forge"})
+	walk(t, a, document("/s/t-1.jsonl", `{"task_id": "t-1"}`+"\n"+`{"task_id": "t-2"}`+"\n"))
+	if o := a.Owner(Unit{Source: "/s", Document: "/s/t-1.jsonl"}, ""); o.Known() {
+		t.Errorf("a forge file of two tasks: %+v", o)
+	}
+}
 
 // Owner ids are compared as the sessions spell them: an id with a space or
 // a no-break space at an end is another owner.

@@ -19,7 +19,10 @@
 // --owner-by overrides the layout's rule: a JSON pointer ("/user/id") is
 // looked up in each document (and in each JSON value of a row), a column name
 // ("tenant_id") in each row. A unit the rule cannot attribute has no owner;
-// callers list it as unattributed and never drop it.
+// callers list it as unattributed and never drop it. Nor has a unit whose
+// values name two owners (two values at the pointer, in two columns of a row
+// or two lines of a log): forget must never take it for either's. Ids are
+// compared as the sessions spell them, spaces at the ends included.
 //
 // Attribution reads nothing of its own: an [Attributor] wraps the session
 // sources, so that it sees the column values and documents the scan reads
