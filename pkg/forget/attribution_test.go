@@ -129,6 +129,26 @@ func TestForgetPointerTwoOwners(t *testing.T) {
 	}
 }
 
+// agent-runs rows read without a user_id: the user is the key's. A path
+// through alice's folder to bob's upload is bob's (the key it resolves to).
+func TestForgetHintResolved(t *testing.T) {
+	s := newRunsStore(t)
+	hers := s.upload("alice", "t1", "cat.png")
+	his := s.upload("bob", "t2", "g.png")
+	path := func(key string) string {
+		return `{"type": "binary", "path": "` + filepath.ToSlash(s.bucket) + "/" + key + `", "mime": "image/png"}`
+	}
+	s.message("m1", "t1", "", "", path(hers))
+	s.message("m2", "t2", "", "", path("agent-inputs/alice/t1/uploads/../../../bob/t2/uploads/g.png"))
+	rep := s.forget("", "alice")
+	if !s.exists(his) {
+		t.Fatalf("bob's upload %s was erased (erased %v)", his, keysOf(rep.Erased))
+	}
+	if s.exists(hers) {
+		t.Errorf("alice's upload stays (kept %+v)", rep.Kept)
+	}
+}
+
 // --owner-by a column: tenant "alice\u00a0" is not tenant "alice".
 func TestForgetIDsAsSpelled(t *testing.T) {
 	s := newRunsStore(t)

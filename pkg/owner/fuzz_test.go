@@ -3,6 +3,8 @@ package owner
 import (
 	"strings"
 	"testing"
+
+	"github.com/mediactl/mediactl/pkg/ref"
 )
 
 // FuzzAgentRunsOwner: whatever the key, an owner found is a non-empty path
@@ -39,5 +41,39 @@ func FuzzLookup(f *testing.F) {
 			return
 		}
 		_ = Lookup(doc, p)
+	})
+}
+
+// FuzzHintResolves: a reference's hint names the user of the key the
+// resolver reads it as, however it is spelled (".", "..", "//").
+func FuzzHintResolves(f *testing.F) {
+	for _, s := range []string{"agent-inputs/alice/t1/uploads/a.png", "agent-inputs/alice/t1/uploads/../../../bob/t2/uploads/g.png", "agent-inputs//alice/./t1/uploads/a.png", "x/../agent-inputs/u/t/uploads/f", "agent-inputs/a/b/uploads/../../../../agent-inputs/c/d/uploads/e"} {
+		f.Add(s)
+	}
+	local := ref.NewLocalResolver("/srv/store", nil, nil)
+	bucket := ref.NewBucketResolver("s3", "media", "")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, c := range []struct {
+			x   ref.Reference
+			r   *ref.Resolver
+			dir string
+		}{
+			{ref.Reference{Raw: "/srv/store/" + s, Kind: ref.AbsPath, Path: "/srv/store/" + s}, local, "/srv/store/"},
+			{ref.Reference{Raw: "media:" + s, Kind: ref.BucketPair, Bucket: "media", Path: s}, bucket, ""},
+		} {
+			hint := Hint(c.x)
+			if hint == "" {
+				continue
+			}
+			st, key := c.r.Resolve(c.x)
+			if st != ref.Inside {
+				continue
+			}
+			hu, _, _ := AgentRunsOwner(hint)
+			ku, _, ok := AgentRunsOwner(c.dir + key)
+			if !ok || hu != ku {
+				t.Fatalf("%q: hint %q names %q, the key %q %q", c.x.Raw, hint, hu, key, ku)
+			}
+		}
 	})
 }

@@ -3,6 +3,8 @@ package owner
 import (
 	"strings"
 	"testing"
+
+	"github.com/mediactl/mediactl/pkg/ref"
 )
 
 // agent-runs' messages: metadata (JSONB) holds the user and the message's
@@ -93,5 +95,45 @@ func TestIDsAsSpelled(t *testing.T) {
 	walk(t, a, sqlRows("chat_messages", "id=m1", "conversation_id", "c1\u2003", "content", "[]"))
 	if o := a.Owner(Unit{Source: "src", Table: "chat_messages", Key: "id=m1"}, ""); o.ID != "c1\u2003" {
 		t.Errorf("conversation: %q", o.ID)
+	}
+}
+
+// A reference's key prefix names the user of the key the resolver reads,
+// not of its spelling: a path through ".." is read cleaned, and a bucket key
+// the resolver refuses (a traversal) names no one.
+func TestHintAsResolved(t *testing.T) {
+	abs := func(p string) ref.Reference { return ref.Reference{Raw: p, Kind: ref.AbsPath, Path: p} }
+	pair := func(k string) ref.Reference {
+		return ref.Reference{Raw: "agent-runs:" + k, Kind: ref.BucketPair, Bucket: "agent-runs", Path: k}
+	}
+	for _, c := range []struct {
+		x    ref.Reference
+		user string
+	}{
+		{abs("/srv/buckets/agent-runs/agent-inputs/alice/t1/uploads/cat.png"), "alice"},
+		{abs("/srv/buckets/agent-runs/agent-inputs/alice/t1/uploads/../../../bob/t2/uploads/g.png"), "bob"},
+		{abs("/srv/buckets/agent-runs/agent-inputs/alice/t1/uploads/../../../../etc/passwd"), ""},
+		{abs("/srv/buckets/agent-runs/agent-inputs/alice/./t1/uploads/cat.png"), "alice"},
+		{ref.Reference{Raw: "file:///srv/agent-inputs/%62ob/t2/uploads/g.png", Kind: ref.FileURI, Path: "/srv/agent-inputs/bob/t2/uploads/g.png"}, "bob"},
+		{ref.Reference{Raw: "file:///srv/agent-inputs/alice/t1/uploads/%2E%2E/%2E%2E/%2E%2E/bob/t2/uploads/g.png", Kind: ref.FileURI, Path: "/srv/agent-inputs/alice/t1/uploads/../../../bob/t2/uploads/g.png"}, "bob"},
+		{pair("agent-inputs/alice/t1/uploads/cat.png"), "alice"},
+		{pair("agent-inputs/alice/t1/uploads/../../../bob/t2/uploads/g.png"), ""},
+		{pair("agent-inputs//alice/t1/uploads/cat.png"), "alice"},
+		{ref.Reference{Raw: "s3://agent-inputs/u7/t1/uploads/f.pdf", Kind: ref.BucketURL, Scheme: "s3", Bucket: "agent-inputs", Path: "u7/t1/uploads/f.pdf"}, "u7"},
+		{ref.Reference{Raw: "agent-inputs/alice/t1/uploads/cat.png", Kind: ref.RelPath, Path: "agent-inputs/alice/t1/uploads/cat.png"}, ""},
+	} {
+		user, _, _ := AgentRunsOwner(Hint(c.x))
+		if user != c.user {
+			t.Errorf("Hint(%q) = %q: user %q, want %q", c.x.Raw, Hint(c.x), user, c.user)
+		}
+	}
+
+	// agent-runs' messages row without its user_id column: the user is the
+	// key's.
+	a := NewAttributor(Rule{})
+	walk(t, a, sqlRow("messages", "id=m2", "metadata", `{}`))
+	x := abs("/srv/buckets/agent-runs/agent-inputs/alice/t1/uploads/../../../bob/t2/uploads/g.png")
+	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=m2"}, Hint(x)); o.ID != "bob" {
+		t.Errorf("a row naming bob's upload through alice's folder: %+v", o)
 	}
 }

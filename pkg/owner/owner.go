@@ -12,7 +12,8 @@
 //     itself; the conversation's agent_key is kept as the owner's agent.
 //   - agent-runs (a plain --sessions run whose rows or keys say so): the user,
 //     from the row's user_id column, or else from a key under
-//     agent-inputs/{user_id}/{thread_id}/uploads/.
+//     agent-inputs/{user_id}/{thread_id}/uploads/ — the key the reference
+//     resolves to, not its spelling (see [Hint]).
 //   - anything else: the file (its path below the source) or the row
 //     ("table[key]").
 //

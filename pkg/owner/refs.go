@@ -1,6 +1,9 @@
 package owner
 
 import (
+	"path"
+	"strings"
+
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/retain"
 	"github.com/mediactl/mediactl/pkg/scan"
@@ -93,8 +96,37 @@ func (r *References) Has(u Unit) bool {
 
 // Hint is the text of a reference that carries its own owner (an
 // agent-inputs/{user_id}/{thread_id}/uploads/ key), or "".
+//
+// The text is the reference as the resolver reads it, never as it is
+// spelled: the path cleaned as [ref.Resolver] cleans it (so that
+// ".../agent-inputs/alice/t1/uploads/../../../bob/t2/uploads/g.png" is
+// bob's, the key it resolves to), decoded from a file URI's escapes, and
+// for a bucket URL prefixed with its bucket ("s3://agent-inputs/u1/…"). A
+// reference the resolver reads as no key of that spelling gives none: a
+// bucket key it refuses (a traversal), and a relative path, which is read
+// against the stores' folders and the base directories, not as written.
 func Hint(x ref.Reference) string {
-	for _, t := range []string{x.Path, x.Raw} {
+	var t string
+	switch x.Kind {
+	case ref.AbsPath, ref.FileURI:
+		if !strings.HasPrefix(x.Path, "/") {
+			return ""
+		}
+		t = path.Clean(x.Path)
+	case ref.BucketURL, ref.BucketPair:
+		t = path.Clean("/" + x.Path)[1:]
+		if t != x.Path && strings.Contains(x.Path, "..") {
+			return "" // a traversal: the resolver follows none
+		}
+	default:
+		return ""
+	}
+	if _, _, ok := AgentRunsOwner(t); ok {
+		return t
+	}
+	if x.Kind == ref.BucketURL && x.Bucket == "agent-inputs" {
+		// A bucket named agent-inputs: s3://agent-inputs/{user_id}/….
+		t = x.Scheme + "://" + x.Bucket + "/" + t
 		if _, _, ok := AgentRunsOwner(t); ok {
 			return t
 		}
