@@ -149,6 +149,27 @@ func TestForgetHintResolved(t *testing.T) {
 	}
 }
 
+// Session documents of a plain --sessions folder are their files': bob's
+// session naming alice's upload is not alice's, and keeps it.
+func TestForgetHintInDocument(t *testing.T) {
+	s := newRunsStore(t)
+	hers := s.upload("alice", "t1", "cat.png")
+	s.message("m1", "t1", "", "", pair(hers))
+	docs := t.TempDir()
+	body := `{"thread_id": "t9", "messages": [{"role": "user", "content": "forwarded", "metadata": {"attachments": [` + pair(hers) + `]}}]}`
+	if err := os.WriteFile(filepath.Join(docs, "bob-t9.json"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := forgetIn(t, target.Spec{Stores: []string{"file://" + s.bucket}, Sessions: []string{"sqlite:" + s.db, docs},
+		BucketNames: []string{"agent-runs=file://" + s.bucket}}, "", "alice")
+	if !s.exists(hers) {
+		t.Fatalf("bob-t9.json names %s; it was erased (%d units forgotten)", hers, rep.Units)
+	}
+	if rep.Units != 1 || keptReason(rep, hers) != KeptNamedPrecisely {
+		t.Errorf("%d units forgotten, kept %+v", rep.Units, rep.Kept)
+	}
+}
+
 // --owner-by a column: tenant "alice\u00a0" is not tenant "alice".
 func TestForgetIDsAsSpelled(t *testing.T) {
 	s := newRunsStore(t)

@@ -287,7 +287,8 @@ func looksJSON(b []byte) bool {
 // [Hint] gave for it, "" for none): called after the read, when every value
 // the rule reads has been seen. The zero Owner is no owner: list u as
 // unattributed. A unit whose values name two owners (two values at the
-// pointer, two lines of a log) has none.
+// pointer, two lines of a log) has none, and so has a document naming a
+// user's upload: its own owner, the file, is not that user.
 func (a *Attributor) Owner(u Unit, refText string) Owner {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -344,6 +345,8 @@ func (a *Attributor) Owner(u Unit, refText string) Owner {
 		}
 		return o
 	}
+	// A row's user_id column names its owner; else a reference's key
+	// prefix names the user (agent-runs' rows that were read without it).
 	if u.Table != "" {
 		if r != nil && r.user.v != "" {
 			return Owner{ID: r.user.one()}
@@ -352,19 +355,31 @@ func (a *Attributor) Owner(u Unit, refText string) Owner {
 			return Owner{ID: v}
 		}
 	}
+	own := Owner{ID: u.String()}
+	if u.Table == "" {
+		own = Owner{ID: fileOwner(u)}
+	}
 	if user, _, ok := AgentRunsOwner(refText); ok {
+		if u.Table == "" && user != own.ID {
+			// A document is its own owner (the file): one naming a user's
+			// upload mixes two owners, whichever it is the session of.
+			return Owner{}
+		}
 		return Owner{ID: user}
 	}
-	if u.Table != "" {
-		return Owner{ID: u.String()}
-	}
+	return own
+}
+
+// fileOwner is the plain rule's owner of a document: its path below the
+// source, or as it is; "" for a unit that is no document.
+func fileOwner(u Unit) string {
 	if u.Document == "" {
-		return Owner{}
+		return ""
 	}
 	if rel, err := filepath.Rel(u.Source, u.Document); err == nil && filepath.IsAbs(u.Document) && !strings.HasPrefix(rel, "..") && rel != "." {
-		return Owner{ID: filepath.ToSlash(rel)}
+		return filepath.ToSlash(rel)
 	}
-	return Owner{ID: u.Document}
+	return u.Document
 }
 
 // Time is when unit u was last active, as far as the read could tell: a

@@ -137,3 +137,30 @@ func TestHintAsResolved(t *testing.T) {
 		t.Errorf("a row naming bob's upload through alice's folder: %+v", o)
 	}
 }
+
+// The unit's own owner and a reference's key prefix: a row's user_id
+// column names its owner, a row without one is the key's user's, and a
+// document — its own owner is the file — naming a user's upload is
+// unattributed: the file and the key disagree.
+func TestHintAndUnitOwner(t *testing.T) {
+	a := NewAttributor(Rule{})
+	walk(t, a,
+		sqlRows("messages", "id=m1", "user_id", "bob", "metadata", `{}`),
+		sqlRows("messages", "id=m2", "metadata", `{}`),
+		document("/s/bob-t9.json", `{"messages": []}`),
+	)
+	hint := Hint(ref.Reference{Raw: "agent-runs:agent-inputs/alice/t1/uploads/cat.png", Kind: ref.BucketPair, Bucket: "agent-runs", Path: "agent-inputs/alice/t1/uploads/cat.png"})
+	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=m1"}, hint); o.ID != "bob" {
+		t.Errorf("row with user_id: %+v", o)
+	}
+	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=m2"}, hint); o.ID != "alice" {
+		t.Errorf("row without user_id: %+v", o)
+	}
+	doc := Unit{Source: "/s", Document: "/s/bob-t9.json"}
+	if o := a.Owner(doc, hint); o.Known() {
+		t.Errorf("bob's document naming alice's upload is %+v", o)
+	}
+	if o := a.Owner(doc, ""); o.ID != "bob-t9.json" {
+		t.Errorf("the document's own references: %+v", o)
+	}
+}

@@ -15,7 +15,8 @@
 //     agent-inputs/{user_id}/{thread_id}/uploads/ — the key the reference
 //     resolves to, not its spelling (see [Hint]).
 //   - anything else: the file (its path below the source) or the row
-//     ("table[key]").
+//     ("table[key]"). A document naming a key under agent-inputs/{user_id}/
+//     has no owner: the file and the key name two.
 //
 // --owner-by overrides the layout's rule: a JSON pointer ("/user/id") is
 // looked up in each document (and in each JSON value of a row), a column name
