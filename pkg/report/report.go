@@ -268,6 +268,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		wrapped[i] = attr.Wrap(s)
 	}
 	rets := make([]*retain.Retention, len(opts.Stores))
+	// markProblems are each store's problems of its mark (the listing, the
+	// sessions' read): its counts stand on them, and its metrics say them.
+	markProblems := make([][]string, len(opts.Stores))
 	for i, t := range opts.Stores {
 		mo := retain.MarkOptions{Jobs: opts.Jobs, MaxListed: opts.MaxListed, Companion: companions[i], Shard: opts.Shard}
 		srcs := opts.Sources
@@ -282,11 +285,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rets[i] = r
 		if !r.Complete {
 			rep.Complete = false
-			rep.Problems = append(rep.Problems, r.Problems...)
+			markProblems[i] = append(markProblems[i], r.Problems...)
 		}
 		if len(r.Nested) > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s holds another store's internal folder in %v: its blobs are counted as this store's", r.Store, r.Nested))
+			markProblems[i] = append(markProblems[i], fmt.Sprintf("%s holds another store's internal folder in %v: its blobs are counted as this store's", r.Store, r.Nested))
 		}
+		rep.Problems = append(rep.Problems, markProblems[i]...)
 		if i == 0 && r.Scan != nil {
 			rep.Sources = r.Scan.Sources
 			rep.Interrupted = r.Scan.Interrupted
@@ -312,6 +316,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if !sr.Complete {
 			rep.Complete = false
 			rep.Problems = append(rep.Problems, sr.Problems...)
+		}
+		if len(markProblems[i]) > 0 {
+			sr.Problems = append(markProblems[i], sr.Problems...)
+			sr.Complete = sr.Complete && rets[i].Complete
 		}
 		rep.Totals.addStore(sr)
 	}
