@@ -77,8 +77,16 @@ func (r *run) journals() map[string]int {
 		}
 	}
 	if r.opts.Journal != "" {
-		if _, ok := out[r.opts.Journal]; !ok {
-			out[r.opts.Journal] = -1
+		given := []string{r.opts.Journal}
+		// A sharded migration's journals lie beside the one given.
+		shards, err := migrate.ShardJournals(r.opts.Journal)
+		if err != nil {
+			r.fail(fmt.Sprintf("forget: the shards' journals of %s: %v", r.opts.Journal, err))
+		}
+		for _, p := range append(given, shards...) {
+			if _, ok := out[p]; !ok {
+				out[p] = -1
+			}
 		}
 	}
 	return out
@@ -116,6 +124,10 @@ func (r *run) loadDests(ctx context.Context) {
 			}
 		}
 		r.trashElsewhere(p, st)
+		if st.ID != "" {
+			// Its record in the bucket is this run's, copies or none.
+			r.ownIDs[st.ID] = true
+		}
 		if st.To == "" || st.Copied.Len() == 0 {
 			continue
 		}
@@ -330,16 +342,18 @@ func (r *run) shared(ctx context.Context, d *dest) string {
 	if err != nil {
 		return fmt.Sprintf("the copies in %s are left alone: its migrations' records cannot be read: %v", d.loc, err)
 	}
-	ours := map[string]bool{}
 	for _, j := range d.from {
 		if _, ok := claims[j.id]; !ok {
 			return fmt.Sprintf("the copies in %s are left alone: it holds no record of the migration of migrate's journal %s (made before mediactl kept them, or removed), so whether it holds another store's copies too is unknown; run that migrate again to record it", d.loc, j.path)
 		}
-		ours[j.id] = true
 	}
 	var others []string
 	for id, c := range claims {
-		if !ours[id] {
+		switch {
+		case r.ownIDs[id]:
+		case c.Above != nil:
+			others = append(others, fmt.Sprintf("a store migrated into the bucket's folder %q above it (record %s)", *c.Above, id))
+		default:
 			others = append(others, fmt.Sprintf("%s (record %s)", c.From, id))
 		}
 	}
@@ -354,11 +368,17 @@ func (r *run) shared(ctx context.Context, d *dest) string {
 // another store (shared), and says so once per bucket.
 func (r *run) keepShared(ctx context.Context, keep map[ck]string) {
 	why := make([]string, len(r.dests))
+	found := make([]int, len(r.dests))
 	for c := range r.cands {
 		if !r.isCopy(c) || keep[c] != "" {
 			continue
 		}
 		i := c.s - len(r.stores)
+		if p, _, ok := r.dests[i].proof(c.key); ok && p.Found {
+			keep[c] = KeptCopyFound
+			found[i]++
+			continue
+		}
 		if why[i] == "" {
 			if why[i] = r.shared(ctx, r.dests[i]); why[i] == "" {
 				why[i] = "-"
@@ -368,6 +388,11 @@ func (r *run) keepShared(ctx context.Context, keep map[ck]string) {
 		}
 		if why[i] != "-" {
 			keep[c] = KeptCopyShared
+		}
+	}
+	for i, n := range found {
+		if n > 0 {
+			r.fail(fmt.Sprintf("forget: %d copies in %s are left alone: the migration found them in the bucket already and proved them, rather than uploading them, so they may be another store's objects too (one whose migration left no record); remove them by hand once no other store's sessions name them", n, r.dests[i].loc))
 		}
 	}
 }

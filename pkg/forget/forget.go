@@ -151,6 +151,10 @@ const (
 	// may name the same object), or lacks the record of one it did read, or
 	// whose records could not be read.
 	KeptCopyShared = "the bucket may hold it for another store too (its migrations' records say so, or cannot say): left alone"
+	// KeptCopyFound: a copy the migration found in the bucket already
+	// (the same bytes under its key) and proved, rather than uploaded: the
+	// object may be another store's, whose migration left no record.
+	KeptCopyFound = "the migration found it in the bucket already, not uploaded: perhaps another store's: left alone"
 )
 
 // keptWithSource is why a copy stays whose source in the store stays: such

@@ -59,6 +59,9 @@ type run struct {
 	copyOf map[ck]ck
 	// tdirs are Options.TrashDirs, each opened for its store.
 	tdirs []*trashDir
+	// ownIDs are the migrations whose journals the run read: their records
+	// in a bucket are its own.
+	ownIDs map[string]bool
 }
 
 // phaseHook, set by tests, is called where a live runtime may save a
@@ -206,6 +209,7 @@ func (r *run) do(ctx context.Context) error {
 	if !r.rep.Complete || ctx.Err() != nil {
 		return nil
 	}
+	r.ownIDs = map[string]bool{}
 	r.loadDests(ctx)
 	attr := owner.NewAttributor(r.opts.Rule)
 	rf := owner.NewReferences()

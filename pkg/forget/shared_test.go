@@ -2,6 +2,7 @@ package forget
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,5 +141,108 @@ func TestForgetCopyOfUnrecordedMigration(t *testing.T) {
 	}
 	if j, _ := filepath.Glob(filepath.Join(w.inbox, ".mediactl", "migrate", "*.jsonl")); len(j) != 1 {
 		t.Errorf("journals %v: the second run should have used the first one's", j)
+	}
+}
+
+// A store migrated into the bucket by a mediactl that left no record, the
+// first to copy the picture there: pod A's migration finds it there and
+// proves it, and its journal says so. forget on A leaves it alone: it may
+// be that store's object.
+func TestForgetCopyFoundInTheBucket(t *testing.T) {
+	p := newTwoPods(t)
+	ctx := context.Background()
+	dst, err := store.Open(ctx, p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	p.migrateB()
+	claims, err := migrate.Claims(ctx, dst)
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("records %+v, %v", claims, err)
+	}
+	for id := range claims { // as an older mediactl: no record
+		if err := store.Unwrap(dst).(store.Internal).DeleteInternal(ctx, migrate.ClaimName(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.a.migrated(p.url, p.tpl, "", true)
+	rep := p.a.run(Options{Owners: []string{"alice"}, Delete: true})
+	if !copyThere(t, p.url, p.pic) {
+		t.Fatalf("bob's session on pod B names %s, and forget on A deleted it (erased %v)", p.pic, keysOf(rep.Erased))
+	}
+	if k := keptOf(rep, p.pic); len(k) != 1 || k[0].Reason != KeptCopyFound || rep.Outcome != outcome.Incomplete {
+		t.Errorf("kept %+v, outcome %s", k, rep.Outcome)
+	}
+	if !slices.ContainsFunc(rep.Problems, func(s string) bool { return strings.Contains(s, "found them in the bucket already") }) {
+		t.Errorf("problems %v", rep.Problems)
+	}
+}
+
+// A store migrated into the bucket's root holds the keys below every
+// prefix too: pod B's store keeps the picture in a folder named as pod A's
+// prefix, so both proved one object. Its record is above A's prefix, and
+// forget on A reads it there.
+func TestForgetRecordAbovePrefix(t *testing.T) {
+	p := newTwoPods(t)
+	root := strings.TrimSuffix(p.url, "&prefix=inbound/")
+	p.a.migrated(p.url, p.tpl, "", true)
+	if err := os.MkdirAll(filepath.Join(p.b.inbox, "inbound"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(p.b.inbox, p.pic), filepath.Join(p.b.inbox, "inbound", p.pic)); err != nil {
+		t.Fatal(err)
+	}
+	p.b.session("bob", "", "inbound/"+p.pic)
+	p.b.migrated(root, p.tpl, "", true)
+	if !copyThere(t, root, "inbound/"+p.pic) || p.b.exists("inbound/"+p.pic) {
+		t.Fatal("pod B's picture should live only in the bucket")
+	}
+	rep := p.a.run(Options{Owners: []string{"alice"}, Delete: true})
+	if !copyThere(t, p.url, p.pic) {
+		t.Fatalf("bob's session on pod B names inbound/%s at the bucket's root, and forget on A deleted it (erased %v)", p.pic, keysOf(rep.Erased))
+	}
+	if k := keptOf(rep, p.pic); len(k) != 1 || k[0].Reason != KeptCopyShared || rep.Outcome != outcome.Incomplete {
+		t.Errorf("kept %+v, outcome %s", k, rep.Outcome)
+	}
+	if !slices.ContainsFunc(rep.Problems, func(s string) bool { return strings.Contains(s, `folder "" above it`) }) {
+		t.Errorf("problems %v", rep.Problems)
+	}
+}
+
+// A journal of this run's stores whose migration copied nothing (forge's
+// generated/ folder, empty, migrated into the same bucket) recorded itself
+// too: that record is the run's own, not another store's.
+func TestForgetOwnRecordWithoutCopies(t *testing.T) {
+	p := newTwoPods(t)
+	w := p.a
+	if err := os.MkdirAll(filepath.Join(w.root, ".forge", "files", "generated"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.migrated(p.url, p.tpl, "", true)
+	ctx := context.Background()
+	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	dst, err := store.Open(ctx, p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	gen := tg.Stores[1]
+	if !strings.HasSuffix(gen.Location(), "generated") {
+		t.Fatalf("store %s", gen.Location())
+	}
+	if rep, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: gen, To: dst}}); err != nil || rep.Copy.Copied != 0 {
+		t.Fatalf("generated/: %+v, %v", rep, err)
+	}
+	if c, err := migrate.Claims(ctx, dst); err != nil || len(c) != 2 {
+		t.Fatalf("records %+v, %v", c, err)
+	}
+	rep := w.run(Options{Owners: []string{"alice"}, Delete: true})
+	if copyThere(t, p.url, p.pic) || len(rep.Erased) != 1 || rep.Outcome != outcome.OK {
+		t.Fatalf("erased %v, kept %+v, outcome %s, problems %v", keysOf(rep.Erased), rep.Kept, rep.Outcome, rep.Problems)
 	}
 }

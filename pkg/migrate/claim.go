@@ -32,6 +32,10 @@ type Claim struct {
 	From string    `json:"from"`
 	To   string    `json:"to"`
 	Time time.Time `json:"time"`
+	// Above, set by Claims for a record found above the destination's
+	// prefix, is the folder of the bucket it was found in ("" the root).
+	// Such a record is not read: only its name is known.
+	Above *string `json:"-"`
 }
 
 // ClaimName is the name of the record of the migration id, in the
@@ -59,8 +63,10 @@ func claim(ctx context.Context, dst store.Store, j *Journal) error {
 	return nil
 }
 
-// Claims reads the records of the migrations into dst, by ID. A record
-// that cannot be read as one is an error: whose copies it stands for is
+// Claims reads the records of the migrations into dst, by ID, and names
+// those of the migrations into the folders above its prefix (a store at the
+// bucket's root holds the keys below every prefix too). A record that
+// cannot be read as one is an error: whose copies it stands for is
 // unknown.
 func Claims(ctx context.Context, dst store.Store) (map[string]Claim, error) {
 	in, ok := store.Unwrap(dst).(store.Internal)
@@ -89,6 +95,21 @@ func Claims(ctx context.Context, dst store.Store) (map[string]Claim, error) {
 			return nil, fmt.Errorf("%s: %s holds the record of migration %q", dst.Location(), name, c.ID)
 		}
 		out[id] = c
+	}
+	if ab, ok := store.Unwrap(dst).(store.InternalAbove); ok {
+		err := ab.ListInternalAbove(ctx, ClaimDir, func(folder string, e store.Entry) error {
+			id, ok := strings.CutSuffix(strings.TrimPrefix(e.Key, ClaimDir), ".json")
+			if !ok || !validID(id) {
+				return fmt.Errorf("%s: %s%s is no migration's record", dst.Location(), folder, e.Key)
+			}
+			if _, ok := out[id]; !ok {
+				out[id] = Claim{ID: id, Above: &folder}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list the migrations' records above %s: %w", dst.Location(), err)
+		}
 	}
 	return out, nil
 }

@@ -71,6 +71,10 @@ type Record struct {
 	// Mode is a local source's permission bits (0 for a bucket's): what
 	// rollback gives the source when it makes it again from the copy.
 	Mode uint32 `json:"mode,omitempty"`
+	// Found marks a copy the migration found in the destination already
+	// (the same bytes under the key) and proved, rather than uploaded: it
+	// may be another store's object too.
+	Found bool `json:"found,omitempty"`
 
 	// rewrite, rolledback
 	Place     *ref.Place    `json:"place,omitempty"`
@@ -127,6 +131,9 @@ type Proof struct {
 	ModTime int64 // Unix nanoseconds of the source when it was copied
 	At      int64 // Unix seconds when the copy was proven
 	SHA256  [32]byte
+	// Found: the copy was in the destination already when the migration
+	// reached it (Record.Found).
+	Found bool
 }
 
 // Digest is the copy's sha256 in lower-case hex.
@@ -310,7 +317,7 @@ func copiedProof(rec Record) (Proof, error) {
 	if !ok {
 		return Proof{}, fmt.Errorf("copied record with a malformed sha256 %q", rec.SHA256)
 	}
-	return Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix(), SHA256: sum}, nil
+	return Proof{Size: rec.Size, ModTime: rec.ModTime.UnixNano(), At: rec.Time.Unix(), SHA256: sum, Found: rec.Found}, nil
 }
 
 func newJournalState() *JournalState {

@@ -576,7 +576,7 @@ func (m *migration) existing(ctx context.Context, e store.Entry, want string) {
 		}
 		m.count(&m.rep.Existing, &m.rep.ExistingBytes, e.Size)
 		if !m.opts.DryRun {
-			m.journalCopied(e, want)
+			m.journalCopied(e, want, true)
 		}
 		return
 	}
@@ -727,7 +727,7 @@ func (m *migration) upload(ctx context.Context, e store.Entry, want string) {
 		return
 	}
 	m.count(&m.rep.Copied, &m.rep.CopiedBytes, e.Size)
-	m.journalCopied(e, want)
+	m.journalCopied(e, want, false)
 }
 
 // prove reads the copy's attributes back (and with VerifyDownload its bytes).
@@ -764,8 +764,10 @@ func (m *migration) prove(ctx context.Context, e store.Entry, want string, src *
 	return nil
 }
 
-func (m *migration) journalCopied(e store.Entry, sum string) {
-	err := m.opts.Journal.append(Record{T: RecordCopied, Key: e.Key, Size: e.Size, ModTime: e.ModTime, SHA256: sum, URL: objectURL(m.to, e.Key), Mode: uint32(e.Mode.Perm())})
+// journalCopied records e's copy as proven; found says it was in the
+// destination already (not uploaded by this migration).
+func (m *migration) journalCopied(e store.Entry, sum string, found bool) {
+	err := m.opts.Journal.append(Record{T: RecordCopied, Key: e.Key, Size: e.Size, ModTime: e.ModTime, SHA256: sum, URL: objectURL(m.to, e.Key), Mode: uint32(e.Mode.Perm()), Found: found})
 	if err != nil {
 		m.fail(e.Key, err)
 		return

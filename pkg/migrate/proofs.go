@@ -42,10 +42,11 @@ type namedProof struct {
 	size, modTime int64
 	at            uint32
 	confirmed     bool
+	found         bool
 }
 
 func (p namedProof) proof(d blobname.Digest) Proof {
-	return Proof{Size: p.size, ModTime: p.modTime, At: int64(p.at), SHA256: d}
+	return Proof{Size: p.size, ModTime: p.modTime, At: int64(p.at), SHA256: d, Found: p.found}
 }
 
 type otherProof struct {
@@ -102,7 +103,7 @@ func (ps *Proofs) set(key string, p Proof) {
 		if len(ps.other) > 0 {
 			delete(ps.other, key) // an earlier copy whose bytes were not what the name says
 		}
-		ps.named[namedKey{d, id}] = namedProof{size: p.Size, modTime: p.ModTime, at: uint32(min(max(p.At, 0), math.MaxUint32))}
+		ps.named[namedKey{d, id}] = namedProof{size: p.Size, modTime: p.ModTime, at: uint32(min(max(p.At, 0), math.MaxUint32)), found: p.Found}
 		return
 	}
 	// An opaque name, or a copy whose bytes are not what the name says.

@@ -30,6 +30,11 @@ type ImportedJournal struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
+// ShardJournals are the journals of the shards of the migration whose
+// journal is path (ShardJournal names them, beside it), for any split, in
+// name order.
+func ShardJournals(path string) ([]string, error) { return shardJournals(path) }
+
 // shardJournals returns the journals ShardJournal names beside path, for any
 // split, in name order.
 func shardJournals(path string) ([]string, error) {

@@ -129,6 +129,19 @@ func OpenBucket(ctx context.Context, rawURL string) (*BucketStore, error) {
 // openPrefixed opens s.openURL with its gocloud driver, s3:// through openS3
 // (unsummed as there, and with its s3Putter), confined to s.prefix.
 func (s *BucketStore) openPrefixed(ctx context.Context, unsummed bool) (*blob.Bucket, *s3Putter, error) {
+	b, putter, err := s.openWhole(ctx, unsummed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.prefix != "" {
+		b = blob.PrefixedBucket(b, s.prefix)
+	}
+	return b, putter, nil
+}
+
+// openWhole opens s.openURL with its gocloud driver, not confined to the
+// prefix.
+func (s *BucketStore) openWhole(ctx context.Context, unsummed bool) (*blob.Bucket, *s3Putter, error) {
 	var b *blob.Bucket
 	var putter *s3Putter
 	var err error
@@ -145,10 +158,75 @@ func (s *BucketStore) openPrefixed(ctx context.Context, unsummed bool) (*blob.Bu
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.prefix != "" {
-		b = blob.PrefixedBucket(b, s.prefix)
-	}
 	return b, putter, nil
+}
+
+// ListInternalAbove calls fn for each object in the folder dir (a name
+// ending in "/") of the internal folder of each folder above the store's
+// prefix (the bucket's root, and each parent of the prefix): folder is that
+// folder ("" or ending in "/"), Entry.Key the object's name relative to its
+// internal folder. A store at the bucket's root has none above it. What a store at
+// a prefix keeps may be named from above it: a store at the root holds
+// the keys below every prefix too.
+func (s *BucketStore) ListInternalAbove(ctx context.Context, dir string, fn func(folder string, e Entry) error) error {
+	if s.prefix == "" {
+		return nil
+	}
+	name := strings.TrimSuffix(dir, "/")
+	if err := validInternal(name); err != nil || !strings.HasSuffix(dir, "/") {
+		return fmt.Errorf("store %s: list: %q is no folder name", s.location, dir)
+	}
+	parts := strings.Split(strings.TrimSuffix(s.prefix, "/"), "/")
+	folders := []string{""}
+	for i := 1; i < len(parts); i++ {
+		folders = append(folders, strings.Join(parts[:i], "/")+"/")
+	}
+	if s.scheme == "file" {
+		for _, f := range folders {
+			entries, err := os.ReadDir(filepath.Join(s.name, filepath.FromSlash(f), InternalDir, filepath.FromSlash(name)))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return s.errorf("list", f+internalName(dir), plainErr(err))
+			}
+			for _, d := range entries {
+				rel := dir + d.Name()
+				if !d.Type().IsRegular() || strings.HasSuffix(rel, ".attrs") {
+					continue
+				}
+				if err := fn(f, Entry{Key: rel}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	b, _, err := s.openWhole(ctx, false)
+	if err != nil {
+		return s.errorf("list", internalName(dir), err)
+	}
+	defer b.Close()
+	for _, f := range folders {
+		full := f + internalName(dir)
+		it := b.List(&blob.ListOptions{Prefix: full})
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return s.errorf("list", full, err)
+			}
+			if obj.IsDir || strings.HasSuffix(obj.Key, "/") {
+				continue
+			}
+			if err := fn(f, Entry{Key: strings.TrimPrefix(obj.Key, f+InternalDir+"/"), Size: obj.Size}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Location returns the bucket URL, without credentials, and without

@@ -34,3 +34,13 @@ var (
 	_ Internal = (*LocalStore)(nil)
 	_ Internal = (*BucketStore)(nil)
 )
+
+// InternalAbove is implemented by a bucket store at a prefix, which can
+// list the internal folders of the folders above it (see
+// BucketStore.ListInternalAbove): what another store at the bucket's root
+// keeps there may name the same objects.
+type InternalAbove interface {
+	ListInternalAbove(ctx context.Context, dir string, fn func(folder string, e Entry) error) error
+}
+
+var _ InternalAbove = (*BucketStore)(nil)
