@@ -10,6 +10,7 @@ import (
 
 	"github.com/mediactl/mediactl/pkg/migrate"
 	"github.com/mediactl/mediactl/pkg/outcome"
+	"github.com/mediactl/mediactl/pkg/shard"
 	"github.com/mediactl/mediactl/pkg/store"
 	"github.com/mediactl/mediactl/pkg/store/storetest"
 	"github.com/mediactl/mediactl/pkg/target"
@@ -244,5 +245,56 @@ func TestForgetOwnRecordWithoutCopies(t *testing.T) {
 	rep := w.run(Options{Owners: []string{"alice"}, Delete: true})
 	if copyThere(t, p.url, p.pic) || len(rep.Erased) != 1 || rep.Outcome != outcome.OK {
 		t.Fatalf("erased %v, kept %+v, outcome %s, problems %v", keysOf(rep.Erased), rep.Kept, rep.Outcome, rep.Problems)
+	}
+}
+
+// A migration split into shards with its journal outside the store
+// (--journal FILE): the shards' journals lie beside it, and their records
+// are this run's own when forget is given that journal.
+func TestForgetShardedMigrationJournal(t *testing.T) {
+	p := newTwoPods(t)
+	w := p.a
+	ctx := context.Background()
+	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	dst, err := store.Open(ctx, p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	journal := filepath.Join(t.TempDir(), "media.jsonl")
+	for k := range 2 {
+		if _, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: tg.Stores[0], To: dst, Select: migrate.Selection{Shard: shard.Spec{K: k, N: 2}}}, JournalPath: journal}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, err := migrate.Claims(ctx, dst); err != nil || len(c) != 2 {
+		t.Fatalf("the shards' records %+v, %v", c, err)
+	}
+	tpl, err := migrate.ParseTemplate(p.tpl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rws, err := tg.OpenRewriters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, rw := range rws {
+			rw.Close()
+		}
+	}()
+	rep, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: tg.Stores[0], To: dst}, JournalPath: journal,
+		Rewrite: true, Rewriters: rws, Template: tpl, Resolver: tg.Resolver(tg.Stores[0]),
+		DeleteSource: true, Sessions: tg.Sources, Bases: tg.Bases, Command: "migrate"})
+	if err != nil || rep.Outcome != outcome.OK {
+		t.Fatalf("the whole store's run: %+v, %v", rep, err)
+	}
+	got := w.run(Options{Owners: []string{"alice"}, Delete: true, Journal: journal})
+	if copyThere(t, p.url, p.pic) || len(got.Erased) != 1 || got.Outcome != outcome.OK {
+		t.Fatalf("erased %v, kept %+v, outcome %s, problems %v", keysOf(got.Erased), got.Kept, got.Outcome, got.Problems)
 	}
 }
