@@ -66,14 +66,16 @@ type migrateV1 struct {
 		UnresolvedList    []unresolvedV1 `json:"unresolved_list"`
 	} `json:"check"`
 	Delete *struct {
-		Candidates int64       `json:"candidates"`
-		Kept       int64       `json:"kept_referenced"`
-		Retained   int64       `json:"kept_retention_rule"`
-		Young      int64       `json:"kept_young"`
-		Unlisted   int64       `json:"kept_unlisted"`
-		MinAge     string      `json:"min_age"`
-		CopyGone   []problemV1 `json:"kept_copy_gone"`
-		Result     *struct {
+		Candidates int64 `json:"candidates"`
+		Kept       int64 `json:"kept_referenced"`
+		Retained   int64 `json:"kept_retention_rule"`
+		Young      int64 `json:"kept_young"`
+		// New in v3.
+		Temporary int64       `json:"kept_temporary"`
+		Unlisted  int64       `json:"kept_unlisted"`
+		MinAge    string      `json:"min_age"`
+		CopyGone  []problemV1 `json:"kept_copy_gone"`
+		Result    *struct {
 			Run     string                         `json:"run"`
 			Trashed int64                          `json:"trashed"`
 			Deleted int64                          `json:"deleted"`
@@ -126,7 +128,7 @@ func TestMigrateJSONSchema(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("migrate -o json does not match the documented schema: %v\n%s", err, stdout.String())
 	}
-	if doc.Schema != "mediactl.migrate/v2" || doc.ExitCode != 0 || doc.Outcome != "ok" || doc.Journal == "" {
+	if doc.Schema != "mediactl.migrate/v3" || doc.ExitCode != 0 || doc.Outcome != "ok" || doc.Journal == "" {
 		t.Fatalf("header: %+v", doc)
 	}
 	if doc.Copy.Copied != 4 || doc.Copy.CopiedBytes != 306 || doc.Copy.ConflictList == nil || doc.Copy.SkippedList == nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // migrateSchema versions the JSON document of `migrate -o json`; see docs/migrate.md.
-const migrateSchema = "mediactl.migrate/v2"
+const migrateSchema = "mediactl.migrate/v3"
 
 type migrateDocument struct {
 	envelope

@@ -155,7 +155,7 @@ func printDelete(w io.Writer, d *migrate.DeleteReport, undo string) {
 	}
 	listProblems(w, "source kept", d.CopyGone, int64(len(d.CopyGone)))
 	if d.Result == nil {
-		fmt.Fprintf(w, "delete-source: nothing to move (%d still referenced, %d copies not in place)\n", d.Kept, len(d.CopyGone))
+		fmt.Fprintf(w, "delete-source: nothing to move (%d kept because a session reference still points at them, %d copies not in place)\n", d.Kept, len(d.CopyGone))
 	} else {
 		for _, f := range d.Result.Failed {
 			fmt.Fprintf(w, "failed: %s: %s\n", printable(f.Key), printable(f.Reason))
@@ -163,12 +163,14 @@ func printDelete(w io.Writer, d *migrate.DeleteReport, undo string) {
 		if d.Refused != "" {
 			fmt.Fprintf(w, "delete-source stopped: %s\n", printable(d.Refused))
 		}
-		fmt.Fprintf(w, "moved %d sources (%s) to trash run %s; %d still referenced and kept, %d changed since the copy and kept; undo with: %s\n",
+		fmt.Fprintf(w, "moved %d sources (%s) to trash run %s; %d kept because a session reference still points at them, %d changed since the copy and kept; undo with: %s\n",
 			d.Result.Trashed, humanize.IBytes(uint64(d.Result.Bytes)), d.Result.Run, d.Kept, len(d.Result.Skipped), printable(undo))
 	}
-	if d.KeptRetained > 0 || d.KeptYoung > 0 || d.KeptUnlisted > 0 {
-		fmt.Fprintf(w, "kept: %d referenced by the retention rule (as gc keeps them), %d younger than --min-age %s, %d no longer in the store\n",
-			d.KeptRetained, d.KeptYoung, d.MinAge, d.KeptUnlisted)
+	// The sources no reference points at that stay all the same, each
+	// under its own reason (the count above is of the others).
+	if d.KeptRetained > 0 || d.KeptYoung > 0 || d.KeptTemporary > 0 || d.KeptUnlisted > 0 {
+		fmt.Fprintf(w, "kept: %d whose name session text still mentions (the retention rule, as gc keeps them), %d younger than --min-age %s, %d with a temporary-looking name (never removed), %d no longer in the store\n",
+			d.KeptRetained, d.KeptYoung, d.MinAge, d.KeptTemporary, d.KeptUnlisted)
 	}
 }
 

@@ -465,7 +465,7 @@ func TestNDJSONEveryCommand(t *testing.T) {
 		{[]string{"gc", "--root", root, "--layout", "forge"}, "mediactl.gc/v2", map[string]bool{"candidate": true}},
 		{[]string{"gc", "runs", "--store", store}, "mediactl.gc-runs/v1", nil},
 		{[]string{"gc", "purge", "--store", store, "--sessions", filepath.Join(root, ".forge", "sessions")}, "mediactl.gc-purge/v2", nil},
-		{[]string{"migrate", "--root", root, "--layout", "forge", "--to", "file://" + bucket, "--dry-run"}, "mediactl.migrate/v2", nil},
+		{[]string{"migrate", "--root", root, "--layout", "forge", "--to", "file://" + bucket, "--dry-run"}, "mediactl.migrate/v3", nil},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer

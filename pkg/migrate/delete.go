@@ -52,6 +52,9 @@ type DeleteSelection struct {
 	// a session names them; KeptYoung those modified after the fence.
 	KeptRetained int64
 	KeptYoung    int64
+	// KeptTemporary counts proven sources still in the store whose names
+	// look temporary (blobname.IsTemporary): never removed.
+	KeptTemporary int64
 	// KeptUnlisted counts proven sources that are no longer regular blobs of
 	// the store's listing.
 	KeptUnlisted int64
@@ -85,6 +88,8 @@ func selectDeletable(ctx context.Context, j *Journal, to store.Store, ck *CheckR
 			sel.KeptRetained++
 		case retain.KeptYoung:
 			sel.KeptYoung++
+		case retain.KeptTemporary:
+			sel.KeptTemporary++
 		case retain.KeptUnlisted:
 			sel.KeptUnlisted++
 		default:

@@ -112,15 +112,19 @@ type Estimate struct {
 // DeleteReport is what DeleteSource did.
 type DeleteReport struct {
 	Candidates int64 `json:"candidates"`
-	// Kept counts sources a precise reference still points at; KeptRetained
-	// the others that the retention rule keeps (a session names them),
-	// KeptYoung those younger than MinAge, KeptUnlisted those that are no
-	// longer regular blobs of the store.
-	Kept         int64  `json:"kept_referenced"`
-	KeptRetained int64  `json:"kept_retention_rule"`
-	KeptYoung    int64  `json:"kept_young"`
-	KeptUnlisted int64  `json:"kept_unlisted"`
-	MinAge       string `json:"min_age"`
+	// Kept counts sources a precise reference still points at (one the
+	// check resolves to the source, or one to a copy that does not read
+	// back); KeptRetained the others whose name some session text still
+	// holds (the retention rule), KeptYoung those younger than MinAge,
+	// KeptTemporary those still in the store whose names look temporary
+	// (never removed), KeptUnlisted those that are no longer regular blobs
+	// of the store.
+	Kept          int64  `json:"kept_referenced"`
+	KeptRetained  int64  `json:"kept_retention_rule"`
+	KeptYoung     int64  `json:"kept_young"`
+	KeptTemporary int64  `json:"kept_temporary"`
+	KeptUnlisted  int64  `json:"kept_unlisted"`
+	MinAge        string `json:"min_age"`
 	// CopyGone are sources kept because their copy is no longer in the
 	// destination as proven.
 	CopyGone []Problem     `json:"kept_copy_gone"`
@@ -467,7 +471,7 @@ func deleteSources(ctx context.Context, lock *storelock.Lock, opts *RunOptions, 
 	}
 	sel, err := selectDeletable(ctx, opts.Journal, dst, ck, ret, ret.Started.Add(-opts.MinAge), opts.Jobs)
 	if sel != nil {
-		d.Kept, d.KeptRetained, d.KeptYoung, d.KeptUnlisted = sel.KeptReferenced, sel.KeptRetained, sel.KeptYoung, sel.KeptUnlisted
+		d.Kept, d.KeptRetained, d.KeptYoung, d.KeptTemporary, d.KeptUnlisted = sel.KeptReferenced, sel.KeptRetained, sel.KeptYoung, sel.KeptTemporary, sel.KeptUnlisted
 		d.CopyGone = append(d.CopyGone, sel.CopyGone...)
 	}
 	if err != nil {

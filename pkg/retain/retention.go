@@ -98,6 +98,10 @@ type Retention struct {
 	Nested []string
 
 	b *blobs
+	// temporary holds the regular files of the listing whose names look
+	// temporary (blobname.IsTemporary): not blobs of the retention, never
+	// removed.
+	temporary map[string]struct{}
 	// owner maps a companion's id to its owner's id; group holds, by owner
 	// id, whether its group is kept and its newest modification time. Both
 	// are nil without companions.
@@ -150,10 +154,18 @@ func Mark(ctx context.Context, st store.Store, srcs []sessions.Source, opts Mark
 		if i := strings.Index(e.Key, "/"+store.InternalDir+"/"); i >= 0 {
 			r.nested(e.Key[:i])
 		}
-		if !e.Regular() || blobname.IsTemporary(e.Key) {
+		if !e.Regular() {
 			return nil
 		}
 		if !InShard(opts.Shard, e.Key, opts.Companion) {
+			return nil
+		}
+		if blobname.IsTemporary(e.Key) {
+			// Noted (they are few), so that Keeps says why such a key stays.
+			if r.temporary == nil {
+				r.temporary = map[string]struct{}{}
+			}
+			r.temporary[strings.Clone(e.Key)] = struct{}{}
 			return nil
 		}
 		id := r.b.add(e.Key, e.Size, e.ModTime)
@@ -377,6 +389,9 @@ func (r *Retention) Keeps(key string, cutoff time.Time) Reason {
 	id, ok := r.b.idx.Lookup(key)
 	switch {
 	case !ok:
+		if _, tmp := r.temporary[key]; tmp {
+			return KeptTemporary
+		}
 		return KeptUnlisted
 	case r.KeptID(id):
 		return KeptReferenced
@@ -392,6 +407,7 @@ type Reason string
 const (
 	KeptReferenced Reason = "referenced by the retention rule"
 	KeptYoung      Reason = "younger than the minimum age"
+	KeptTemporary  Reason = "a temporary-looking name (never removed)"
 	KeptUnlisted   Reason = "not a regular blob of the store's listing"
 )
 

@@ -118,6 +118,29 @@ func TestMarkFence(t *testing.T) {
 	}
 }
 
+// TestKeepsTemporary: a file of the store whose name looks temporary is no
+// blob of the retention, and the decision for its key says it is kept for its
+// name, not that it is gone from the store.
+func TestKeepsTemporary(t *testing.T) {
+	w := newForgeWork(t)
+	tmp := "9df6e7510c12409b9d0a061bc2b1b79a.tmp"
+	must(t, os.WriteFile(filepath.Join(w.inbound, tmp), []byte("notes"), 0o600))
+	old := time.Now().Add(-72 * time.Hour)
+	must(t, os.Chtimes(filepath.Join(w.inbound, tmp), old, old))
+	saveForge(t, w.sessions, textSession("t", "nothing here"))
+	r := w.mark(t, retain.MarkOptions{})
+	cutoff := r.Started.Add(-retain.DefaultMinAge)
+	if got := r.Keeps(tmp, cutoff); got != retain.KeptTemporary {
+		t.Errorf("temporary name: %q", got)
+	}
+	if got := r.Keeps("gone.tmp", cutoff); got != retain.KeptUnlisted {
+		t.Errorf("temporary name not in the store: %q", got)
+	}
+	if r.Blobs != 0 {
+		t.Errorf("retention holds %d blobs, want none", r.Blobs)
+	}
+}
+
 // TestMarkCopiedTo: text naming a blob's copy under the destination does not
 // keep the source; any other mention of the blob in the same string does, and
 // so does a path that climbs out of the prefix.
