@@ -58,8 +58,10 @@ type migrateV1 struct {
 		Complete   bool      `json:"complete"`
 		Problems   []string  `json:"problems"`
 		// New in v2: the read back of the references to the copies.
-		ReadBack          int64          `json:"read_back"`
-		ReadBackOther     int64          `json:"read_back_other"`
+		ReadBack      int64 `json:"read_back"`
+		ReadBackOther int64 `json:"read_back_other"`
+		// New in v3.
+		ReadBackLeftAlone int64          `json:"read_back_left_alone"`
 		ReadBackFull      bool           `json:"read_back_full"`
 		Unresolved        int64          `json:"unresolved"`
 		UnresolvedUnknown int64          `json:"unresolved_unknown"`

@@ -123,7 +123,15 @@ func printReadBack(w io.Writer, ck *migrate.CheckReport) {
 	}
 	fmt.Fprintf(w, "check: %d of %d references to copies resolve to their proven copies as the runtime reads them (%s)", ck.ReadBack, n, how)
 	if ck.ReadBackOther > 0 {
-		fmt.Fprintf(w, "; %d to verified objects this run holds no proof of (their sources already moved, or not copied by this migration)", ck.ReadBackOther)
+		fmt.Fprintf(w, "; %d to verified objects this run holds no proof of", ck.ReadBackOther)
+		switch rest := ck.ReadBackOther - ck.ReadBackLeftAlone; {
+		case ck.ReadBackLeftAlone == 0:
+			fmt.Fprint(w, " (their sources already moved, or not copied by this migration)")
+		case rest == 0:
+			fmt.Fprintf(w, " (%d copied by an earlier run, whose sources this run left alone as recently modified)", ck.ReadBackLeftAlone)
+		default:
+			fmt.Fprintf(w, " (%d copied by an earlier run, whose sources this run left alone as recently modified; %d whose sources already moved, or not copied by this migration)", ck.ReadBackLeftAlone, rest)
+		}
 	}
 	switch {
 	case ck.Unresolved > 0 && ck.UnresolvedUnknown > 0:

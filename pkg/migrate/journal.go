@@ -156,6 +156,14 @@ func (j *Journal) confirmIf(key string, holds func(Proof) bool) bool {
 	return j.state.Copied.confirmIf(key, holds)
 }
 
+// leftAlone notes that this run listed key and left it for a later run
+// (Proofs.LeftAlone).
+func (j *Journal) leftAlone(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.state.Copied.markLeftAlone(key)
+}
+
 // keepConfirmed forgets, for the rest of this run and leaving the file as it
 // is, every proof the run did not confirm: copies of blobs it did not list
 // (outside --include, gone from the store), left alone (within --min-age),

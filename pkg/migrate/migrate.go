@@ -326,6 +326,9 @@ func (m *migration) produce(ctx context.Context, work chan<- job) error {
 	err := store.ListSelected(ctx, m.opts.From, "", m.opts.Select.keeps, func(e store.Entry) error {
 		if why := skipReason(e, m.cutoff, m.quiet); why != "" {
 			m.problem(&m.rep.Skipped, &m.rep.SkippedList, Problem{Key: e.Key, Reason: why})
+			if e.Regular() && m.opts.Journal != nil {
+				m.opts.Journal.leftAlone(e.Key)
+			}
 			return nil
 		}
 		for more && cur.Key < e.Key {

@@ -27,6 +27,10 @@ type Proofs struct {
 	// once ("" and ".png" for a forge store), and index them.
 	forms   []form
 	formIDs map[form]uint32
+	// leftAlone are the proofs keepConfirmed set aside for blobs this run
+	// listed and left alone (see markLeftAlone): not acted on, but known to
+	// be this migration's copies.
+	leftAlone *Proofs
 }
 
 type form struct{ dir, ext string }
@@ -43,6 +47,7 @@ type namedProof struct {
 	at            uint32
 	confirmed     bool
 	found         bool
+	leftAlone     bool
 }
 
 func (p namedProof) proof(d blobname.Digest) Proof {
@@ -52,6 +57,7 @@ func (p namedProof) proof(d blobname.Digest) Proof {
 type otherProof struct {
 	Proof
 	confirmed bool
+	leftAlone bool
 }
 
 func newProofs() *Proofs {
@@ -145,10 +151,65 @@ func (ps *Proofs) confirmIf(key string, holds func(Proof) bool) bool {
 	return true
 }
 
-// keepConfirmed forgets every proof this run did not confirm.
+// markLeftAlone notes that this run listed key and left it for a later
+// run (within --min-age, a temporary-looking name modified lately), when
+// key has a proof.
+func (ps *Proofs) markLeftAlone(key string) {
+	if p, ok := ps.other[key]; ok {
+		p.leftAlone = true
+		ps.other[key] = p
+		return
+	}
+	d, f, named := splitNamed(key)
+	if !named {
+		return
+	}
+	id, known := ps.formIDs[f]
+	if !known {
+		return
+	}
+	k := namedKey{d, id}
+	if p, ok := ps.named[k]; ok {
+		p.leftAlone = true
+		ps.named[k] = p
+	}
+}
+
+// LeftAlone reports whether an earlier run proved key's copy and this run
+// listed key but left it alone (see markLeftAlone): the proof is not one
+// this run acts on.
+func (ps *Proofs) LeftAlone(key string) bool {
+	if ps == nil || ps.leftAlone == nil {
+		return false
+	}
+	_, ok := ps.leftAlone.Get(key)
+	return ok
+}
+
+// keepConfirmed forgets every proof this run did not confirm, setting aside
+// those of blobs it left alone (LeftAlone).
 func (ps *Proofs) keepConfirmed() {
+	ps.leftAlone = nil
+	for k, p := range ps.other {
+		if !p.confirmed && p.leftAlone {
+			ps.aside(k, p.Proof)
+		}
+	}
+	for k, p := range ps.named {
+		if !p.confirmed && p.leftAlone {
+			f := ps.forms[k.form]
+			ps.aside(f.dir+k.digest.String()+f.ext, p.proof(k.digest))
+		}
+	}
 	maps.DeleteFunc(ps.other, func(_ string, p otherProof) bool { return !p.confirmed })
 	maps.DeleteFunc(ps.named, func(_ namedKey, p namedProof) bool { return !p.confirmed })
+}
+
+func (ps *Proofs) aside(key string, p Proof) {
+	if ps.leftAlone == nil {
+		ps.leftAlone = newProofs()
+	}
+	ps.leftAlone.set(key, p)
 }
 
 // drop forgets key's proof, if it has one.

@@ -185,3 +185,45 @@ func BenchmarkProofsMemory(b *testing.B) {
 		})
 	})
 }
+
+// TestProofsLeftAlone: keepConfirmed forgets the proofs this run did not
+// confirm, and sets aside those of blobs it left alone, whatever their name.
+func TestProofsLeftAlone(t *testing.T) {
+	ps := newProofs()
+	named := fmt.Sprintf("%x.png", sha256.Sum256([]byte("young")))
+	opaque := "9df6e7510c12409b9d0a061bc2b1b79a.jpg"
+	gone := fmt.Sprintf("%x.png", sha256.Sum256([]byte("moved")))
+	kept := fmt.Sprintf("%x.png", sha256.Sum256([]byte("old")))
+	for _, k := range []string{named, opaque, gone, kept} {
+		var p Proof
+		if d, _, ok := splitNamed(k); ok {
+			p.SHA256 = d
+		}
+		ps.set(k, p)
+	}
+	ps.markLeftAlone(named)
+	ps.markLeftAlone(opaque)
+	ps.markLeftAlone("not-proven.png")
+	ps.confirmIf(kept, nil)
+	ps.keepConfirmed()
+	for _, k := range []string{named, opaque} {
+		if _, ok := ps.Get(k); ok {
+			t.Errorf("%s: still proven after keepConfirmed", k)
+		}
+		if !ps.LeftAlone(k) {
+			t.Errorf("%s: not left alone", k)
+		}
+	}
+	for _, k := range []string{gone, kept, "not-proven.png"} {
+		if ps.LeftAlone(k) {
+			t.Errorf("%s: left alone", k)
+		}
+	}
+	if _, ok := ps.Get(kept); !ok {
+		t.Errorf("%s: confirmed proof forgotten", kept)
+	}
+	var nilProofs *Proofs
+	if nilProofs.LeftAlone(named) {
+		t.Error("a nil *Proofs leaves something alone")
+	}
+}

@@ -106,6 +106,9 @@ func (rb *readBack) check(ctx context.Context, cr *CheckReport) {
 					cr.ReadBack++
 				case reason == "":
 					cr.ReadBackOther++
+					if rb.proven.LeftAlone(key) {
+						cr.ReadBackLeftAlone++
+					}
 				default:
 					cr.Unresolved++
 					if key != "" {
@@ -137,7 +140,8 @@ func (rb *readBack) check(ctx context.Context, cr *CheckReport) {
 }
 
 // one reads the reference text back. It returns the source key the
-// reference stands for ("" when none), whether it resolved to that source's
+// reference stands for ("" when none; for a verified object this run holds
+// no proof of, the key of the object), whether it resolved to that source's
 // proven copy, and, when it did not resolve, why.
 func (rb *readBack) one(ctx context.Context, text string) (key string, ours bool, reason string) {
 	key = rb.sourceOf(text)
@@ -162,8 +166,8 @@ func (rb *readBack) one(ctx context.Context, text string) (key string, ours bool
 	p, proven := rb.proven.Get(got)
 	switch {
 	case !proven:
-		// A verified object this migration did not copy: it replays.
-		return key, false, ""
+		// A verified object this run holds no proof of: it replays.
+		return got, false, ""
 	case key != "" && key != got:
 		return key, false, fmt.Sprintf("the runtime reads the copy of %s", got)
 	case info.SHA256 != p.Digest():

@@ -247,10 +247,15 @@ type CheckReport struct {
 	// prefix) that were read back as the runtime reads them (RunOptions.
 	// ReadBack) and led to their proven copies; ReadBackOther those that led
 	// to a verified object this migration did not copy. ReadBackFull says
-	// the bytes were read and hashed, not only stat'ed.
-	ReadBack      int64 `json:"read_back"`
-	ReadBackOther int64 `json:"read_back_other"`
-	ReadBackFull  bool  `json:"read_back_full"`
+	// the bytes were read and hashed, not only stat'ed. ReadBackLeftAlone
+	// counts those of ReadBackOther whose copies an earlier run with the
+	// same journal proved and whose sources this run listed and left for a
+	// later run (modified within --min-age, or a temporary-looking name
+	// modified within the hour): their sources are still in the store.
+	ReadBack          int64 `json:"read_back"`
+	ReadBackOther     int64 `json:"read_back_other"`
+	ReadBackLeftAlone int64 `json:"read_back_left_alone"`
+	ReadBackFull      bool  `json:"read_back_full"`
 	// Unresolved counts those that did not: listed with their first place in
 	// UnresolvedList, and their sources kept (Referenced). UnresolvedUnknown
 	// counts the ones that stand for no proven source: no source may be
