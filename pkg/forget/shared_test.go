@@ -39,6 +39,29 @@ func newTwoPods(t *testing.T) *twoPods {
 	return p
 }
 
+// bucket opens the bucket, closed with the test.
+func (p *twoPods) bucket(t *testing.T) store.Store {
+	t.Helper()
+	dst, err := store.Open(context.Background(), p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dst.Close() })
+	return dst
+}
+
+// forgeTarget opens w's forge work dir as the command does, closed with the
+// test.
+func forgeTarget(t *testing.T, w *work) *target.Targets {
+	t.Helper()
+	tg, err := target.Open(context.Background(), target.Spec{Layout: "forge", Root: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	return tg
+}
+
 // migrateB migrates pod B's store into the bucket, bob's session naming the
 // picture.
 func (p *twoPods) migrateB() {
@@ -103,11 +126,7 @@ func TestForgetCopyOfUnrecordedMigration(t *testing.T) {
 	w := p.a
 	w.migrated(p.url, p.tpl, "", true)
 	ctx := context.Background()
-	dst, err := store.Open(ctx, p.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
+	dst := p.bucket(t)
 	claims, err := migrate.Claims(ctx, dst)
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("records %+v, %v", claims, err)
@@ -128,11 +147,7 @@ func TestForgetCopyOfUnrecordedMigration(t *testing.T) {
 	}
 
 	// migrate again, as the problem says: nothing to copy; it records itself.
-	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
+	tg := forgeTarget(t, w)
 	if _, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: tg.Stores[0], To: dst}}); err != nil {
 		t.Fatal(err)
 	}
@@ -152,11 +167,7 @@ func TestForgetCopyOfUnrecordedMigration(t *testing.T) {
 func TestForgetCopyFoundInTheBucket(t *testing.T) {
 	p := newTwoPods(t)
 	ctx := context.Background()
-	dst, err := store.Open(ctx, p.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
+	dst := p.bucket(t)
 	p.migrateB()
 	claims, err := migrate.Claims(ctx, dst)
 	if err != nil || len(claims) != 1 {
@@ -222,16 +233,8 @@ func TestForgetOwnRecordWithoutCopies(t *testing.T) {
 	}
 	w.migrated(p.url, p.tpl, "", true)
 	ctx := context.Background()
-	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
-	dst, err := store.Open(ctx, p.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
+	tg := forgeTarget(t, w)
+	dst := p.bucket(t)
 	gen := tg.Stores[1]
 	if !strings.HasSuffix(gen.Location(), "generated") {
 		t.Fatalf("store %s", gen.Location())
@@ -255,16 +258,8 @@ func TestForgetShardedMigrationJournal(t *testing.T) {
 	p := newTwoPods(t)
 	w := p.a
 	ctx := context.Background()
-	tg, err := target.Open(ctx, target.Spec{Layout: "forge", Root: w.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
-	dst, err := store.Open(ctx, p.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
+	tg := forgeTarget(t, w)
+	dst := p.bucket(t)
 	journal := filepath.Join(t.TempDir(), "media.jsonl")
 	for k := range 2 {
 		if _, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: tg.Stores[0], To: dst, Select: migrate.Selection{Shard: shard.Spec{K: k, N: 2}}}, JournalPath: journal}); err != nil {
