@@ -116,7 +116,10 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 		}
 		n := p.pair.N
 		theirs := p.id < 0 && inShard != nil && !inShard(p.store, p.key) // another shard's
-		if p.id < 0 && !theirs {
+		// A file whose name looks temporary is no blob of the listing, but
+		// it is there: coffer saves a user's notes.tmp as <uuid>.tmp.
+		there := p.id < 0 && rets[p.store].Temporary(p.key)
+		if p.id < 0 && !theirs && !there {
 			rep.Totals.DanglingReferences += n
 			m := struct {
 				store int32

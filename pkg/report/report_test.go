@@ -141,6 +141,11 @@ func TestCoffer(t *testing.T) {
 			t.Errorf("conversation %s without its agent", o.ID)
 		}
 	}
+	// The paths coffer pruned dangle; the user's notes.tmp, which coffer
+	// saved as <uuid>.tmp and a session names, is there and does not.
+	if want := int64(len(legacy["dangling_paths"].([]any))); rep.Totals.DanglingBlobs != want {
+		t.Errorf("%d blobs missing, the truth says %d", rep.Totals.DanglingBlobs, want)
+	}
 }
 
 // A column no row has leaves every unit unattributed, listed, never

@@ -381,6 +381,14 @@ func (r *Retention) Young(id int, cutoff time.Time) bool {
 	return r.newest(id) >= cutoff.UnixNano()
 }
 
+// Temporary reports whether key is a regular file of the listing whose name
+// looks temporary (blobname.IsTemporary): no blob of the retention, never
+// removed, but there.
+func (r *Retention) Temporary(key string) bool {
+	_, ok := r.temporary[key]
+	return ok
+}
+
 // Keeps is the decision for one key, for a path that removes blobs it chose
 // by other means (migrate's --delete-source): why the retention model keeps
 // the blob, or "" when it may go. A key not in the listing is kept: the model
