@@ -364,10 +364,25 @@ func (r *run) shared(ctx context.Context, d *dest) string {
 	return ""
 }
 
+// sharedNow reports whether the bucket d may hold its copies for another
+// store (shared), asking once per bucket of memo; the run fails once per
+// bucket, saying why.
+func (r *run) sharedNow(ctx context.Context, memo map[*dest]bool, d *dest) bool {
+	if s, ok := memo[d]; ok {
+		return s
+	}
+	why := r.shared(ctx, d)
+	memo[d] = why != ""
+	if why != "" {
+		r.fail("forget: " + why)
+	}
+	return memo[d]
+}
+
 // keepShared keeps every copy candidate in a bucket that may hold it for
-// another store (shared), and says so once per bucket.
+// another store (shared), and one the migration found there.
 func (r *run) keepShared(ctx context.Context, keep map[ck]string) {
-	why := make([]string, len(r.dests))
+	memo := map[*dest]bool{}
 	found := make([]int, len(r.dests))
 	for c := range r.cands {
 		if !r.isCopy(c) || keep[c] != "" {
@@ -379,14 +394,7 @@ func (r *run) keepShared(ctx context.Context, keep map[ck]string) {
 			found[i]++
 			continue
 		}
-		if why[i] == "" {
-			if why[i] = r.shared(ctx, r.dests[i]); why[i] == "" {
-				why[i] = "-"
-			} else {
-				r.fail("forget: " + why[i])
-			}
-		}
-		if why[i] != "-" {
+		if r.sharedNow(ctx, memo, r.dests[i]) {
 			keep[c] = KeptCopyShared
 		}
 	}
@@ -472,17 +480,8 @@ func (r *run) deleteCopies(ctx context.Context, pending map[ck]*Blob, failed, sk
 	// migrated into one since the run began may have proven a copy as its own.
 	shared := map[*dest]bool{}
 	for _, c := range copies {
-		d := r.destOf(c)
-		if _, ok := shared[d]; !ok {
-			why := r.shared(ctx, d)
-			if shared[d] = why != ""; shared[d] {
-				r.fail("forget: " + why)
-			}
-		}
-	}
-	for _, c := range copies {
 		b := pending[c]
-		if shared[r.destOf(c)] {
+		if r.sharedNow(ctx, shared, r.destOf(c)) {
 			r.keep(b, KeptCopyShared)
 			skipped[c] = true
 			continue

@@ -20,7 +20,8 @@ import (
 // already there and proves it as its own. Nothing in a journal says so;
 // the records in the bucket do. A reader that is to delete copies a
 // journal proved (forget) deletes them only when every record in the
-// bucket is of a migration whose sessions it reads.
+// bucket (and above its prefix) is of a migration whose journal it read,
+// and every journal it read is recorded there.
 
 // ClaimDir is the folder of the migrations' records, in a destination's
 // internal folder.

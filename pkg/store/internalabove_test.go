@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,9 +66,16 @@ func TestListInternalAbove(t *testing.T) {
 			if err := store.Unwrap(open("a/")).(store.InternalAbove).ListInternalAbove(ctx, "../", func(string, store.Entry) error { return nil }); err == nil {
 				t.Error("a name that is no folder of the internal folder was listed")
 			}
+			// From deeper down, every folder above: the root's, a/'s, a/b/'s.
+			got = nil
+			err = store.Unwrap(open("a/b/d/")).(store.InternalAbove).ListInternalAbove(ctx, "migrations/", func(folder string, e store.Entry) error {
+				got = append(got, folder+"|"+e.Key)
+				return nil
+			})
+			slices.Sort(got)
+			if want := []string{"a/b/|migrations/a-b-r.json", "a/|migrations/a-r.json", "|migrations/r.json"}; err != nil || !slices.Equal(got, want) {
+				t.Fatalf("from a/b/d/: got %q, want %q (%v)", got, want, err)
+			}
 		})
-	}
-	if _, err := os.Stat(filepath.Join(dir, "a", "b", ".mediactl", "migrations", "a-b-r.json")); err != nil {
-		t.Fatal(err)
 	}
 }

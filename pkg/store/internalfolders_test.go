@@ -72,9 +72,17 @@ func TestWithInternalFolders(t *testing.T) {
 				t.Errorf("%s %q: reported %q, want %q", name, prefix, got, want)
 			}
 		}
-		// Without the context's function nothing changes.
-		if err := list(ctx, "", func(store.Entry) error { return nil }); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		// Without the context's function the listing is the same.
+		keys := func(c context.Context) []string {
+			var out []string
+			if err := list(c, "", func(e store.Entry) error { out = append(out, e.Key); return nil }); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			slices.Sort(out)
+			return out
+		}
+		if with, without := keys(store.WithInternalFolders(ctx, func(string) {})), keys(ctx); !slices.Equal(with, without) {
+			t.Errorf("%s: listed %q with the function, %q without", name, with, without)
 		}
 	}
 }
