@@ -172,8 +172,7 @@ func (s *BucketStore) ListInternalAbove(ctx context.Context, dir string, fn func
 	if s.prefix == "" {
 		return nil
 	}
-	name := strings.TrimSuffix(dir, "/")
-	if err := validInternal(name); err != nil || !strings.HasSuffix(dir, "/") {
+	if err := validInternal(strings.TrimSuffix(dir, "/")); err != nil || !strings.HasSuffix(dir, "/") {
 		return fmt.Errorf("store %s: list: %q is no folder name", s.location, dir)
 	}
 	parts := strings.Split(strings.TrimSuffix(s.prefix, "/"), "/")
@@ -181,49 +180,25 @@ func (s *BucketStore) ListInternalAbove(ctx context.Context, dir string, fn func
 	for i := 1; i < len(parts); i++ {
 		folders = append(folders, strings.Join(parts[:i], "/")+"/")
 	}
-	if s.scheme == "file" {
-		for _, f := range folders {
-			entries, err := os.ReadDir(filepath.Join(s.name, filepath.FromSlash(f), InternalDir, filepath.FromSlash(name)))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return s.errorf("list", f+internalName(dir), plainErr(err))
-			}
-			for _, d := range entries {
-				rel := dir + d.Name()
-				if !d.Type().IsRegular() || strings.HasSuffix(rel, ".attrs") {
-					continue
-				}
-				if err := fn(f, Entry{Key: rel}); err != nil {
-					return err
-				}
-			}
+	var whole *blob.Bucket
+	if s.scheme != "file" {
+		b, _, err := s.openWhole(ctx, false)
+		if err != nil {
+			return s.errorf("list", internalName(dir), err)
 		}
-		return nil
+		defer b.Close()
+		whole = b
 	}
-	b, _, err := s.openWhole(ctx, false)
-	if err != nil {
-		return s.errorf("list", internalName(dir), err)
-	}
-	defer b.Close()
 	for _, f := range folders {
-		full := f + internalName(dir)
-		it := b.List(&blob.ListOptions{Prefix: full})
-		for {
-			obj, err := it.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return s.errorf("list", full, err)
-			}
-			if obj.IsDir || strings.HasSuffix(obj.Key, "/") {
-				continue
-			}
-			if err := fn(f, Entry{Key: strings.TrimPrefix(obj.Key, f+InternalDir+"/"), Size: obj.Size}); err != nil {
-				return err
-			}
+		each := func(e Entry) error { return fn(f, e) }
+		var err error
+		if whole != nil {
+			err = s.listInternalOf(ctx, blob.PrefixedBucket(whole, f), dir, each)
+		} else {
+			err = s.listFileInternalOf(ctx, f, dir, each)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -901,11 +876,17 @@ func (s *BucketStore) DeleteInternal(ctx context.Context, name string) error {
 // ListInternal lists the objects below InternalDir whose name starts with
 // prefix, in the service's order.
 func (s *BucketStore) ListInternal(ctx context.Context, prefix string, fn func(Entry) error) error {
-	full := internalName(prefix)
 	if s.scheme == "file" {
-		return s.listFileInternal(ctx, prefix, fn)
+		return s.listFileInternalOf(ctx, s.prefix, prefix, fn)
 	}
-	it := s.b.List(&blob.ListOptions{Prefix: full})
+	return s.listInternalOf(ctx, s.b, prefix, fn)
+}
+
+// listInternalOf is ListInternal in the internal folder of the bucket b (the
+// store's, or that of a folder above its prefix).
+func (s *BucketStore) listInternalOf(ctx context.Context, b *blob.Bucket, prefix string, fn func(Entry) error) error {
+	full := internalName(prefix)
+	it := b.List(&blob.ListOptions{Prefix: full})
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -927,13 +908,14 @@ func (s *BucketStore) ListInternal(ctx context.Context, prefix string, fn func(E
 	}
 }
 
-// listFileInternal is ListInternal of a file:// bucket, by the walk List
+// listFileInternalOf is ListInternal of a file:// bucket, in the internal
+// folder of folder (the store's prefix, or a folder above it), by the walk List
 // takes there: fileblob's own listing pages by key but walks the folders in
 // their order, and a page that ends inside a folder drops the keys sorted
 // after the folder's ("a-x.png" after "a/…"): a restore then missed blobs of
 // its run and reported none missing. Only regular files are reported.
-func (s *BucketStore) listFileInternal(ctx context.Context, prefix string, fn func(Entry) error) error {
-	root, err := os.OpenRoot(filepath.Join(s.name, filepath.FromSlash(s.prefix), InternalDir))
+func (s *BucketStore) listFileInternalOf(ctx context.Context, folder, prefix string, fn func(Entry) error) error {
+	root, err := os.OpenRoot(filepath.Join(s.name, filepath.FromSlash(folder), InternalDir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // nothing was written there yet
