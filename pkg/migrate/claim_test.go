@@ -127,3 +127,25 @@ func TestMigrationWithoutIDGetsOne(t *testing.T) {
 		t.Fatalf("ID %q, records %+v, %v", j.State().ID, c, err)
 	}
 }
+
+// A destination where the migration cannot leave its record gets nothing:
+// a copy there without the record would be one forget takes for this
+// store's alone.
+func TestMigrationWithoutRecordCopiesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir, bucket := t.TempDir(), t.TempDir()
+	writeBlob(t, dir, append(append([]byte{}, pngHead...), "a picture"...), ".png")
+	// The internal folder's name taken by a file: no record can be written.
+	if err := os.WriteFile(filepath.Join(bucket, ".mediactl"), []byte("not a folder"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dst := openStore(t, "file://"+bucket)
+	_, err := migrate.Run(ctx, migrate.RunOptions{Options: migrate.Options{From: openStore(t, dir), To: dst}, JournalPath: filepath.Join(t.TempDir(), "j.jsonl")})
+	if err == nil || !regexp.MustCompile(`record the migration`).MatchString(err.Error()) {
+		t.Fatalf("err %v", err)
+	}
+	entries, err := os.ReadDir(bucket)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("the destination holds %v (%v), want only the file in the way", entries, err)
+	}
+}
