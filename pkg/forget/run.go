@@ -212,6 +212,11 @@ func (r *run) do(ctx context.Context) error {
 	r.ownIDs = map[string]bool{}
 	r.loadDests(ctx)
 	attr := owner.NewAttributor(r.opts.Rule)
+	forgotten := map[string]bool{}
+	for _, id := range r.rep.Owners {
+		forgotten[id] = true
+	}
+	attr.Track(func(id string) bool { return forgotten[id] })
 	rf := owner.NewReferences()
 	wrapped := make([]sessions.Source, len(r.opts.Sources))
 	r.prints = newFingerprints()
@@ -229,10 +234,6 @@ func (r *run) do(ctx context.Context) error {
 	phase("read")
 
 	// 2. Who owns what; the forgotten units; the candidates.
-	forgotten := map[string]bool{}
-	for _, id := range r.rep.Owners {
-		forgotten[id] = true
-	}
 	known := map[string]bool{}
 	type ownerSet struct {
 		all     bool // every owner seen is forgotten
@@ -244,7 +245,7 @@ func (r *run) do(ctx context.Context) error {
 	}
 	for i := range rf.Len() {
 		v := rf.Pair(i)
-		o := attr.Owner(rf.Units[v.Unit], owner.Hint(v.Ref)).ID
+		o := attr.Owner(rf.Units[v.Unit], rf.Tags[v.Unit], owner.Hint(v.Ref)).ID
 		v.Owner = o
 		if o == "" {
 			unitOwn[v.Unit].unknown = true
@@ -256,13 +257,13 @@ func (r *run) do(ctx context.Context) error {
 		}
 	}
 	r.skip = map[owner.Unit]bool{}
-	attr.Units(func(u owner.Unit) {
-		o := attr.Owner(u, "").ID
-		if o == "" {
-			return
+	for id := range forgotten {
+		if attr.Seen(id) {
+			known[id] = true
 		}
-		known[o] = true
-		if !rf.Has(u) && forgotten[o] {
+	}
+	attr.Tracked(func(u owner.Unit, tag int64) {
+		if !rf.Has(u, tag) {
 			r.skip[u] = true // a unit of theirs without references
 		}
 	})

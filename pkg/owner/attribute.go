@@ -7,33 +7,67 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
-	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions"
 )
 
 // Attributor learns, while the sessions are read, what the rule needs, and
 // then says who owns each unit. Wrap every source before the read; ask Owner
 // and Time after it. It is safe for concurrent use.
+//
+// A row is one item: its owner is decided when it is read, and kept as a
+// small record found again by the item's tag (sessions.Item.Tag, handed
+// back with every reference found in the row), not by the row's name. A
+// session database has millions of rows, most without a reference; keying
+// each by its source, table and key cost more than reading it.
 type Attributor struct {
-	rule Rule
+	rule  Rule
+	track func(id string) bool
 
-	mu   sync.Mutex
-	rows map[Unit]*row
-	docs map[Unit]*doc
+	mu sync.Mutex
+	// rows are the rows' records in chunks of rowChunk; tag t is row t-1.
+	rows  [][]rowRec
+	nrows int64
+	// owners indexes ids: the owners rows were attributed to.
+	owners map[string]int32
+	ids    []string
+	// latest is each owner's newest row time (Unix ns), by index in ids.
+	latest []int64
+	// agents are coffer's agents of conversations, by the source and key
+	// of the conversations row.
+	agents  map[[2]string]string
+	tracked []tracked
+	// selfTracked are tracked owners that are rows of their own.
+	selfTracked map[string]bool
+	docs        map[Unit]*doc
+	// docOwners are the documents' owners, each with its documents' newest
+	// modification time, made once the read is over.
+	docOwners map[string]int64
 }
 
-// row is what a row's columns said.
-type row struct {
-	by     said   // Rule.Column's value, or the pointer's
-	user   said   // user_id
-	conv   said   // conversation_id
-	agent  string // agent_key
-	latest int64  // newest time column, Unix nanoseconds
+// Row owners besides an index in Attributor.ids.
+const (
+	noOwner  = -1 // the row's values name none, or two
+	rowOwner = -2 // the row is its own owner (the plain rule), unless a reference's key says a user
+)
+
+const rowChunk = 8192
+
+// rowRec is what a row said, decided when it was read.
+type rowRec struct {
+	owner  int32 // index in Attributor.ids, noOwner or rowOwner
+	latest int64 // newest time column, Unix nanoseconds
+}
+
+// tracked is a unit of an owner Track asked for.
+type tracked struct {
+	u   Unit
+	tag int64
 }
 
 // doc is what a document said.
@@ -76,18 +110,52 @@ func (s said) one() string {
 	return s.v
 }
 
+// saidBytes is said over a row's values, which the row still holds.
+type saidBytes struct {
+	v     []byte
+	mixed bool
+}
+
+func (s *saidBytes) add(v []byte) {
+	switch {
+	case len(v) == 0:
+	case s.v == nil:
+		s.v = v
+	case !bytes.Equal(v, s.v):
+		s.mixed = true
+	}
+}
+
+func (s *saidBytes) merge(o said) {
+	s.add([]byte(o.v))
+	s.mixed = s.mixed || o.mixed
+}
+
+// one is the single value said, or nil.
+func (s saidBytes) one() []byte {
+	if s.mixed {
+		return nil
+	}
+	return s.v
+}
+
 // NewAttributor returns an attributor for rule.
 func NewAttributor(rule Rule) *Attributor {
-	return &Attributor{rule: rule, rows: map[Unit]*row{}, docs: map[Unit]*doc{}}
+	return &Attributor{rule: rule, owners: map[string]int32{}, agents: map[[2]string]string{}, docs: map[Unit]*doc{}}
 }
 
 // Rule is the rule the attributor follows.
 func (a *Attributor) Rule() Rule { return a.rule }
 
-// timeColumns are the columns whose value says when a row was last active.
-var timeColumns = map[string]bool{"updated_at": true, "created_at": true, "modified_at": true, "last_activity": true, "timestamp": true}
+// Track makes the attributor keep every unit whose own owner (the owner of
+// its references without a hint) is one wanted says yes to, with
+// references or not, for Tracked. Call it before the read: a row is not
+// kept by name unless it is tracked.
+func (a *Attributor) Track(wanted func(id string) bool) { a.track = wanted }
 
-// Wrap returns src reading as it does, with the attributor looking on.
+// Wrap returns src reading as it does, with the attributor looking on. It
+// tags every row it yields (sessions.Item.Tag): Owner and Time of a row
+// want the tag of the reference found in it.
 func (a *Attributor) Wrap(src sessions.Source) sessions.Source { return &watched{Source: src, a: a} }
 
 type watched struct {
@@ -96,18 +164,207 @@ type watched struct {
 }
 
 func (w *watched) Walk(ctx context.Context, fn func(sessions.Item) error) (sessions.Counts, error) {
+	var roles columnRoles
 	return w.Source.Walk(ctx, func(it sessions.Item) error {
 		switch {
 		case it.Err != nil:
 		case it.Open != nil:
 			w.a.seeDocument(&it)
 		default:
-			for _, v := range it.Values {
-				w.a.seeValue(it.ValuePlace(v), v.Text)
-			}
+			it.Tag = w.a.seeRow(&it, &roles)
 		}
 		return fn(it)
 	})
+}
+
+// Column roles: what a column's values say.
+const (
+	roleTime   = 1 << iota // when the row was last active
+	roleUser               // user_id
+	roleConv               // conversation_id
+	roleAgent              // agent_key
+	roleColumn             // the rule's column
+)
+
+// columnRoles are the roles of one row's columns, kept for the next row: a
+// table's rows come one after another, with the same columns.
+type columnRoles struct {
+	table string
+	cols  []string
+	roles []uint8
+}
+
+func (c *columnRoles) of(a *Attributor, it *sessions.Item) []uint8 {
+	same := c.table == it.Place.Table && len(c.cols) == len(it.Values)
+	for i := 0; same && i < len(it.Values); i++ {
+		same = c.cols[i] == it.Values[i].Column
+	}
+	if same {
+		return c.roles
+	}
+	c.table, c.cols, c.roles = it.Place.Table, c.cols[:0], c.roles[:0]
+	for _, v := range it.Values {
+		var r uint8
+		switch strings.ToLower(v.Column) {
+		case "updated_at", "created_at", "modified_at", "last_activity", "timestamp":
+			r |= roleTime
+		case "user_id":
+			r |= roleUser
+		case "conversation_id":
+			r |= roleConv
+		case "agent_key":
+			r |= roleAgent
+		}
+		if a.rule.Column != "" && a.matchesColumn(it.Place.Table, v.Column) {
+			r |= roleColumn
+		}
+		c.cols, c.roles = append(c.cols, v.Column), append(c.roles, r)
+	}
+	return c.roles
+}
+
+// seeRow decides a row's owner from its values and key, and records it: the
+// row's tag.
+func (a *Attributor) seeRow(it *sessions.Item, roles *columnRoles) int64 {
+	rs := roles.of(a, it)
+	var by, user, conv saidBytes
+	var agent []byte
+	var when int64
+	for i, v := range it.Values {
+		r := rs[i]
+		switch {
+		case r&roleColumn != 0:
+			by.add(v.Text)
+		case a.rule.Pointer != "" && looksJSON(v.Text):
+			// Every value counts, not the first: a row whose columns name
+			// two owners (a reply's snapshot of the message it answers, and
+			// its own metadata) has no single owner.
+			s, _ := lookupAll(bytes.NewReader(v.Text), a.rule.Pointer)
+			by.merge(s)
+		}
+		if r&roleTime != 0 {
+			if t, ok := parseTime(string(v.Text)); ok {
+				when = max(when, t.UnixNano())
+			}
+		}
+		switch {
+		case r&roleUser != 0:
+			user.add(v.Text)
+		case r&roleConv != 0:
+			conv.add(v.Text)
+		case r&roleAgent != 0:
+			agent = v.Text
+		}
+	}
+	p := &it.Place
+	id, kind := a.decideRow(p.Table, p.Key, by, user, conv)
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	owner := kind
+	if kind >= 0 {
+		owner = a.intern(id)
+		a.latest[owner] = max(a.latest[owner], when)
+	}
+	if agent != nil && p.Table == "conversations" {
+		a.agents[[2]string{p.Source, p.Key}] = string(agent)
+	}
+	if a.nrows%rowChunk == 0 {
+		a.rows = append(a.rows, make([]rowRec, 0, rowChunk))
+	}
+	c := &a.rows[len(a.rows)-1]
+	*c = append(*c, rowRec{owner: owner, latest: when})
+	a.nrows++
+	tag := a.nrows
+	if a.track != nil {
+		u := Unit{Source: p.Source, Table: p.Table, Key: p.Key}
+		self := ""
+		if kind == rowOwner {
+			self = u.String()
+			id = []byte(self)
+		}
+		if id != nil && a.track(string(id)) {
+			a.tracked = append(a.tracked, tracked{u: u, tag: tag})
+			if kind == rowOwner {
+				if a.selfTracked == nil {
+					a.selfTracked = map[string]bool{}
+				}
+				a.selfTracked[self] = true
+			}
+		}
+	}
+	return tag
+}
+
+// decideRow is the owner of a row of table with key whose values said by
+// (the rule's column or pointer), user (user_id) and conv
+// (conversation_id): an id and its kind (0), or none (noOwner, id nil), or
+// the row itself (rowOwner, id nil).
+func (a *Attributor) decideRow(table, key string, by, user, conv saidBytes) ([]byte, int32) {
+	some := func(v []byte) ([]byte, int32) {
+		if len(v) == 0 {
+			return nil, noOwner
+		}
+		return v, 0
+	}
+	switch {
+	case a.rule.Pointer != "":
+		return some(by.one())
+	case a.rule.Column != "":
+		if by.v != nil {
+			return some(by.one())
+		}
+		col := a.rule.Column
+		if _, c, ok := strings.Cut(col, "."); ok {
+			col = c
+		}
+		v, _ := keyValue(key, col)
+		return some([]byte(v))
+	}
+	switch a.rule.Layout {
+	case "forge":
+		return nil, noOwner
+	case "coffer":
+		switch {
+		case conv.v != nil:
+			return some(conv.one())
+		case strings.EqualFold(table, "conversations"):
+			v, _ := keyValue(key, "id")
+			return some([]byte(v))
+		}
+		return nil, noOwner
+	}
+	// A row's user_id column names its owner; else a reference's key
+	// prefix names the user (agent-runs' rows that were read without it).
+	if user.v != nil {
+		return some(user.one())
+	}
+	if v, ok := keyValue(key, "user_id"); ok && v != "" {
+		return []byte(v), 0
+	}
+	return nil, rowOwner
+}
+
+// intern is id's index in a.ids; a.mu is held.
+func (a *Attributor) intern(id []byte) int32 {
+	if i, ok := a.owners[string(id)]; ok {
+		return i
+	}
+	i := int32(len(a.ids))
+	s := string(id)
+	a.owners[s] = i
+	a.ids = append(a.ids, s)
+	a.latest = append(a.latest, 0)
+	return i
+}
+
+// row is the record of tag, nil for none; a.mu is held.
+func (a *Attributor) row(tag int64) *rowRec {
+	if tag <= 0 || tag > a.nrows {
+		return nil
+	}
+	t := tag - 1
+	return &a.rows[t/rowChunk][t%rowChunk]
 }
 
 // seeDocument notes a document's modification time (a file's), and, with a
@@ -215,50 +472,6 @@ func (p *prefixReader) Close() error {
 	return err
 }
 
-// seeValue notes the column values the rule reads: text, at p.
-func (a *Attributor) seeValue(p ref.Place, text []byte) {
-	col := strings.ToLower(p.Column)
-	var by said
-	switch {
-	case a.rule.Column != "" && a.matchesColumn(p.Table, p.Column):
-		by.add(string(text))
-	case a.rule.Pointer != "" && looksJSON(text):
-		by, _ = lookupAll(bytes.NewReader(text), a.rule.Pointer)
-	}
-	var when int64
-	if timeColumns[col] {
-		if t, ok := parseTime(string(text)); ok {
-			when = t.UnixNano()
-		}
-	}
-	interesting := by.v != "" || when != 0 || col == "user_id" || col == "conversation_id" || col == "agent_key"
-	if !interesting {
-		return
-	}
-	u := UnitOf(p)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	r := a.rows[u]
-	if r == nil {
-		r = &row{}
-		a.rows[u] = r
-	}
-	// Every value counts, not the first: a row whose columns name two
-	// owners (a reply's snapshot of the message it answers, and its own
-	// metadata) has no single owner.
-	r.by.merge(by)
-	r.latest = max(r.latest, when)
-	v := string(text)
-	switch col {
-	case "user_id":
-		r.user.add(v)
-	case "conversation_id":
-		r.conv.add(v)
-	case "agent_key":
-		r.agent = v
-	}
-}
-
 // matchesColumn reports whether table.column is the rule's column, given as
 // "column" or "table.column", in any letter case.
 func (a *Attributor) matchesColumn(table, column string) bool {
@@ -285,43 +498,52 @@ func looksJSON(b []byte) bool {
 
 // Owner is the owner of unit u, for a reference whose hint is refText (what
 // [Hint] gave for it, "" for none): called after the read, when every value
-// the rule reads has been seen. The zero Owner is no owner: list u as
-// unattributed. A unit whose values name two owners (two values at the
-// pointer, two lines of a log) has none, and so has a document naming a
-// user's upload: its own owner, the file, is not that user.
-func (a *Attributor) Owner(u Unit, refText string) Owner {
+// the rule reads has been seen. tag is the row's (the Found.Tag of the
+// reference found in it), 0 for a document. The zero Owner is no owner:
+// list u as unattributed. A unit whose values name two owners (two values
+// at the pointer, two lines of a log) has none, and so has a document
+// naming a user's upload: its own owner, the file, is not that user.
+func (a *Attributor) Owner(u Unit, tag int64, refText string) Owner {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r := a.rows[u]
-	switch {
-	case a.rule.Pointer != "":
-		if u.Table != "" {
-			if r != nil {
-				return Owner{ID: r.by.one()}
+	return a.owner(u, tag, refText)
+}
+
+func (a *Attributor) owner(u Unit, tag int64, refText string) Owner {
+	if u.Table != "" {
+		r := a.row(tag)
+		if r == nil {
+			// A row read without the attributor: what its key says.
+			id, kind := a.decideRow(u.Table, u.Key, saidBytes{}, saidBytes{}, saidBytes{})
+			r = &rowRec{owner: kind}
+			if kind >= 0 {
+				return a.withAgent(u, Owner{ID: string(id)})
 			}
+		}
+		switch {
+		case r.owner >= 0:
+			return a.withAgent(u, Owner{ID: a.ids[r.owner]})
+		case r.owner == noOwner:
 			return Owner{}
 		}
+		if user, _, ok := AgentRunsOwner(refText); ok {
+			return Owner{ID: user}
+		}
+		return Owner{ID: u.String()}
+	}
+	// A document.
+	switch {
+	case a.rule.Pointer != "":
 		if d := a.docs[u]; d != nil {
 			return Owner{ID: d.by.one()}
 		}
 		return Owner{}
 	case a.rule.Column != "":
-		if u.Table == "" {
-			return Owner{}
-		}
-		if r != nil && r.by.v != "" {
-			return Owner{ID: r.by.one()}
-		}
-		col := a.rule.Column
-		if _, c, ok := strings.Cut(col, "."); ok {
-			col = c
-		}
-		v, _ := keyValue(u.Key, col)
-		return Owner{ID: v}
+		return Owner{}
 	}
 	switch a.rule.Layout {
 	case "forge":
-		if u.Table != "" || u.Document == "" {
+		if u.Document == "" {
 			return Owner{}
 		}
 		if d := a.docs[u]; d != nil && d.by.v != "" {
@@ -329,45 +551,26 @@ func (a *Attributor) Owner(u Unit, refText string) Owner {
 		}
 		return Owner{ID: TaskID(u.Document)}
 	case "coffer":
-		conv := ""
-		switch {
-		case r != nil && r.conv.v != "":
-			conv = r.conv.one()
-		case strings.EqualFold(u.Table, "conversations"):
-			conv, _ = keyValue(u.Key, "id")
-		}
-		if conv == "" {
-			return Owner{}
-		}
-		o := Owner{ID: conv}
-		if c := a.rows[Unit{Source: u.Source, Table: "conversations", Key: "id=" + conv}]; c != nil {
-			o.Agent = c.agent
-		}
-		return o
+		return Owner{}
 	}
-	// A row's user_id column names its owner; else a reference's key
-	// prefix names the user (agent-runs' rows that were read without it).
-	if u.Table != "" {
-		if r != nil && r.user.v != "" {
-			return Owner{ID: r.user.one()}
-		}
-		if v, ok := keyValue(u.Key, "user_id"); ok && v != "" {
-			return Owner{ID: v}
-		}
-	}
-	own := Owner{ID: u.String()}
-	if u.Table == "" {
-		own = Owner{ID: fileOwner(u)}
-	}
+	own := fileOwner(u)
 	if user, _, ok := AgentRunsOwner(refText); ok {
-		if u.Table == "" && user != own.ID {
+		if user != own {
 			// A document is its own owner (the file): one naming a user's
 			// upload mixes two owners, whichever it is the session of.
 			return Owner{}
 		}
 		return Owner{ID: user}
 	}
-	return own
+	return Owner{ID: own}
+}
+
+// withAgent is o with coffer's agent of its conversation.
+func (a *Attributor) withAgent(u Unit, o Owner) Owner {
+	if a.rule.Layout == "coffer" && a.rule.Pointer == "" && a.rule.Column == "" {
+		o.Agent = a.agents[[2]string{u.Source, "id=" + o.ID}]
+	}
+	return o
 }
 
 // fileOwner is the plain rule's owner of a document: its path below the
@@ -384,12 +587,12 @@ func fileOwner(u Unit) string {
 
 // Time is when unit u was last active, as far as the read could tell: a
 // file's modification time, a row's newest time column (updated_at,
-// created_at, …). ok is false when nothing said.
-func (a *Attributor) Time(u Unit) (t time.Time, ok bool) {
+// created_at, …). tag is as for Owner. ok is false when nothing said.
+func (a *Attributor) Time(u Unit, tag int64) (t time.Time, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var n int64
-	if r := a.rows[u]; r != nil {
+	if r := a.row(tag); r != nil && u.Table != "" {
 		n = r.latest
 	}
 	if d := a.docs[u]; d != nil {
@@ -401,20 +604,64 @@ func (a *Attributor) Time(u Unit) (t time.Time, ok bool) {
 	return time.Unix(0, n), true
 }
 
-// Units calls fn for every unit the attributor knows a time or a value of
-// (rows with a time column, documents).
-func (a *Attributor) Units(fn func(Unit)) {
+// Latest is when owner id was last active: the newest time of the units it
+// owns (their own owner, without a hint), with references or not. ok is
+// false when none said a time.
+func (a *Attributor) Latest(id string) (t time.Time, ok bool) {
 	a.mu.Lock()
-	units := make([]Unit, 0, len(a.rows)+len(a.docs))
-	for u := range a.rows {
-		units = append(units, u)
+	defer a.mu.Unlock()
+	var n int64
+	if i, ok := a.owners[id]; ok {
+		n = a.latest[i]
 	}
-	for u := range a.docs {
-		units = append(units, u)
+	n = max(n, a.ownersOfDocs()[id])
+	if n == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, n), true
+}
+
+// Seen reports whether a unit of owner id was read: a row or a document
+// whose own owner (without a hint) it is. A row that is its own owner is
+// seen only when Track asked for it.
+func (a *Attributor) Seen(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, row := a.owners[id]
+	_, doc := a.ownersOfDocs()[id]
+	return row || doc || a.selfTracked[id]
+}
+
+// ownersOfDocs are the documents' own owners, each with its newest
+// modification time; a.mu is held. Made once, after the read: a document's
+// owner may be known only once it is closed.
+func (a *Attributor) ownersOfDocs() map[string]int64 {
+	if a.docOwners == nil {
+		a.docOwners = map[string]int64{}
+		for u, d := range a.docs {
+			if o := a.owner(u, 0, ""); o.Known() {
+				a.docOwners[o.ID] = max(a.docOwners[o.ID], d.modTime)
+			}
+		}
+	}
+	return a.docOwners
+}
+
+// Tracked calls fn for every unit read whose own owner Track asked for,
+// with its tag (0 for a document).
+func (a *Attributor) Tracked(fn func(u Unit, tag int64)) {
+	a.mu.Lock()
+	units := slices.Clone(a.tracked)
+	if a.track != nil {
+		for u := range a.docs {
+			if o := a.owner(u, 0, ""); o.Known() && a.track(o.ID) {
+				units = append(units, tracked{u: u})
+			}
+		}
 	}
 	a.mu.Unlock()
-	for _, u := range units {
-		fn(u)
+	for _, t := range units {
+		fn(t.u, t.tag)
 	}
 }
 

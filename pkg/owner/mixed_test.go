@@ -20,7 +20,7 @@ const (
 // owner: it is unattributed, whichever value comes first.
 func TestPointerTwoOwners(t *testing.T) {
 	a := NewAttributor(Rule{Pointer: "/user/id"})
-	walk(t, a,
+	w := walk(t, a,
 		sqlRows("messages", "id=m1", "reply_to", "", "metadata", aliceMeta),
 		sqlRows("messages", "id=m2", "reply_to", aliceSnap, "metadata", bobMeta),
 		sqlRows("messages", "id=m3", "metadata", bobMeta, "reply_to", aliceSnap),
@@ -29,7 +29,7 @@ func TestPointerTwoOwners(t *testing.T) {
 		sqlRows("messages", "id=m6", "metadata", aliceSnap+"\n"+strings.Replace(aliceSnap, "alice", "bob", 1)),
 	)
 	for key, want := range map[string]string{"id=m1": "alice", "id=m2": "", "id=m3": "", "id=m4": "alice", "id=m5": "", "id=m6": ""} {
-		if o := a.Owner(Unit{Source: "src", Table: "messages", Key: key}, ""); o.ID != want {
+		if o := w.Owner(Unit{Source: "src", Table: "messages", Key: key}, ""); o.ID != want {
 			t.Errorf("row %s: owner %+v, want %q", key, o, want)
 		}
 	}
@@ -43,14 +43,14 @@ func TestPointerJSONLines(t *testing.T) {
 	}
 	pad := strings.Repeat("x", prefixMax)
 	a := NewAttributor(Rule{Pointer: "/user/id"})
-	walk(t, a,
+	w := walk(t, a,
 		document("/s/one.jsonl", line("alice", "hi")+line("alice", "my cat")+`{"type": "tool_result", "output": "ok"}`+"\n"),
 		document("/s/two.jsonl", line("alice", "hi")+line("bob", "my cat")),
 		document("/s/late.jsonl", line("alice", "hi")+line("alice", pad)+line("bob", "my cat")),
 		document("/s/big.json", `{"user": {"id": "alice"}, "messages": [{"text": "`+pad+`"}]}`),
 	)
 	for doc, want := range map[string]string{"/s/one.jsonl": "alice", "/s/two.jsonl": "", "/s/late.jsonl": "", "/s/big.json": "alice"} {
-		if o := a.Owner(Unit{Source: "/s", Document: doc}, ""); o.ID != want {
+		if o := w.Owner(Unit{Source: "/s", Document: doc}, ""); o.ID != want {
 			t.Errorf("%s: owner %+v, want %q", doc, o, want)
 		}
 	}
@@ -58,8 +58,8 @@ func TestPointerJSONLines(t *testing.T) {
 	// forge's task_id, in the first bytes: two tasks in one file are no
 	// task, and not the file name's either.
 	a = NewAttributor(Rule{Layout: "forge"})
-	walk(t, a, document("/s/t-1.jsonl", `{"task_id": "t-1"}`+"\n"+`{"task_id": "t-2"}`+"\n"))
-	if o := a.Owner(Unit{Source: "/s", Document: "/s/t-1.jsonl"}, ""); o.Known() {
+	w = walk(t, a, document("/s/t-1.jsonl", `{"task_id": "t-1"}`+"\n"+`{"task_id": "t-2"}`+"\n"))
+	if o := w.Owner(Unit{Source: "/s", Document: "/s/t-1.jsonl"}, ""); o.Known() {
 		t.Errorf("a forge file of two tasks: %+v", o)
 	}
 }
@@ -68,32 +68,32 @@ func TestPointerJSONLines(t *testing.T) {
 // a no-break space at an end is another owner.
 func TestIDsAsSpelled(t *testing.T) {
 	a := NewAttributor(Rule{Column: "tenant"})
-	walk(t, a,
+	w := walk(t, a,
 		sqlRows("messages", "id=1", "tenant", "alice"),
 		sqlRows("messages", "id=2", "tenant", "alice\u00a0"),
 		sqlRows("messages", "id=3", "tenant", " alice"),
 	)
 	for key, want := range map[string]string{"id=1": "alice", "id=2": "alice\u00a0", "id=3": " alice"} {
-		if o := a.Owner(Unit{Source: "src", Table: "messages", Key: key}, ""); o.ID != want {
+		if o := w.Owner(Unit{Source: "src", Table: "messages", Key: key}, ""); o.ID != want {
 			t.Errorf("tenant of %s: %q, want %q", key, o.ID, want)
 		}
 	}
 
 	a = NewAttributor(Rule{Pointer: "/user/id"})
-	walk(t, a, sqlRow("messages", "id=1", "metadata", `{"user": {"id": "alice "}}`))
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=1"}, ""); o.ID != "alice " {
+	w = walk(t, a, sqlRow("messages", "id=1", "metadata", `{"user": {"id": "alice "}}`))
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=1"}, ""); o.ID != "alice " {
 		t.Errorf("pointer: %q", o.ID)
 	}
 
 	a = NewAttributor(Rule{})
-	walk(t, a, sqlRow("messages", "id=1", "user_id", "alice\t"))
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=1"}, ""); o.ID != "alice\t" {
+	w = walk(t, a, sqlRow("messages", "id=1", "user_id", "alice\t"))
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=1"}, ""); o.ID != "alice\t" {
 		t.Errorf("user_id: %q", o.ID)
 	}
 
 	a = NewAttributor(Rule{Layout: "coffer"})
-	walk(t, a, sqlRows("chat_messages", "id=m1", "conversation_id", "c1\u2003", "content", "[]"))
-	if o := a.Owner(Unit{Source: "src", Table: "chat_messages", Key: "id=m1"}, ""); o.ID != "c1\u2003" {
+	w = walk(t, a, sqlRows("chat_messages", "id=m1", "conversation_id", "c1\u2003", "content", "[]"))
+	if o := w.Owner(Unit{Source: "src", Table: "chat_messages", Key: "id=m1"}, ""); o.ID != "c1\u2003" {
 		t.Errorf("conversation: %q", o.ID)
 	}
 }
@@ -131,9 +131,9 @@ func TestHintAsResolved(t *testing.T) {
 	// agent-runs' messages row without its user_id column: the user is the
 	// key's.
 	a := NewAttributor(Rule{})
-	walk(t, a, sqlRow("messages", "id=m2", "metadata", `{}`))
+	w := walk(t, a, sqlRow("messages", "id=m2", "metadata", `{}`))
 	x := abs("/srv/buckets/agent-runs/agent-inputs/alice/t1/uploads/../../../bob/t2/uploads/g.png")
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=m2"}, Hint(x)); o.ID != "bob" {
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=m2"}, Hint(x)); o.ID != "bob" {
 		t.Errorf("a row naming bob's upload through alice's folder: %+v", o)
 	}
 }
@@ -144,23 +144,23 @@ func TestHintAsResolved(t *testing.T) {
 // unattributed: the file and the key disagree.
 func TestHintAndUnitOwner(t *testing.T) {
 	a := NewAttributor(Rule{})
-	walk(t, a,
+	w := walk(t, a,
 		sqlRows("messages", "id=m1", "user_id", "bob", "metadata", `{}`),
 		sqlRows("messages", "id=m2", "metadata", `{}`),
 		document("/s/bob-t9.json", `{"messages": []}`),
 	)
 	hint := Hint(ref.Reference{Raw: "agent-runs:agent-inputs/alice/t1/uploads/cat.png", Kind: ref.BucketPair, Bucket: "agent-runs", Path: "agent-inputs/alice/t1/uploads/cat.png"})
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=m1"}, hint); o.ID != "bob" {
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=m1"}, hint); o.ID != "bob" {
 		t.Errorf("row with user_id: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=m2"}, hint); o.ID != "alice" {
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=m2"}, hint); o.ID != "alice" {
 		t.Errorf("row without user_id: %+v", o)
 	}
 	doc := Unit{Source: "/s", Document: "/s/bob-t9.json"}
-	if o := a.Owner(doc, hint); o.Known() {
+	if o := w.Owner(doc, hint); o.Known() {
 		t.Errorf("bob's document naming alice's upload is %+v", o)
 	}
-	if o := a.Owner(doc, ""); o.ID != "bob-t9.json" {
+	if o := w.Owner(doc, ""); o.ID != "bob-t9.json" {
 		t.Errorf("the document's own references: %+v", o)
 	}
 }

@@ -3,8 +3,10 @@ package owner
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions"
@@ -105,11 +107,29 @@ func document(name, body string) sessions.Item {
 		Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }}
 }
 
+// walked is an attributor after a walk, with the tags the walk gave the
+// rows, as a scan hands them back with each reference.
+type walked struct {
+	*Attributor
+	tags map[Unit]int64
+}
+
+func (w walked) Owner(u Unit, hint string) Owner { return w.Attributor.Owner(u, w.tags[u], hint) }
+
+func (w walked) Time(u Unit) (time.Time, bool) { return w.Attributor.Time(u, w.tags[u]) }
+
 // walk reads the wrapped source as a scan does: every document opened,
 // read to its end and closed.
-func walk(t *testing.T, a *Attributor, items ...sessions.Item) {
+func walk(t *testing.T, a *Attributor, items ...sessions.Item) walked {
 	t.Helper()
+	w := walked{Attributor: a, tags: map[Unit]int64{}}
 	_, err := a.Wrap(&source{items}).Walk(context.Background(), func(it sessions.Item) error {
+		if it.Values != nil {
+			if it.Tag <= 0 {
+				t.Errorf("row %s without a tag", it.Place)
+			}
+			w.tags[UnitOf(it.Place)] = it.Tag
+		}
 		if it.Open != nil {
 			rc, err := it.Open()
 			if err != nil {
@@ -123,79 +143,124 @@ func walk(t *testing.T, a *Attributor, items ...sessions.Item) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
 }
 
 func TestCoffer(t *testing.T) {
 	a := NewAttributor(Rule{Layout: "coffer"})
-	walk(t, a,
+	w := walk(t, a,
 		sqlRows("chat_messages", "id=m1", "content", `[{"type":"attachment","path":"/h/.coffer/channel-media/x.png"}]`,
 			"conversation_id", "c1", "created_at", "2026-11-30 03:10:19.151316"),
 		sqlRows("conversations", "id=c1", "agent_key", "claude_code", "updated_at", "2026-12-01 10:00:00"),
 		sqlRow("other", "id=9", "body", "x"),
 	)
-	if o := a.Owner(Unit{Source: "src", Table: "chat_messages", Key: "id=m1"}, ""); o != (Owner{ID: "c1", Agent: "claude_code"}) {
+	if o := w.Owner(Unit{Source: "src", Table: "chat_messages", Key: "id=m1"}, ""); o != (Owner{ID: "c1", Agent: "claude_code"}) {
 		t.Errorf("message: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "src", Table: "conversations", Key: "id=c1"}, ""); o.ID != "c1" {
+	if o := w.Owner(Unit{Source: "src", Table: "conversations", Key: "id=c1"}, ""); o.ID != "c1" {
 		t.Errorf("conversation row: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "src", Table: "other", Key: "id=9"}, ""); o.Known() {
+	if o := w.Owner(Unit{Source: "src", Table: "other", Key: "id=9"}, ""); o.Known() {
 		t.Errorf("a table of no conversation is attributed: %+v", o)
 	}
-	if tm, ok := a.Time(Unit{Source: "src", Table: "chat_messages", Key: "id=m1"}); !ok || tm.Day() != 30 {
+	if tm, ok := w.Time(Unit{Source: "src", Table: "chat_messages", Key: "id=m1"}); !ok || tm.Day() != 30 {
 		t.Errorf("time: %v %v", tm, ok)
 	}
 }
 
 func TestForgeAndPointer(t *testing.T) {
 	a := NewAttributor(Rule{Layout: "forge"})
-	walk(t, a, document("/s/slack_C1_2.json", `{"task_id": "slack:C1:2", "messages": []}`), document("/s/t-2.json", `{"messages": []}`))
-	if o := a.Owner(Unit{Source: "/s", Document: "/s/slack_C1_2.json"}, ""); o.ID != "slack:C1:2" {
+	w := walk(t, a, document("/s/slack_C1_2.json", `{"task_id": "slack:C1:2", "messages": []}`), document("/s/t-2.json", `{"messages": []}`))
+	if o := w.Owner(Unit{Source: "/s", Document: "/s/slack_C1_2.json"}, ""); o.ID != "slack:C1:2" {
 		t.Errorf("task id from the document: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "/s", Document: "/s/t-2.json"}, ""); o.ID != "t-2" {
+	if o := w.Owner(Unit{Source: "/s", Document: "/s/t-2.json"}, ""); o.ID != "t-2" {
 		t.Errorf("task id from the name: %+v", o)
 	}
 
 	big := `{"pad": "` + strings.Repeat("x", prefixMax) + `", "user": "late"}`
 	a = NewAttributor(Rule{Pointer: "/user"})
-	walk(t, a, document("/s/a.json", big), document("/s/b.json", `{"x": 1}`), sqlRow("t", "id=1", "meta", `{"user": "row-user"}`))
-	if o := a.Owner(Unit{Source: "/s", Document: "/s/a.json"}, ""); o.ID != "late" {
+	w = walk(t, a, document("/s/a.json", big), document("/s/b.json", `{"x": 1}`), sqlRow("t", "id=1", "meta", `{"user": "row-user"}`))
+	if o := w.Owner(Unit{Source: "/s", Document: "/s/a.json"}, ""); o.ID != "late" {
 		t.Errorf("a pointer past the first bytes: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "/s", Document: "/s/b.json"}, ""); o.Known() {
+	if o := w.Owner(Unit{Source: "/s", Document: "/s/b.json"}, ""); o.Known() {
 		t.Errorf("no value at the pointer, yet attributed: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "src", Table: "t", Key: "id=1"}, ""); o.ID != "row-user" {
+	if o := w.Owner(Unit{Source: "src", Table: "t", Key: "id=1"}, ""); o.ID != "row-user" {
 		t.Errorf("a pointer in a row's JSON: %+v", o)
 	}
 }
 
 func TestPlainAndColumn(t *testing.T) {
 	a := NewAttributor(Rule{})
-	walk(t, a, sqlRow("messages", "id=1", "user_id", "u9"), sqlRow("messages", "id=2", "metadata", "{}"))
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=1"}, "agent-inputs/u1/t1/uploads/f.png"); o.ID != "u9" {
+	w := walk(t, a, sqlRow("messages", "id=1", "user_id", "u9"), sqlRow("messages", "id=2", "metadata", "{}"))
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=1"}, "agent-inputs/u1/t1/uploads/f.png"); o.ID != "u9" {
 		t.Errorf("user_id column first: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=2"}, "agent-inputs/u1/t1/uploads/f.png"); o.ID != "u1" {
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=2"}, "agent-inputs/u1/t1/uploads/f.png"); o.ID != "u1" {
 		t.Errorf("key prefix: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=2"}, "x.png"); o.ID != "messages[id=2]" {
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=2"}, "x.png"); o.ID != "messages[id=2]" {
 		t.Errorf("the row: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "/s", Document: "/s/sub/f.json"}, ""); o.ID != "sub/f.json" {
+	if o := w.Owner(Unit{Source: "/s", Document: "/s/sub/f.json"}, ""); o.ID != "sub/f.json" {
 		t.Errorf("the file: %+v", o)
 	}
 
 	a = NewAttributor(Rule{Column: "messages.tenant"})
-	walk(t, a, sqlRow("messages", "id=1", "tenant", "acme"), sqlRow("other", "id=1", "tenant", "nope"))
-	if o := a.Owner(Unit{Source: "src", Table: "messages", Key: "id=1"}, ""); o.ID != "acme" {
+	w = walk(t, a, sqlRow("messages", "id=1", "tenant", "acme"), sqlRow("other", "id=1", "tenant", "nope"))
+	if o := w.Owner(Unit{Source: "src", Table: "messages", Key: "id=1"}, ""); o.ID != "acme" {
 		t.Errorf("column: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "src", Table: "other", Key: "id=1"}, ""); o.Known() {
+	if o := w.Owner(Unit{Source: "src", Table: "other", Key: "id=1"}, ""); o.Known() {
 		t.Errorf("another table's column: %+v", o)
 	}
-	if o := a.Owner(Unit{Source: "/s", Document: "/s/f.json"}, ""); o.Known() {
+	if o := w.Owner(Unit{Source: "/s", Document: "/s/f.json"}, ""); o.Known() {
 		t.Errorf("a document by a column: %+v", o)
+	}
+}
+
+// Latest, Seen and Tracked answer for units with references or not: a
+// coffer conversation is as recent as its own row, a forgotten owner's rows
+// without references are found by tag, a row of its own and a document by
+// name.
+func TestLatestSeenTracked(t *testing.T) {
+	a := NewAttributor(Rule{Layout: "coffer"})
+	a.Track(func(id string) bool { return id == "c1" })
+	w := walk(t, a,
+		sqlRows("chat_messages", "id=m1", "conversation_id", "c1", "created_at", "2026-11-30 03:10:19"),
+		sqlRows("chat_messages", "id=m2", "conversation_id", "c2", "created_at", "2026-12-03 00:00:00"),
+		sqlRows("conversations", "id=c1", "agent_key", "claude_code", "updated_at", "2026-12-01 10:00:00"),
+		sqlRows("chat_messages", "id=m3", "conversation_id", "c1", "content", "[]"),
+	)
+	if tm, ok := a.Latest("c1"); !ok || !tm.Equal(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("Latest(c1) = %v %v", tm, ok)
+	}
+	if _, ok := a.Latest("c9"); ok || !a.Seen("c2") || a.Seen("c9") {
+		t.Error("an owner no unit names is seen, or one that is is not")
+	}
+	var got []string
+	a.Tracked(func(u Unit, tag int64) {
+		if tag != w.tags[u] {
+			t.Errorf("%s: tag %d, the walk gave %d", u, tag, w.tags[u])
+		}
+		got = append(got, u.String())
+	})
+	if want := []string{"chat_messages[id=m1]", "conversations[id=c1]", "chat_messages[id=m3]"}; !slices.Equal(got, want) {
+		t.Errorf("tracked %v, want %v", got, want)
+	}
+
+	// The plain rule: a row is its own owner, a document its file.
+	a = NewAttributor(Rule{})
+	a.Track(func(id string) bool { return id == "messages[id=2]" || id == "sub/f.json" })
+	walk(t, a, sqlRow("messages", "id=1", "user_id", "u9"), sqlRow("messages", "id=2", "metadata", "{}"), document("/s/sub/f.json", `{}`))
+	got = nil
+	a.Tracked(func(u Unit, _ int64) { got = append(got, u.String()) })
+	if want := []string{"messages[id=2]", "/s/sub/f.json"}; !slices.Equal(got, want) {
+		t.Errorf("tracked %v, want %v", got, want)
+	}
+	if !a.Seen("u9") || !a.Seen("messages[id=2]") || !a.Seen("sub/f.json") || a.Seen("messages[id=1]") {
+		t.Error("Seen")
 	}
 }

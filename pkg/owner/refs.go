@@ -2,6 +2,7 @@ package owner
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/mediactl/mediactl/pkg/ref"
@@ -21,10 +22,16 @@ import (
 // counts, the blobs they name — adds the Ns up and counts each blob once
 // anyway.
 type References struct {
-	index map[Unit]int32
+	index map[Unit]int32 // units found without a tag
+	// byTag indexes Units by a row's tag (sessions.Item.Tag), plus one: a
+	// database's rows are found again by their number, not their name.
+	byTag []int32
 	// Units are the units with references, in the order first seen; a
 	// Pair's Unit indexes it.
 	Units []Unit
+	// Tags are the units' tags (Found.Tag), 0 for none: what an
+	// [Attributor] asks for with a unit.
+	Tags []int64
 	// pairs are the (unit, reference) pairs, in chunks of pairChunk: a
 	// dense store has millions, which a growing slice would copy over and
 	// over.
@@ -33,6 +40,7 @@ type References struct {
 	// last is the unit of the previous reference: a document's references
 	// come one after another.
 	last    Unit
+	lastTag int64
 	lastIdx int32
 }
 
@@ -55,17 +63,7 @@ func NewReferences() *References {
 // Add records a reference a scan found. The reference is the scan's own
 // copy (a Found outlives the call): the pair shares its strings.
 func (r *References) Add(f scan.Found) {
-	u := UnitOf(f.Place)
-	ui := r.lastIdx
-	if ui < 0 || u != r.last {
-		var ok bool
-		if ui, ok = r.index[u]; !ok {
-			ui = int32(len(r.Units))
-			r.index[u] = ui
-			r.Units = append(r.Units, u)
-		}
-		r.last, r.lastIdx = u, ui
-	}
+	ui := r.unit(f)
 	if r.n > 0 {
 		if p := r.Pair(r.n - 1); p.Unit == ui && p.Ref == f.Ref {
 			p.N++
@@ -82,14 +80,54 @@ func (r *References) Add(f scan.Found) {
 
 const pairChunk = 4096
 
+// unit is the index in Units of the unit f was found in, added when new.
+func (r *References) unit(f scan.Found) int32 {
+	if t := f.Tag; t > 0 {
+		if r.lastIdx >= 0 && t == r.lastTag {
+			return r.lastIdx
+		}
+		if t >= int64(len(r.byTag)) {
+			r.byTag = slices.Grow(r.byTag, int(t)+1-len(r.byTag))[:int(t)+1]
+		}
+		ui := r.byTag[t] - 1
+		if ui < 0 {
+			ui = r.add(UnitOf(f.Place), t)
+			r.byTag[t] = ui + 1
+		}
+		r.last, r.lastTag, r.lastIdx = Unit{}, t, ui
+		return ui
+	}
+	u := UnitOf(f.Place)
+	if r.lastIdx >= 0 && r.lastTag == 0 && u == r.last {
+		return r.lastIdx
+	}
+	ui, ok := r.index[u]
+	if !ok {
+		ui = r.add(u, 0)
+		r.index[u] = ui
+	}
+	r.last, r.lastTag, r.lastIdx = u, 0, ui
+	return ui
+}
+
+func (r *References) add(u Unit, tag int64) int32 {
+	r.Units = append(r.Units, u)
+	r.Tags = append(r.Tags, tag)
+	return int32(len(r.Units) - 1)
+}
+
 // Len is the number of pairs.
 func (r *References) Len() int { return r.n }
 
 // Pair is pair i, 0 <= i < Len(), in the order found.
 func (r *References) Pair(i int) *Pair { return &r.pairs[i/pairChunk][i%pairChunk] }
 
-// Has reports whether unit u holds a reference.
-func (r *References) Has(u Unit) bool {
+// Has reports whether unit u, found with tag (0 for none), holds a
+// reference.
+func (r *References) Has(u Unit, tag int64) bool {
+	if tag > 0 {
+		return tag < int64(len(r.byTag)) && r.byTag[tag] > 0
+	}
 	_, ok := r.index[u]
 	return ok
 }

@@ -86,7 +86,7 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 	}
 	unitTime := make([]int64, len(rf.Units))
 	ownerOf := func(ui int32, hint string) int32 {
-		o := attr.Owner(rf.Units[ui], hint)
+		o := attr.Owner(rf.Units[ui], rf.Tags[ui], hint)
 		if !o.Known() {
 			return 0
 		}
@@ -141,7 +141,7 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 		}
 		if unitTime[p.unit] == 0 {
 			unitTime[p.unit] = -1
-			if t, ok := attr.Time(rf.Units[p.unit]); ok {
+			if t, ok := attr.Time(rf.Units[p.unit], rf.Tags[p.unit]); ok {
 				unitTime[p.unit] = t.UnixNano()
 			}
 		}
@@ -194,17 +194,11 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 	}
 	// An owner is as recent as its newest unit, with references or not (a
 	// coffer conversation's own row).
-	attr.Units(func(u owner.Unit) {
-		o := attr.Owner(u, "")
-		if !o.Known() {
-			return
+	for i, st := range stats[1:] {
+		if t, ok := attr.Latest(st.ID); ok {
+			last[i+1] = max(last[i+1], t.UnixNano())
 		}
-		if idx, ok := ownerIdx[o.ID]; ok {
-			if t, ok := attr.Time(u); ok {
-				last[idx] = max(last[idx], t.UnixNano())
-			}
-		}
-	})
+	}
 	for s, so := range own.perStore {
 		r := rets[s]
 		for id, o := range so.owners {

@@ -98,6 +98,8 @@ type Found struct {
 	alts []located
 	// Missing is set for an inside reference whose blob does not exist.
 	Missing bool `json:"missing,omitempty"`
+	// Tag is the sessions.Item.Tag of the item the reference was found in.
+	Tag int64 `json:"-"`
 }
 
 // Problem is something that stopped part of the scan: an unreadable file, a
@@ -340,6 +342,7 @@ type worker struct {
 	// second look (see settled).
 	recent [4]settled
 	next   int
+	tag    int64 // the current item's Tag
 	ex     *ref.Extractor
 	flat   flatBatch // the item's names still to record, without stores
 }
@@ -444,6 +447,7 @@ func (w *worker) item(it item) {
 		w.recent[i].used = false // their buffers are kept
 	}
 	w.next = 0
+	w.tag = it.Tag
 	b := &w.b
 	switch {
 	case it.Err != nil:
@@ -557,7 +561,7 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 			b.refs--
 			return
 		}
-		f.Place = w.place(at)
+		f.Place, f.Tag = w.place(at), w.tag
 		b.found = append(b.found, f.keep())
 		return
 	}
@@ -611,7 +615,7 @@ func (w *worker) add(r ref.Reference, at *ref.At) {
 	}
 	f.Missing = o.missing
 	if w.sendAll || f.Missing || f.Status == ref.Outside {
-		f.Place = w.place(at)
+		f.Place, f.Tag = w.place(at), w.tag
 		b.found = append(b.found, f.keep())
 		return
 	}

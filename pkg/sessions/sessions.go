@@ -99,6 +99,11 @@ type Item struct {
 	// only copy of a session, but not a session of its own (Counts.Leftovers).
 	// It may be cut short by a crash.
 	Leftover bool
+	// Tag is a number a source wrapping another may give the item, 0 for
+	// none: a scan hands it back with every reference found in the item
+	// (scan.Found.Tag), so that what the wrapper noted of the item is found
+	// again without keying it by its place.
+	Tag int64
 }
 
 // Value is one column value of a database row.
