@@ -53,7 +53,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -279,9 +278,7 @@ func MakePlan(ctx context.Context, opts Options) (*Plan, error) {
 			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(ids, func(x, y uint32) int {
-		return r.CompareByTime(int(x&^referencedBit), int(y&^referencedBit))
-	})
+	r.SortByTime(ids, referencedBit)
 	p.SizeAfter = p.Bytes
 	if opts.MaxSize > 0 {
 		// Oldest first, only as many as it takes to get under the cap.

@@ -308,7 +308,7 @@ func sizeCap(r *retain.Retention, ids []uint32, stored, limit int64) Policy {
 	if limit <= 0 {
 		limit = stored / 2
 	}
-	slices.SortFunc(ids, func(a, b uint32) int { return r.CompareByTime(int(a), int(b)) })
+	r.SortByTime(ids, 0)
 	taken, after := r.TakeOldest(ids, 0, stored, limit)
 	capped := Policy{Name: "max-size " + humanize.IBytes(uint64(limit))}
 	for _, id := range taken {
