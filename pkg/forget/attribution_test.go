@@ -187,3 +187,23 @@ func TestForgetIDsAsSpelled(t *testing.T) {
 		t.Errorf("%d units forgotten, want alice's one", rep.Units)
 	}
 }
+
+// A query's rows are keyed by its first column, which may repeat: keyed by
+// the thread, alice's and bob's rows of one thread are one unit of two
+// users, which is no one's. alice owns no unit then: she is unknown, and
+// nothing is erased.
+func TestForgetQueryRowsOfOneName(t *testing.T) {
+	s := newRunsStore(t)
+	hers := s.upload("alice", "t1", "cat.png")
+	his := s.upload("bob", "t1", "dog.png")
+	s.message("m1", "t1", "alice", "", pair(hers))
+	s.message("m2", "t1", "bob", "", pair(his))
+	rep := forgetIn(t, target.Spec{Stores: []string{"file://" + s.bucket}, Sessions: []string{"sqlite:" + s.db},
+		Query: "SELECT thread_id, metadata FROM messages", BucketNames: []string{"agent-runs=file://" + s.bucket}}, "/user/id", "alice")
+	if !s.exists(hers) || !s.exists(his) {
+		t.Fatalf("an upload of a thread of two users was erased (erased %v)", keysOf(rep.Erased))
+	}
+	if len(rep.Unknown) != 1 || rep.Unknown[0] != "alice" {
+		t.Errorf("unknown %v, want alice: the thread is no one's", rep.Unknown)
+	}
+}

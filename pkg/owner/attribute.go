@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mediactl/mediactl/pkg/jsonwalk"
+	"github.com/mediactl/mediactl/pkg/ref"
 	"github.com/mediactl/mediactl/pkg/sessions"
 )
 
@@ -44,17 +45,28 @@ type Attributor struct {
 	tracked []tracked
 	// selfTracked are tracked owners that are rows of their own.
 	selfTracked map[string]bool
-	docs        map[Unit]*doc
-	// docOwners are the documents' owners, each with its documents' newest
-	// modification time, made once the read is over.
-	docOwners map[string]int64
+	// named are the rows of a source whose keys may repeat (a query's
+	// first column, a table without a key): rows under one name are one
+	// unit, whose values are weighed together once the read is over.
+	named map[Unit]*namedRow
+	docs  map[Unit]*doc
+	// lateOwners are the documents' and named rows' owners, each with its
+	// units' newest time, made once the read is over.
+	lateOwners map[string]int64
 }
 
 // Row owners besides an index in Attributor.ids.
 const (
 	noOwner  = -1 // the row's values name none, or two
 	rowOwner = -2 // the row is its own owner (the plain rule), unless a reference's key says a user
+	byName   = -3 // decided after the read, with the other rows of its name (Attributor.named)
 )
+
+// namedRow is what the rows of one name said.
+type namedRow struct {
+	tag            int64
+	by, user, conv said
+}
 
 const rowChunk = 8192
 
@@ -108,6 +120,21 @@ func (s said) one() string {
 		return ""
 	}
 	return s.v
+}
+
+// addBytes notes what b said too.
+func (s *said) addBytes(b saidBytes) {
+	s.add(string(b.v))
+	s.mixed = s.mixed || b.mixed
+}
+
+// bytes is s as saidBytes.
+func (s said) bytes() saidBytes {
+	b := saidBytes{mixed: s.mixed}
+	if s.v != "" {
+		b.v = []byte(s.v)
+	}
+	return b
 }
 
 // saidBytes is said over a row's values, which the row still holds.
@@ -257,6 +284,9 @@ func (a *Attributor) seeRow(it *sessions.Item, roles *columnRoles) int64 {
 		}
 	}
 	p := &it.Place
+	if p.Table == "query" || p.Key == "" {
+		return a.seeNamed(p, by, user, conv, agent, when)
+	}
 	id, kind := a.decideRow(p.Table, p.Key, by, user, conv)
 
 	a.mu.Lock()
@@ -266,16 +296,8 @@ func (a *Attributor) seeRow(it *sessions.Item, roles *columnRoles) int64 {
 		owner = a.intern(id)
 		a.latest[owner] = max(a.latest[owner], when)
 	}
-	if agent != nil && p.Table == "conversations" {
-		a.agents[[2]string{p.Source, p.Key}] = string(agent)
-	}
-	if a.nrows%rowChunk == 0 {
-		a.rows = append(a.rows, make([]rowRec, 0, rowChunk))
-	}
-	c := &a.rows[len(a.rows)-1]
-	*c = append(*c, rowRec{owner: owner, latest: when})
-	a.nrows++
-	tag := a.nrows
+	a.noteAgent(p, agent)
+	tag := a.addRow(rowRec{owner: owner, latest: when})
 	if a.track != nil {
 		u := Unit{Source: p.Source, Table: p.Table, Key: p.Key}
 		self := ""
@@ -294,6 +316,49 @@ func (a *Attributor) seeRow(it *sessions.Item, roles *columnRoles) int64 {
 		}
 	}
 	return tag
+}
+
+// seeNamed records a row of a source whose keys may repeat: the rows of one
+// name are one unit, as before the rows were told apart by their tags, and
+// get its tag. A query keyed by a conversation holding two users' rows is
+// one unit of two owners (none), never either user's.
+func (a *Attributor) seeNamed(p *ref.Place, by, user, conv saidBytes, agent []byte, when int64) int64 {
+	u := Unit{Source: p.Source, Table: p.Table, Key: p.Key}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.noteAgent(p, agent)
+	n := a.named[u]
+	if n == nil {
+		if a.named == nil {
+			a.named = map[Unit]*namedRow{}
+		}
+		n = &namedRow{tag: a.addRow(rowRec{owner: byName})}
+		a.named[u] = n
+	}
+	n.by.addBytes(by)
+	n.user.addBytes(user)
+	n.conv.addBytes(conv)
+	r := a.row(n.tag)
+	r.latest = max(r.latest, when)
+	return n.tag
+}
+
+// noteAgent keeps a conversations row's agent; a.mu is held.
+func (a *Attributor) noteAgent(p *ref.Place, agent []byte) {
+	if agent != nil && p.Table == "conversations" {
+		a.agents[[2]string{p.Source, p.Key}] = string(agent)
+	}
+}
+
+// addRow records a row: its tag. a.mu is held.
+func (a *Attributor) addRow(r rowRec) int64 {
+	if a.nrows%rowChunk == 0 {
+		a.rows = append(a.rows, make([]rowRec, 0, rowChunk))
+	}
+	c := &a.rows[len(a.rows)-1]
+	*c = append(*c, r)
+	a.nrows++
+	return a.nrows
 }
 
 // decideRow is the owner of a row of table with key whose values said by
@@ -511,19 +576,11 @@ func (a *Attributor) Owner(u Unit, tag int64, refText string) Owner {
 
 func (a *Attributor) owner(u Unit, tag int64, refText string) Owner {
 	if u.Table != "" {
-		r := a.row(tag)
-		if r == nil {
-			// A row read without the attributor: what its key says.
-			id, kind := a.decideRow(u.Table, u.Key, saidBytes{}, saidBytes{}, saidBytes{})
-			r = &rowRec{owner: kind}
-			if kind >= 0 {
-				return a.withAgent(u, Owner{ID: string(id)})
-			}
-		}
-		switch {
-		case r.owner >= 0:
-			return a.withAgent(u, Owner{ID: a.ids[r.owner]})
-		case r.owner == noOwner:
+		id, kind := a.rowOwnerOf(u, tag)
+		switch kind {
+		case 0:
+			return a.withAgent(u, Owner{ID: id})
+		case noOwner:
 			return Owner{}
 		}
 		if user, _, ok := AgentRunsOwner(refText); ok {
@@ -563,6 +620,29 @@ func (a *Attributor) owner(u Unit, tag int64, refText string) Owner {
 		return Owner{ID: user}
 	}
 	return Owner{ID: own}
+}
+
+// rowOwnerOf is the owner of row u with tag: an id (kind 0), none
+// (noOwner) or the row itself (rowOwner). a.mu is held.
+func (a *Attributor) rowOwnerOf(u Unit, tag int64) (string, int32) {
+	var id []byte
+	var kind int32
+	switch r := a.row(tag); {
+	case r == nil:
+		// A row read without the attributor: what its key says.
+		id, kind = a.decideRow(u.Table, u.Key, saidBytes{}, saidBytes{}, saidBytes{})
+	case r.owner == byName:
+		n := a.named[u]
+		if n == nil {
+			return "", noOwner
+		}
+		id, kind = a.decideRow(u.Table, u.Key, n.by.bytes(), n.user.bytes(), n.conv.bytes())
+	case r.owner >= 0:
+		return a.ids[r.owner], 0
+	default:
+		return "", r.owner
+	}
+	return string(id), kind
 }
 
 // withAgent is o with coffer's agent of its conversation.
@@ -614,7 +694,7 @@ func (a *Attributor) Latest(id string) (t time.Time, ok bool) {
 	if i, ok := a.owners[id]; ok {
 		n = a.latest[i]
 	}
-	n = max(n, a.ownersOfDocs()[id])
+	n = max(n, a.ownersAfterRead()[id])
 	if n == 0 {
 		return time.Time{}, false
 	}
@@ -628,23 +708,34 @@ func (a *Attributor) Seen(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, row := a.owners[id]
-	_, doc := a.ownersOfDocs()[id]
-	return row || doc || a.selfTracked[id]
+	_, late := a.ownersAfterRead()[id]
+	return row || late || a.selfTracked[id]
 }
 
-// ownersOfDocs are the documents' own owners, each with its newest
-// modification time; a.mu is held. Made once, after the read: a document's
-// owner may be known only once it is closed.
-func (a *Attributor) ownersOfDocs() map[string]int64 {
-	if a.docOwners == nil {
-		a.docOwners = map[string]int64{}
+// ownersAfterRead are the own owners of the documents and of the rows
+// weighed by name, each with its units' newest time; a.mu is held. Made
+// once, after the read: a document's owner may be known only once it is
+// closed, a name's once all its rows are read. A named row that is its own
+// owner is in only when Track asked for it.
+func (a *Attributor) ownersAfterRead() map[string]int64 {
+	if a.lateOwners == nil {
+		a.lateOwners = map[string]int64{}
 		for u, d := range a.docs {
 			if o := a.owner(u, 0, ""); o.Known() {
-				a.docOwners[o.ID] = max(a.docOwners[o.ID], d.modTime)
+				a.lateOwners[o.ID] = max(a.lateOwners[o.ID], d.modTime)
+			}
+		}
+		for u, n := range a.named {
+			id, kind := a.rowOwnerOf(u, n.tag)
+			if kind == rowOwner && a.track != nil && a.track(u.String()) {
+				id, kind = u.String(), 0
+			}
+			if kind == 0 {
+				a.lateOwners[id] = max(a.lateOwners[id], a.row(n.tag).latest)
 			}
 		}
 	}
-	return a.docOwners
+	return a.lateOwners
 }
 
 // Tracked calls fn for every unit read whose own owner Track asked for,
@@ -656,6 +747,15 @@ func (a *Attributor) Tracked(fn func(u Unit, tag int64)) {
 		for u := range a.docs {
 			if o := a.owner(u, 0, ""); o.Known() && a.track(o.ID) {
 				units = append(units, tracked{u: u})
+			}
+		}
+		for u, n := range a.named {
+			id, kind := a.rowOwnerOf(u, n.tag)
+			if kind == rowOwner {
+				id, kind = u.String(), 0
+			}
+			if kind == 0 && a.track(id) {
+				units = append(units, tracked{u: u, tag: n.tag})
 			}
 		}
 	}

@@ -128,6 +128,9 @@ func walk(t *testing.T, a *Attributor, items ...sessions.Item) walked {
 			if it.Tag <= 0 {
 				t.Errorf("row %s without a tag", it.Place)
 			}
+			if old, ok := w.tags[UnitOf(it.Place)]; ok && old != it.Tag && (it.Place.Table == "query" || it.Place.Key == "") {
+				t.Errorf("rows of one name %s with tags %d and %d", it.Place, old, it.Tag)
+			}
 			w.tags[UnitOf(it.Place)] = it.Tag
 		}
 		if it.Open != nil {
@@ -262,5 +265,45 @@ func TestLatestSeenTracked(t *testing.T) {
 	}
 	if !a.Seen("u9") || !a.Seen("messages[id=2]") || !a.Seen("sub/f.json") || a.Seen("messages[id=1]") {
 		t.Error("Seen")
+	}
+}
+
+// The rows of a query (keyed by its first column, which may repeat) and of a
+// table without a key are weighed by name: the rows under one name are one
+// unit with one tag, and two users among them make it no one's.
+func TestRowsOfOneName(t *testing.T) {
+	a := NewAttributor(Rule{Pointer: "/user"})
+	a.Track(func(id string) bool { return id == "carol" })
+	w := walk(t, a,
+		sqlRows("query", "conv=c1", "meta", `{"user": "alice"}`, "created_at", "2026-12-01 00:00:00"),
+		sqlRows("query", "conv=c1", "meta", `{"user": "bob"}`),
+		sqlRows("query", "conv=c2", "meta", `{"user": "carol"}`, "created_at", "2026-12-02 00:00:00"),
+		sqlRows("query", "conv=c2", "meta", `{"user": "carol"}`, "created_at", "2026-12-04 00:00:00"),
+		sqlRows("notes", "", "meta", `{"user": "dave"}`),
+		sqlRows("notes", "", "meta", `{"user": "erin"}`),
+	)
+	for key, want := range map[string]string{"conv=c1": "", "conv=c2": "carol"} {
+		if o := w.Owner(Unit{Source: "src", Table: "query", Key: key}, ""); o.ID != want {
+			t.Errorf("query rows %s: owner %+v, want %q", key, o, want)
+		}
+	}
+	if o := w.Owner(Unit{Source: "src", Table: "notes"}, ""); o.Known() {
+		t.Errorf("rows without a key, of two users: %+v", o)
+	}
+	if tm, ok := a.Latest("carol"); !ok || tm.Day() != 4 {
+		t.Errorf("Latest(carol) = %v %v", tm, ok)
+	}
+	if a.Seen("alice") || a.Seen("bob") || !a.Seen("carol") {
+		t.Error("Seen: a user of a name of two users is seen, or carol is not")
+	}
+	var got []string
+	a.Tracked(func(u Unit, tag int64) {
+		if tag != w.tags[u] || tag == 0 {
+			t.Errorf("%s: tag %d, the walk's %d", u, tag, w.tags[u])
+		}
+		got = append(got, u.String())
+	})
+	if !slices.Equal(got, []string{"query[conv=c2]"}) {
+		t.Errorf("tracked %v", got)
 	}
 }
