@@ -71,7 +71,6 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 		}
 		own.perStore = append(own.perStore, so)
 	}
-	ps := resolvePairs(rf, stores, rets)
 
 	ownerIdx := map[string]int32{}
 	stats := []*OwnerStats{{}} // 0: unattributed
@@ -108,67 +107,73 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 		store int32
 		key   string
 	}]bool{}
-	holdings := make([]holding, 0, len(ps))
-	for i := range ps {
-		p := &ps[i]
-		if p.store < 0 {
-			continue // outside every store: no blob of theirs
-		}
-		n := p.pair.N
-		theirs := p.id < 0 && inShard != nil && !inShard(p.store, p.key) // another shard's
-		// A file whose name looks temporary is no blob of the listing, but
-		// it is there: coffer saves a user's notes.tmp as <uuid>.tmp.
-		there := p.id < 0 && rets[p.store].Temporary(p.key)
-		if p.id < 0 && !theirs && !there {
-			rep.Totals.DanglingReferences += n
-			m := struct {
-				store int32
-				key   string
-			}{p.store, p.key}
-			if !missing[m] {
-				missing[m] = true
-				rep.Totals.DanglingBlobs++
+	holdings := make([]holding, 0, rf.Len())
+	// The pairs are resolved a block at a time: a database of millions of
+	// rows has millions of pairs, whose resolutions need not all be held.
+	ps := make([]placed, 0, min(rf.Len(), resolveBlock))
+	for from := 0; from < rf.Len(); from += resolveBlock {
+		ps = resolvePairs(rf, from, min(from+resolveBlock, rf.Len()), stores, rets, ps[:0])
+		for i := range ps {
+			p := &ps[i]
+			if p.store < 0 {
+				continue // outside every store: no blob of theirs
 			}
-		}
-		var o int32
-		if p.hint == "" {
-			if unitOwner[p.unit] == unknown {
-				unitOwner[p.unit] = ownerOf(p.unit, "")
+			n := p.pair.N
+			theirs := p.id < 0 && inShard != nil && !inShard(p.store, p.key) // another shard's
+			// A file whose name looks temporary is no blob of the listing, but
+			// it is there: coffer saves a user's notes.tmp as <uuid>.tmp.
+			there := p.id < 0 && rets[p.store].Temporary(p.key)
+			if p.id < 0 && !theirs && !there {
+				rep.Totals.DanglingReferences += n
+				m := struct {
+					store int32
+					key   string
+				}{p.store, p.key}
+				if !missing[m] {
+					missing[m] = true
+					rep.Totals.DanglingBlobs++
+				}
 			}
-			o = unitOwner[p.unit]
-		} else {
-			o = ownerOf(p.unit, p.hint)
-		}
-		if unitTime[p.unit] == 0 {
-			unitTime[p.unit] = -1
-			if t, ok := attr.Time(rf.Units[p.unit], rf.Tags[p.unit]); ok {
-				unitTime[p.unit] = t.UnixNano()
+			var o int32
+			if p.hint == "" {
+				if unitOwner[p.unit] == unknown {
+					unitOwner[p.unit] = ownerOf(p.unit, "")
+				}
+				o = unitOwner[p.unit]
+			} else {
+				o = ownerOf(p.unit, p.hint)
 			}
-		}
-		st := stats[o]
-		if !theirs {
-			st.References += n
-		}
-		first := false
-		switch c := countedOwner[p.unit]; {
-		case c == unknown:
-			countedOwner[p.unit], first = o, true
-		case c != o:
-			if k := [2]int32{o, p.unit}; !alsoCounted[k] {
-				alsoCounted[k], first = true, true
+			if unitTime[p.unit] == 0 {
+				unitTime[p.unit] = -1
+				if t, ok := attr.Time(rf.Units[p.unit], rf.Tags[p.unit]); ok {
+					unitTime[p.unit] = t.UnixNano()
+				}
 			}
-		}
-		if first {
-			st.Units++
-			if o == 0 && len(rep.Unattributed.UnitList) < maxListed {
-				rep.Unattributed.UnitList = append(rep.Unattributed.UnitList, rf.Units[p.unit])
-			} else if o == 0 {
-				rep.Truncated = true
+			st := stats[o]
+			if !theirs {
+				st.References += n
 			}
-		}
-		last[o] = max(last[o], unitTime[p.unit])
-		if p.id >= 0 {
-			holdings = append(holdings, holding{store: p.store, id: p.id, owner: o, time: unitTime[p.unit]})
+			first := false
+			switch c := countedOwner[p.unit]; {
+			case c == unknown:
+				countedOwner[p.unit], first = o, true
+			case c != o:
+				if k := [2]int32{o, p.unit}; !alsoCounted[k] {
+					alsoCounted[k], first = true, true
+				}
+			}
+			if first {
+				st.Units++
+				if o == 0 && len(rep.Unattributed.UnitList) < maxListed {
+					rep.Unattributed.UnitList = append(rep.Unattributed.UnitList, rf.Units[p.unit])
+				} else if o == 0 {
+					rep.Truncated = true
+				}
+			}
+			last[o] = max(last[o], unitTime[p.unit])
+			if p.id >= 0 {
+				holdings = append(holdings, holding{store: p.store, id: p.id, owner: o, time: unitTime[p.unit]})
+			}
 		}
 	}
 	// Each (owner, blob) once: sorted, the holdings of one blob are
@@ -235,14 +240,17 @@ func attribute(attr *owner.Attributor, rf *owner.References, stores []scan.Targe
 	return own
 }
 
-// resolvePairs places every pair in its store, in parallel: resolving is
-// most of the attribution's work, and the resolvers and listings are safe
-// to read from several goroutines.
-func resolvePairs(rf *owner.References, stores []scan.Target, rets []*retain.Retention) []placed {
-	ps := make([]placed, rf.Len())
-	for i := range ps {
+// resolveBlock is how many pairs attribute resolves at a time (a variable
+// for the test that makes it small).
+var resolveBlock = 1 << 16
+
+// resolvePairs places pairs from to to-1 in their stores, in parallel, into
+// ps: resolving is most of the attribution's work, and the resolvers and
+// listings are safe to read from several goroutines.
+func resolvePairs(rf *owner.References, from, to int, stores []scan.Target, rets []*retain.Retention, ps []placed) []placed {
+	for i := from; i < to; i++ {
 		p := rf.Pair(i)
-		ps[i] = placed{pair: p, unit: p.Unit}
+		ps = append(ps, placed{pair: p, unit: p.Unit})
 	}
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(ps)/4096))
 	var wg sync.WaitGroup

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/mediactl/mediactl/internal/realworld"
@@ -159,5 +160,31 @@ func TestUnattributed(t *testing.T) {
 	}
 	if rep.Unattributed.Exclusive.Bytes != rep.Totals.Referenced.Bytes {
 		t.Errorf("unattributed %d bytes, referenced %d", rep.Unattributed.Exclusive.Bytes, rep.Totals.Referenced.Bytes)
+	}
+}
+
+// Pairs resolved a few at a time count as resolved all at once: the owners,
+// the unattributed units and the totals are the same.
+func TestResolveBlocks(t *testing.T) {
+	for _, layout := range []string{"forge", "coffer"} {
+		var root string
+		if layout == "forge" {
+			root, _ = realworld.Forge(t)
+		} else {
+			home, _ := realworld.Coffer(t)
+			root = home + "/.coffer"
+		}
+		whole := run(t, layout, root, owner.Rule{})
+		old := *report.ResolveBlock
+		*report.ResolveBlock = 3
+		blocks := run(t, layout, root, owner.Rule{})
+		*report.ResolveBlock = old
+		if len(whole.Owners) == 0 {
+			t.Fatalf("%s: no owners", layout)
+		}
+		if !reflect.DeepEqual(whole.Owners, blocks.Owners) || !reflect.DeepEqual(whole.Unattributed, blocks.Unattributed) || whole.Totals != blocks.Totals {
+			t.Errorf("%s: in blocks of 3 pairs: owners %d, unattributed %+v, totals %+v; at once: %d, %+v, %+v",
+				layout, len(blocks.Owners), blocks.Unattributed, blocks.Totals, len(whole.Owners), whole.Unattributed, whole.Totals)
+		}
 	}
 }
