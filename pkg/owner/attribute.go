@@ -18,8 +18,9 @@ import (
 )
 
 // Attributor learns, while the sessions are read, what the rule needs, and
-// then says who owns each unit. Wrap every source before the read; ask Owner
-// and Time after it. It is safe for concurrent use.
+// then says who owns each unit. Wrap every source (and Track, for forget)
+// before the read; ask Owner, Time, Latest, Seen and Tracked after it. It is
+// safe for concurrent use.
 //
 // A row is one item: its owner is decided when it is read, and kept as a
 // small record found again by the item's tag (sessions.Item.Tag, handed
