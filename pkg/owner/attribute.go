@@ -220,6 +220,8 @@ type columnRoles struct {
 	table string
 	cols  []string
 	roles []uint8
+	// layouts are the time columns' last layouts (see parseTime).
+	layouts []int8
 }
 
 func (c *columnRoles) of(a *Attributor, it *sessions.Item) []uint8 {
@@ -230,7 +232,7 @@ func (c *columnRoles) of(a *Attributor, it *sessions.Item) []uint8 {
 	if same {
 		return c.roles
 	}
-	c.table, c.cols, c.roles = it.Place.Table, c.cols[:0], c.roles[:0]
+	c.table, c.cols, c.roles, c.layouts = it.Place.Table, c.cols[:0], c.roles[:0], c.layouts[:0]
 	for _, v := range it.Values {
 		var r uint8
 		switch strings.ToLower(v.Column) {
@@ -246,7 +248,7 @@ func (c *columnRoles) of(a *Attributor, it *sessions.Item) []uint8 {
 		if a.rule.Column != "" && a.matchesColumn(it.Place.Table, v.Column) {
 			r |= roleColumn
 		}
-		c.cols, c.roles = append(c.cols, v.Column), append(c.roles, r)
+		c.cols, c.roles, c.layouts = append(c.cols, v.Column), append(c.roles, r), append(c.layouts, -1)
 	}
 	return c.roles
 }
@@ -271,7 +273,7 @@ func (a *Attributor) seeRow(it *sessions.Item, roles *columnRoles) int64 {
 			by.merge(s)
 		}
 		if r&roleTime != 0 {
-			if t, ok := parseTime(string(v.Text)); ok {
+			if t, ok := parseTime(string(v.Text), &roles.layouts[i]); ok {
 				when = max(when, t.UnixNano())
 			}
 		}
@@ -766,14 +768,30 @@ func (a *Attributor) Tracked(fn func(u Unit, tag int64)) {
 	}
 }
 
-// parseTime reads the time formats databases write as text.
-func parseTime(s string) (time.Time, bool) {
+// timeLayouts are the time formats databases write as text. A text two of
+// them read (a "Z" zone), they read as the same time.
+var timeLayouts = [...]string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02"}
+
+// parseTime reads s in the layout of timeLayouts it is in, trying *last
+// first (the layout of the column's previous value, -1 for none) and
+// noting the one it was in: a column's values share a format, and every
+// layout tried in vain builds an error only to throw it away.
+func parseTime(s string, last *int8) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) < 10 || len(s) > 40 {
 		return time.Time{}, false
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02"} {
+	if i := *last; i >= 0 {
+		if t, err := time.Parse(timeLayouts[i], s); err == nil {
+			return t, true
+		}
+	}
+	for i, layout := range timeLayouts {
+		if int8(i) == *last {
+			continue
+		}
 		if t, err := time.Parse(layout, s); err == nil {
+			*last = int8(i)
 			return t, true
 		}
 	}

@@ -307,3 +307,36 @@ func TestRowsOfOneName(t *testing.T) {
 		t.Errorf("tracked %v", got)
 	}
 }
+
+// A column's time layout is tried first for its next value, and a value in
+// another layout is read all the same.
+func TestParseTimeLayouts(t *testing.T) {
+	values := []string{"2026-11-30 03:10:19.151316", "2026-11-30 03:10:20", "2026-11-30T03:10:19Z", "2026-11-30T03:10:19.5+05:30",
+		"2026-11-30 03:10:19+05:30", "2026-11-30 03:10:19+05", "2026-11-30T03:10:19", "2026-11-30", " 2026-11-30 01:02:03 ", "2026-11-30 03:10:19.151316",
+		"not a time", "30/11/2026", "2026-11-30 25:00:00"}
+	last := int8(-1)
+	for _, v := range values {
+		fresh := int8(-1)
+		want, wantOK := parseTime(v, &fresh)
+		got, ok := parseTime(v, &last)
+		if ok != wantOK || !got.Equal(want) {
+			t.Errorf("%q after the column's previous value: %v %v, on its own: %v %v", v, got, ok, want, wantOK)
+		}
+	}
+	// A text two layouts read, they read as the same time (a "Z" zone):
+	// which is tried first changes nothing.
+	for _, zone := range []*time.Location{time.UTC, time.FixedZone("", 5*3600+1800), time.FixedZone("", -7*3600)} {
+		for i, layout := range timeLayouts {
+			v := time.Date(2026, 11, 30, 3, 10, 19, 5000, zone).Format(layout)
+			first, _ := time.Parse(layout, v)
+			for j := range timeLayouts {
+				if other, err := time.Parse(timeLayouts[j], v); err == nil && !other.Equal(first) {
+					t.Errorf("%q: layout %d reads %v, layout %d %v", v, i, first, j, other)
+				}
+			}
+		}
+	}
+	if _, ok := parseTime("2026-11-30 03:10:19", &last); !ok || timeLayouts[last] != "2006-01-02 15:04:05.999999999" {
+		t.Errorf("layout noted: %d", last)
+	}
+}
