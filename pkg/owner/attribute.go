@@ -44,16 +44,17 @@ type Attributor struct {
 	// of the conversations row.
 	agents  map[[2]string]string
 	tracked []tracked
-	// selfTracked are tracked owners that are rows of their own.
-	selfTracked map[string]bool
+	// trackedIDs are the owners of the tracked units.
+	trackedIDs map[string]bool
 	// named are the rows of a source whose keys may repeat (a query's
 	// first column, a table without a key): rows under one name are one
 	// unit, whose values are weighed together once the read is over.
 	named map[Unit]*namedRow
 	docs  map[Unit]*doc
 	// lateOwners are the documents' and named rows' owners, each with its
-	// units' newest time, made once the read is over.
+	// units' newest time, made by afterRead.
 	lateOwners map[string]int64
+	settled    bool // afterRead is done
 }
 
 // Row owners besides an index in Attributor.ids.
@@ -302,23 +303,30 @@ func (a *Attributor) seeRow(it *sessions.Item, roles *columnRoles) int64 {
 	a.noteAgent(p, agent)
 	tag := a.addRow(rowRec{owner: owner, latest: when})
 	if a.track != nil {
-		u := Unit{Source: p.Source, Table: p.Table, Key: p.Key}
-		self := ""
-		if kind == rowOwner {
-			self = u.String()
-			id = []byte(self)
-		}
-		if id != nil && a.track(string(id)) {
-			a.tracked = append(a.tracked, tracked{u: u, tag: tag})
-			if kind == rowOwner {
-				if a.selfTracked == nil {
-					a.selfTracked = map[string]bool{}
-				}
-				a.selfTracked[self] = true
-			}
-		}
+		a.noteTracked(Unit{Source: p.Source, Table: p.Table, Key: p.Key}, tag, string(id), kind)
 	}
 	return tag
+}
+
+// noteTracked keeps unit u, found with tag, when its own owner — id, of
+// kind 0; the unit's name for a row that is its own owner (rowOwner) — is
+// one Track asked for. a.mu is held.
+func (a *Attributor) noteTracked(u Unit, tag int64, id string, kind int32) {
+	switch {
+	case a.track == nil:
+		return
+	case kind == rowOwner:
+		id = u.String()
+	case kind != 0:
+		return
+	}
+	if a.track(id) {
+		a.tracked = append(a.tracked, tracked{u: u, tag: tag})
+		if a.trackedIDs == nil {
+			a.trackedIDs = map[string]bool{}
+		}
+		a.trackedIDs[id] = true
+	}
 }
 
 // seeNamed records a row of a source whose keys may repeat: the rows of one
@@ -697,7 +705,8 @@ func (a *Attributor) Latest(id string) (t time.Time, ok bool) {
 	if i, ok := a.owners[id]; ok {
 		n = a.latest[i]
 	}
-	n = max(n, a.ownersAfterRead()[id])
+	a.afterRead()
+	n = max(n, a.lateOwners[id])
 	if n == 0 {
 		return time.Time{}, false
 	}
@@ -710,58 +719,45 @@ func (a *Attributor) Latest(id string) (t time.Time, ok bool) {
 func (a *Attributor) Seen(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.afterRead()
 	_, row := a.owners[id]
-	_, late := a.ownersAfterRead()[id]
-	return row || late || a.selfTracked[id]
+	_, late := a.lateOwners[id]
+	return row || late || a.trackedIDs[id]
 }
 
-// ownersAfterRead are the own owners of the documents and of the rows
-// weighed by name, each with its units' newest time; a.mu is held. Made
-// once, after the read: a document's owner may be known only once it is
-// closed, a name's once all its rows are read. A named row that is its own
-// owner is in only when Track asked for it.
-func (a *Attributor) ownersAfterRead() map[string]int64 {
-	if a.lateOwners == nil {
-		a.lateOwners = map[string]int64{}
-		for u, d := range a.docs {
-			if o := a.owner(u, 0, ""); o.Known() {
-				a.lateOwners[o.ID] = max(a.lateOwners[o.ID], d.modTime)
-			}
+// afterRead settles, once, what is known only once the read is over: a
+// document's owner (it may be learnt when the document is closed) and that
+// of the rows of one name (all of them read), each with its units' newest
+// time, and which of those units Track asked for. a.mu is held.
+func (a *Attributor) afterRead() {
+	if a.settled {
+		return
+	}
+	a.settled = true
+	a.lateOwners = map[string]int64{}
+	late := func(u Unit, tag int64, id string, kind int32, t int64) {
+		if kind == 0 {
+			a.lateOwners[id] = max(a.lateOwners[id], t)
 		}
-		for u, n := range a.named {
-			id, kind := a.rowOwnerOf(u, n.tag)
-			if kind == rowOwner && a.track != nil && a.track(u.String()) {
-				id, kind = u.String(), 0
-			}
-			if kind == 0 {
-				a.lateOwners[id] = max(a.lateOwners[id], a.row(n.tag).latest)
-			}
+		a.noteTracked(u, tag, id, kind)
+	}
+	for u, d := range a.docs {
+		if o := a.owner(u, 0, ""); o.Known() {
+			late(u, 0, o.ID, 0, d.modTime)
 		}
 	}
-	return a.lateOwners
+	for u, n := range a.named {
+		id, kind := a.rowOwnerOf(u, n.tag)
+		late(u, n.tag, id, kind, a.row(n.tag).latest)
+	}
 }
 
 // Tracked calls fn for every unit read whose own owner Track asked for,
 // with its tag (0 for a document).
 func (a *Attributor) Tracked(fn func(u Unit, tag int64)) {
 	a.mu.Lock()
+	a.afterRead()
 	units := slices.Clone(a.tracked)
-	if a.track != nil {
-		for u := range a.docs {
-			if o := a.owner(u, 0, ""); o.Known() && a.track(o.ID) {
-				units = append(units, tracked{u: u})
-			}
-		}
-		for u, n := range a.named {
-			id, kind := a.rowOwnerOf(u, n.tag)
-			if kind == rowOwner {
-				id, kind = u.String(), 0
-			}
-			if kind == 0 && a.track(id) {
-				units = append(units, tracked{u: u, tag: n.tag})
-			}
-		}
-	}
 	a.mu.Unlock()
 	for _, t := range units {
 		fn(t.u, t.tag)
