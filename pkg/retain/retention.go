@@ -341,8 +341,9 @@ func (r *Retention) CompareByTime(i, j int) int {
 // SortByTime sorts ids in CompareByTime's order; bits of flags in an id
 // are the caller's (gc's "referenced"), not part of the blob's id, and kept.
 // It sorts the times beside the ids, so that a comparison reads no chunk of
-// the retention but on a tie: a sort of millions of ids through
-// CompareByTime spends most of its time fetching them.
+// the retention but on a tie (which CompareByTime decides): a sort of
+// millions of ids through CompareByTime spends most of its time fetching
+// them.
 func (r *Retention) SortByTime(ids []uint32, flags uint32) {
 	type entry struct {
 		t int64
@@ -356,7 +357,7 @@ func (r *Retention) SortByTime(ids []uint32, flags uint32) {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		return r.b.idx.CompareKeys(int(a.x&^flags), int(b.x&^flags))
+		return r.CompareByTime(int(a.x&^flags), int(b.x&^flags)) // a tie: by key
 	})
 	for i, e := range es {
 		ids[i] = e.x
